@@ -1,0 +1,91 @@
+"""Shared workload and timing helpers for the benchmarks (not tests)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+from uuid import UUID
+
+from lionmem import MemoryItem, MemoryQuery
+
+WORDS = ["apple", "river", "stone", "cloud", "ember", "frost", "maple", "orbit", "quartz", "tundra"]
+
+
+def make_items(n: int, seed: int = 7) -> list[MemoryItem]:
+    rng = random.Random(seed)
+    return [
+        MemoryItem(
+            content=f"Note {i}: the {rng.choice(WORDS)} near the {rng.choice(WORDS)}",
+            tags=[f"t{rng.randrange(50)}", f"t{rng.randrange(50)}"],
+            metadata={"kind": i % 10, "owner": f"u{i % 100}"},
+        )
+        for i in range(n)
+    ]
+
+
+def queries(n: int) -> dict[str, MemoryQuery]:
+    """Each kind of search, scanning everything (limit n) and with the default limit."""
+    kinds = {
+        "all": {},
+        "text": {"text": "APPLE near"},
+        "tags": {"tags": ["t3", "t4"]},
+        "filter": {"filters": {"kind": 3}},
+        "filter2": {"filters": {"kind": 3, "owner": "u13"}},
+        "combined": {"text": "river", "tags": ["t1", "t2", "t3"], "filters": {"kind": 1}},
+        "miss": {"text": "no such words"},
+    }
+    out: dict[str, MemoryQuery] = {}
+    for name, fields in kinds.items():
+        out[f"search.{name}"] = MemoryQuery(limit=n, **fields)
+        out[f"search.{name}[20]"] = MemoryQuery(**fields)
+    return out
+
+
+def best_of(repeat: int, fn: Callable[[], Awaitable[Any]]) -> float:
+    """Best wall time of `repeat` runs of the coroutine `fn`, in seconds."""
+
+    async def timed() -> float:
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            await fn()
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    return asyncio.run(timed())
+
+
+class BaselineStore:
+    """The hand-written baseline: a dict, a list and list comprehensions."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[UUID, MemoryItem] = {}
+        self.order: list[UUID] = []
+
+    async def store(self, item: MemoryItem) -> UUID:
+        if item.id not in self.by_id:
+            self.order.append(item.id)
+        self.by_id[item.id] = item
+        return item.id
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return self.by_id.get(item_id)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        results = [self.by_id[i] for i in self.order]
+        if query.text:
+            needle = query.text.lower()
+            results = [r for r in results if needle in str(r.content).lower()]
+        if query.tags:
+            wanted = set(query.tags)
+            results = [r for r in results if wanted & set(r.tags)]
+        if query.filters:
+            results = [
+                r
+                for r in results
+                if all(r.metadata.get(k) == v for k, v in query.filters.items())
+            ]
+        return results[: query.limit]

@@ -1,0 +1,36 @@
+"""lionmem: a typed, pluggable memory store for agent conversations.
+
+Importing the package loads nothing but this map; each public name is imported on
+first use. The typed face of this module is `__init__.pyi`, kept equal to the map by
+tests. See [ADR-0094][adr-0094].
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_LAZY: dict[str, str] = {
+    "Element": "lionmem.protocols.generic.element",
+    "InMemoryStore": "lionmem.protocols.memory",
+    "MemoryItem": "lionmem.protocols.memory",
+    "MemoryQuery": "lionmem.protocols.memory",
+    "MemoryStore": "lionmem.protocols.memory",
+    "Pile": "lionmem.protocols.generic.pile",
+    "Progression": "lionmem.protocols.generic.progression",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> object:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'lionmem' has no attribute {name!r}") from None
+    value: object = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

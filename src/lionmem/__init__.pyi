@@ -1,0 +1,17 @@
+from lionmem.protocols.generic.element import Element as Element
+from lionmem.protocols.generic.pile import Pile as Pile
+from lionmem.protocols.generic.progression import Progression as Progression
+from lionmem.protocols.memory import InMemoryStore as InMemoryStore
+from lionmem.protocols.memory import MemoryItem as MemoryItem
+from lionmem.protocols.memory import MemoryQuery as MemoryQuery
+from lionmem.protocols.memory import MemoryStore as MemoryStore
+
+__all__ = [
+    "Element",
+    "InMemoryStore",
+    "MemoryItem",
+    "MemoryQuery",
+    "MemoryStore",
+    "Pile",
+    "Progression",
+]

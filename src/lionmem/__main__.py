@@ -1,0 +1,5 @@
+"""`python -m lionmem`: the command line."""
+
+from lionmem.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The memory contract and the primitives it is built on."""

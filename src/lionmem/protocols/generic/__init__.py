@@ -1,0 +1,1 @@
+"""Identity, ordering and collection primitives shared by every lionmem model."""

@@ -1,0 +1,180 @@
+"""The memory contract: `MemoryItem`, `MemoryQuery`, `MemoryStore` and `InMemoryStore`.
+
+Governed by [ADR-0092][adr-0092] (schemas D1, protocol D2, reference store D3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lionmem.protocols.generic.element import Element
+from lionmem.protocols.generic.pile import Pile
+
+__all__ = ["InMemoryStore", "MemoryItem", "MemoryQuery", "MemoryStore"]
+
+
+class MemoryItem(Element):
+    """One remembered thing: any content, plain-string tags and the `Element` identity.
+
+    `MemoryItem()` is valid: no content, no tags, a fresh id and timestamp. Tags are
+    neither deduplicated nor checked for emptiness. See [ADR-0092][adr-0092-d1].
+
+    Examples:
+        >>> item = MemoryItem(content="the sky is blue", tags=["fact"])
+        >>> item.content, item.tags, item.metadata
+        ('the sky is blue', ['fact'], {})
+    """
+
+    content: Any = None
+    """The payload; the reference store matches text against `str(content)`."""
+
+    tags: list[str] = Field(default_factory=list)
+    """Labels for any-of tag search; case-sensitive, duplicates allowed."""
+
+
+class MemoryQuery(BaseModel):
+    """The predicates of one search, combined with AND, and a final limit.
+
+    Empty or `None` predicates apply nothing. There are no validators beyond the
+    field types: `limit` may be zero or negative, and each backend declares what it
+    does with such values. Unknown fields are refused so that a misspelt predicate
+    cannot silently widen a search. See [ADR-0092][adr-0092-d1] and
+    [ADR-0095][adr-0095].
+
+    Examples:
+        >>> MemoryQuery()
+        MemoryQuery(text=None, tags=None, filters=None, limit=20)
+    """
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    text: str | None = None
+    """Substring to find in the content; `None` or `""` applies no text predicate."""
+
+    tags: list[str] | None = None
+    """Any one of these tags must be on the item; `None` or `[]` applies none."""
+
+    filters: dict[str, Any] | None = None
+    """Every `key: value` must equal `metadata.get(key)`; `None` or `{}` applies none."""
+
+    limit: int = 20
+    """The result list is cut to `results[:limit]`."""
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """The structural contract of a memory backend: three async methods.
+
+    Any object with these methods conforms; no subclassing or registration. A
+    passing `isinstance` check proves only that the three names exist, not their
+    signatures, matching rules or durability. See [ADR-0092][adr-0092-d2].
+    """
+
+    async def store(self, item: MemoryItem) -> UUID:
+        """Persist `item` and return its own id."""
+        ...
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        """Return the item with `item_id`, or `None` when there is none."""
+        ...
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Return the items that match `query`, as a list."""
+        ...
+
+
+class InMemoryStore:
+    """The zero-setup reference store: a process-local `Pile` of `MemoryItem`.
+
+    - `store` creates or replaces by id; a replacement keeps its original position.
+    - `retrieve` returns the stored object itself, or `None`.
+    - `search` scans a snapshot in insertion order and applies, in turn: text
+      (case-insensitive substring of `str(content)`), tags (any-of, case-sensitive),
+      filters (all-of, `metadata.get(key) == value`, so `None` matches a missing key),
+      then `[:limit]` with Python slice rules (`0` gives `[]`, a negative limit drops
+      that many trailing matches).
+    - Results are the live stored objects, not copies.
+    - Nothing survives the process.
+
+    See [ADR-0092][adr-0092-d3].
+
+    Examples:
+        >>> import asyncio
+        >>> store = InMemoryStore()
+        >>> item = MemoryItem(content="Paris is in France", tags=["geo"])
+        >>> asyncio.run(store.store(item)) == item.id
+        True
+        >>> [i.content for i in asyncio.run(store.search(MemoryQuery(text="PARIS")))]
+        ['Paris is in France']
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self) -> None:
+        self._items: Pile[MemoryItem] = Pile(item_type=MemoryItem)
+
+    async def store(self, item: MemoryItem) -> UUID:
+        """Create or replace `item` by id and return `item.id`.
+
+        Raises:
+            TypeError: `item` is not a `MemoryItem`; nothing is stored.
+        """
+        self._items.include(item)
+        return item.id
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        """Return the stored item with `item_id`, or `None`."""
+        return self._items.get(item_id, None)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Return the live items matching `query`, in insertion order."""
+        snapshot = self._items.values()
+        limit = query.limit
+        predicates = _predicates(query)
+        if not predicates:
+            return snapshot[:limit]
+        size = len(snapshot)
+        # With a small non-negative limit, scan in chunks and stop once enough items
+        # match: the first `limit` matches are the same as those of a full scan.
+        step = max(_MIN_CHUNK, size if limit < 0 else 4 * limit)
+        matches: list[MemoryItem] = []
+        for start in range(0, size, step):
+            part = snapshot[start : start + step]
+            for predicate in predicates:
+                part = predicate(part)
+            matches += part
+            if 0 <= limit <= len(matches):
+                break
+        return matches[:limit]
+
+
+_MIN_CHUNK = 512
+
+_Predicate = Callable[[list[MemoryItem]], list[MemoryItem]]
+
+
+def _predicates(query: MemoryQuery) -> list[_Predicate]:
+    """The non-empty predicate groups of `query`, in the order they apply."""
+    predicates: list[_Predicate] = []
+    if query.text:
+        needle = query.text.lower()
+        predicates.append(lambda part: [i for i in part if needle in str(i.content).lower()])
+    if query.tags:
+        wanted = frozenset(query.tags)
+        predicates.append(lambda part: [i for i in part if not wanted.isdisjoint(i.tags)])
+    if query.filters:
+        conditions = list(query.filters.items())
+        if len(conditions) == 1:
+            ((key, value),) = conditions
+            predicates.append(lambda part: [i for i in part if i.metadata.get(key) == value])
+        else:
+            predicates.append(
+                lambda part: [
+                    i for i in part if all(i.metadata.get(k) == v for k, v in conditions)
+                ]
+            )
+    return predicates

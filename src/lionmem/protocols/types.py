@@ -1,0 +1,16 @@
+"""One import path for the memory contract and its primitives."""
+
+from lionmem.protocols.generic.element import Element
+from lionmem.protocols.generic.pile import Pile
+from lionmem.protocols.generic.progression import Progression
+from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+
+__all__ = [
+    "Element",
+    "InMemoryStore",
+    "MemoryItem",
+    "MemoryQuery",
+    "MemoryStore",
+    "Pile",
+    "Progression",
+]

@@ -1,0 +1,144 @@
+"""Element identity, timestamps and metadata (ADR-0092 D1)."""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from datetime import datetime, timedelta, timezone
+from types import MappingProxyType
+from uuid import UUID, uuid4
+
+import pytest
+from pydantic import ValidationError
+
+from lionmem import Element, MemoryItem
+
+NEW_YEAR = 1767225600.0  # 2026-01-01T00:00:00Z
+
+
+def test_id_defaults_to_a_fresh_uuid4() -> None:
+    a, b = Element(), Element()
+    assert isinstance(a.id, UUID) and a.id.version == 4
+    assert a.id != b.id
+
+
+def test_id_accepts_a_uuid_string() -> None:
+    raw = uuid4()
+    assert Element(id=str(raw)).id == raw
+
+
+def test_id_rejects_a_non_uuid() -> None:
+    with pytest.raises(ValidationError, match="id"):
+        Element(id="not-a-uuid")
+
+
+@pytest.mark.parametrize("mode", ["python", "json"])
+def test_id_serializes_as_a_string(mode: str) -> None:
+    e = Element()
+    assert e.model_dump(mode=mode)["id"] == str(e.id)
+
+
+def test_id_is_frozen() -> None:
+    e = Element()
+    with pytest.raises(ValidationError, match="frozen"):
+        e.id = uuid4()  # type: ignore[misc]
+
+
+def test_created_at_defaults_to_now_in_utc() -> None:
+    before = datetime.now(timezone.utc).timestamp()
+    e = Element()
+    after = datetime.now(timezone.utc).timestamp()
+    assert before <= e.created_at <= after
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        NEW_YEAR,
+        int(NEW_YEAR),
+        datetime(2026, 1, 1, tzinfo=timezone.utc),
+        datetime(2026, 1, 1, 2, tzinfo=timezone(timedelta(hours=2))),
+        "2026-01-01T00:00:00+00:00",
+        "2026-01-01T01:00:00+01:00",
+        "2026-01-01T00:00:00",
+        "2026-01-01T00:00:00Z",
+        "1767225600",
+        "1767225600.0",
+    ],
+    ids=repr,
+)
+def test_created_at_accepts_numbers_datetimes_and_strings(value: object) -> None:
+    e = Element(created_at=value)
+    assert type(e.created_at) is float
+    assert e.created_at == NEW_YEAR
+
+
+def test_created_at_reads_a_naive_datetime_as_utc() -> None:
+    assert Element(created_at=datetime(2026, 1, 1)).created_at == NEW_YEAR
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, True, "yesterday", "", [NEW_YEAR], {"t": 1}, math.nan, math.inf, "nan", "-inf", b"1"],
+    ids=repr,
+)
+def test_created_at_rejects_anything_else(value: object) -> None:
+    with pytest.raises(ValidationError, match="created_at"):
+        Element(created_at=value)
+
+
+def test_created_at_is_frozen() -> None:
+    e = Element()
+    with pytest.raises(ValidationError, match="frozen"):
+        e.created_at = 0.0  # type: ignore[misc]
+
+
+def test_created_at_round_trips_through_json() -> None:
+    e = Element(created_at=0.1 + 0.2)
+    assert Element.model_validate_json(e.model_dump_json()).created_at == e.created_at
+
+
+@pytest.mark.parametrize("value", [None, {}])
+def test_metadata_none_or_empty_gives_an_empty_dict(value: object) -> None:
+    assert Element(metadata=value).metadata == {}
+
+
+@pytest.mark.parametrize("mapping", [MappingProxyType({"k": 1}), OrderedDict(k=1)], ids=repr)
+def test_metadata_mapping_becomes_a_dict(mapping: object) -> None:
+    md = Element(metadata=mapping).metadata
+    assert type(md) is dict and md == {"k": 1}
+
+
+def test_metadata_that_is_not_a_mapping_is_rejected() -> None:
+    with pytest.raises(ValidationError, match="metadata"):
+        Element(metadata=[("k", 1)])
+
+
+def test_metadata_lion_class_must_name_the_class() -> None:
+    assert Element(metadata={"lion_class": "lionmem.protocols.generic.element.Element"})
+    assert MemoryItem(metadata={"lion_class": "lionmem.protocols.memory.MemoryItem"})
+    with pytest.raises(ValidationError, match="lion_class"):
+        MemoryItem(metadata={"lion_class": "lionmem.protocols.generic.element.Element"})
+    with pytest.raises(ValidationError, match="lion_class"):
+        Element(metadata={"lion_class": "Element"})
+
+
+def test_extra_fields_are_forbidden() -> None:
+    with pytest.raises(ValidationError, match="extra"):
+        Element(colour="red")  # type: ignore[call-arg]
+    with pytest.raises(ValidationError, match="extra"):
+        MemoryItem(score=1.0)  # type: ignore[call-arg]
+
+
+def test_equality_and_hash_use_the_id_only() -> None:
+    a = MemoryItem(content="one", tags=["x"])
+    twin = MemoryItem(id=a.id, content="two", metadata={"k": 1})
+    assert a == twin and hash(a) == hash(twin)
+    assert len({a, twin}) == 1
+    assert a != MemoryItem(content="one", tags=["x"])
+
+
+def test_equality_with_a_non_element_is_not_implemented() -> None:
+    e = Element()
+    assert e != e.id
+    assert e.__eq__(str(e.id)) is NotImplemented

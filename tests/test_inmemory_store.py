@@ -1,0 +1,367 @@
+"""InMemoryStore: one test per recorded store and search rule (ADR-0092 D3)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import Any
+from uuid import uuid4
+
+import pytest
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Pile
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def filled(*items: MemoryItem) -> InMemoryStore:
+    store = InMemoryStore()
+
+    async def fill() -> None:
+        for item in items:
+            await store.store(item)
+
+    run(fill())
+    return store
+
+
+def search(store: InMemoryStore, **query: Any) -> list[MemoryItem]:
+    result: list[MemoryItem] = run(store.search(MemoryQuery(**query)))
+    return result
+
+
+def contents(items: Sequence[MemoryItem]) -> list[Any]:
+    return [i.content for i in items]
+
+
+class SubItem(MemoryItem):
+    pass
+
+
+# -- store / retrieve ---------------------------------------------------------
+
+
+def test_pile_accepts_memory_item_subclasses() -> None:
+    sub = SubItem(content="sub")
+    store = filled(sub)
+    assert run(store.retrieve(sub.id)) is sub
+
+
+def test_first_store_appends_to_progression_and_collection() -> None:
+    a, b = MemoryItem(content="a"), MemoryItem(content="b")
+    store = filled(a, b)
+    assert contents(search(store)) == ["a", "b"]
+
+
+def test_store_returns_the_items_own_id() -> None:
+    item = MemoryItem()
+    assert run(InMemoryStore().store(item)) == item.id
+
+
+def test_storing_the_same_id_replaces_without_moving() -> None:
+    a, b, c = (MemoryItem(content=n) for n in "abc")
+    store = filled(a, b, c)
+    newer = MemoryItem(id=a.id, content="A")
+    assert run(store.store(newer)) == a.id
+    assert contents(search(store)) == ["A", "b", "c"]
+    assert run(store.retrieve(a.id)) is newer
+
+
+def test_a_stored_object_is_visible_immediately() -> None:
+    store = InMemoryStore()
+    item = MemoryItem(content="now")
+
+    async def scenario() -> None:
+        await store.store(item)
+        assert await store.retrieve(item.id) is item
+        assert await store.search(MemoryQuery(text="now")) == [item]
+
+    run(scenario())
+
+
+def test_missing_identity_returns_none() -> None:
+    assert run(filled(MemoryItem()).retrieve(uuid4())) is None
+
+
+def test_state_is_per_instance_and_starts_empty() -> None:
+    item = MemoryItem()
+    filled(item)
+    fresh = InMemoryStore()
+    assert run(fresh.retrieve(item.id)) is None and search(fresh) == []
+
+
+def test_store_of_a_non_memory_item_raises_type_error_and_stores_nothing() -> None:
+    from lionmem import Element
+
+    store = filled(MemoryItem(content="kept"))
+    for bad in (Element(), {"content": "x"}, "x", None):
+        with pytest.raises(TypeError, match="MemoryItem"):
+            run(store.store(bad))  # type: ignore[arg-type]
+    assert contents(search(store)) == ["kept"]
+
+
+def test_store_holds_a_pile_of_memory_items() -> None:
+    pile = InMemoryStore()._items
+    assert isinstance(pile, Pile) and pile.item_type == {MemoryItem} and not pile.strict_type
+
+
+# -- search -------------------------------------------------------------------
+
+
+def test_search_returns_a_list_in_progression_order() -> None:
+    items = [MemoryItem(content=i) for i in range(30)]
+    result = search(filled(*items), limit=100)
+    assert type(result) is list and result == items
+
+
+def test_text_is_a_case_insensitive_substring_of_str_content() -> None:
+    store = filled(
+        MemoryItem(content="The Quick Fox"),
+        MemoryItem(content={"Animal": "FOX"}),
+        MemoryItem(content=["quick"]),
+        MemoryItem(content=12345),
+        MemoryItem(content=None),
+        MemoryItem(content="quack"),
+    )
+    assert contents(search(store, text="qUiCk")) == ["The Quick Fox", ["quick"]]
+    assert contents(search(store, text="fox")) == ["The Quick Fox", {"Animal": "FOX"}]
+    assert contents(search(store, text="234")) == [12345]
+    assert contents(search(store, text="none")) == [None]
+    assert search(store, text="qu ck") == []
+
+
+def test_text_is_not_fuzzy_or_tokenised() -> None:
+    store = filled(MemoryItem(content="running"))
+    assert search(store, text="run") != [] and search(store, text="runs") == []
+
+
+def test_text_uses_the_subclass_str() -> None:
+    class Shouty(str):
+        def __str__(self) -> str:
+            return "LOUD"
+
+    store = filled(MemoryItem(content=Shouty("quiet")))
+    assert len(search(store, text="loud")) == 1 and search(store, text="quiet") == []
+
+
+@pytest.mark.parametrize("text", [None, ""])
+def test_none_or_empty_text_applies_no_predicate(text: str | None) -> None:
+    store = filled(MemoryItem(content="a"), MemoryItem(content=None))
+    assert len(search(store, text=text)) == 2
+
+
+def test_tags_match_any_of() -> None:
+    store = filled(
+        MemoryItem(content=1, tags=["a", "b"]),
+        MemoryItem(content=2, tags=["c"]),
+        MemoryItem(content=3, tags=[]),
+    )
+    assert contents(search(store, tags=["b", "c"])) == [1, 2]
+    assert contents(search(store, tags=["z"])) == []
+
+
+def test_tags_are_case_sensitive_and_duplicate_insensitive() -> None:
+    store = filled(MemoryItem(content=1, tags=["Red", "Red"]))
+    assert search(store, tags=["red"]) == []
+    assert len(search(store, tags=["Red", "Red"])) == 1
+
+
+@pytest.mark.parametrize("tags", [None, []])
+def test_none_or_empty_tags_apply_no_predicate(tags: list[str] | None) -> None:
+    store = filled(MemoryItem(tags=["x"]), MemoryItem())
+    assert len(search(store, tags=tags)) == 2
+
+
+def test_filters_are_all_of_equality() -> None:
+    store = filled(
+        MemoryItem(content=1, metadata={"a": 1, "b": 2}),
+        MemoryItem(content=2, metadata={"a": 1, "b": 3}),
+        MemoryItem(content=3, metadata={"a": 1.0, "b": 2}),
+    )
+    assert contents(search(store, filters={"a": 1})) == [1, 2, 3]
+    assert contents(search(store, filters={"a": 1, "b": 2})) == [1, 3]
+    assert contents(search(store, filters={"a": 1, "b": 4})) == []
+    assert contents(search(store, filters={"a": True})) == [1, 2, 3]  # Python equality
+
+
+def test_a_none_filter_matches_a_missing_key_and_an_explicit_none() -> None:
+    store = filled(
+        MemoryItem(content="missing"),
+        MemoryItem(content="none", metadata={"k": None}),
+        MemoryItem(content="set", metadata={"k": 0}),
+    )
+    assert contents(search(store, filters={"k": None})) == ["missing", "none"]
+
+
+@pytest.mark.parametrize("filters", [None, {}])
+def test_none_or_empty_filters_apply_no_predicate(filters: dict[str, Any] | None) -> None:
+    store = filled(MemoryItem(metadata={"k": 1}), MemoryItem())
+    assert len(search(store, filters=filters)) == 2
+
+
+def test_predicate_groups_combine_with_and() -> None:
+    store = filled(
+        MemoryItem(content="red apple", tags=["fruit"], metadata={"ripe": True}),
+        MemoryItem(content="red car", tags=["thing"], metadata={"ripe": True}),
+        MemoryItem(content="red cherry", tags=["fruit"], metadata={"ripe": False}),
+        MemoryItem(content="green apple", tags=["fruit"], metadata={"ripe": True}),
+    )
+    found = search(store, text="red", tags=["fruit"], filters={"ripe": True})
+    assert contents(found) == ["red apple"]
+
+
+def test_predicates_apply_text_then_tags_then_filters() -> None:
+    calls: list[str] = []
+
+    class Traced:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __str__(self) -> str:
+            calls.append(f"text:{self.name}")
+            return self.name
+
+    class TracedValue:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __eq__(self, other: object) -> bool:
+            calls.append(f"filter:{self.name}")
+            return True
+
+        __hash__ = object.__hash__
+
+    store = filled(
+        MemoryItem(content=Traced("hit-a"), tags=["t"], metadata={"k": TracedValue("a")}),
+        MemoryItem(content=Traced("miss"), tags=["t"], metadata={"k": TracedValue("b")}),
+        MemoryItem(content=Traced("hit-c"), tags=["u"], metadata={"k": TracedValue("c")}),
+    )
+    found = search(store, text="hit", tags=["t"], filters={"k": "anything"}, limit=1000)
+    assert len(found) == 1
+    # Each group runs over what the previous groups let through, text first.
+    assert calls == ["text:hit-a", "text:miss", "text:hit-c", "filter:a"]
+
+
+def test_no_predicates_returns_everything_in_order_up_to_the_limit() -> None:
+    items = [MemoryItem(content=i) for i in range(25)]
+    store = filled(*items)
+    assert search(store) == items[:20]
+    assert search(store, limit=25) == items
+
+
+def test_limit_zero_returns_an_empty_list() -> None:
+    store = filled(MemoryItem(content="x"))
+    assert search(store, limit=0) == [] and search(store, text="x", limit=0) == []
+
+
+def test_a_positive_limit_returns_at_most_that_many() -> None:
+    items = [MemoryItem(content=f"n{i}") for i in range(10)]
+    store = filled(*items)
+    assert search(store, text="n", limit=3) == items[:3]
+    assert search(store, text="n", limit=50) == items
+
+
+def test_a_negative_limit_drops_that_many_trailing_matches() -> None:
+    items = [MemoryItem(content=f"n{i}", tags=["t"]) for i in range(5)]
+    store = filled(*items)
+    assert search(store, limit=-2) == items[:3]
+    assert search(store, text="n", limit=-1) == items[:4]
+    assert search(store, tags=["t"], limit=-5) == []
+    assert search(store, limit=-99) == []
+
+
+@pytest.mark.parametrize("limit", [-1, 0, 1, 20])
+def test_an_empty_store_finds_nothing(limit: int) -> None:
+    assert search(InMemoryStore(), limit=limit) == []
+    assert search(InMemoryStore(), text="x", limit=limit) == []
+
+
+def test_results_are_live_objects() -> None:
+    item = MemoryItem(content="draft", tags=["a"], metadata={"v": 1})
+    store = filled(item)
+    (found,) = search(store, text="draft")
+    assert found is item
+    found.tags.append("b")
+    found.metadata["v"] = 2
+    found.content = "final"
+    assert search(store, tags=["b"]) == [item]
+    assert search(store, filters={"v": 2}) == [item]
+    assert search(store, text="final") == [item] and search(store, text="draft") == []
+    assert run(store.retrieve(item.id)).content == "final"
+
+
+def test_in_place_mutation_of_content_is_matched() -> None:
+    box: list[str] = ["old"]
+    store = filled(MemoryItem(content=box))
+    assert len(search(store, text="old")) == 1
+    box[0] = "new"
+    assert search(store, text="old") == [] and len(search(store, text="new")) == 1
+
+
+def test_reassigned_string_contents_are_matched() -> None:
+    items = [MemoryItem(content="Alpha") for _ in range(3)]
+    store = filled(*items)
+    assert len(search(store, text="alpha")) == 3
+    items[1].content = "Beta"
+    assert search(store, text="alpha") == [items[0], items[2]]
+    assert search(store, text="beta") == [items[1]]
+
+
+@pytest.mark.parametrize("limit", [1, 7, 128, 129, 600, 2047, 2048, 5000])
+def test_early_stop_returns_the_same_as_a_full_scan(limit: int) -> None:
+    # Matches are sparse and cross the chunk boundaries of the early-stopping scan.
+    items = [MemoryItem(content=f"{'hit' if i % 3 == 0 else 'miss'} {i}") for i in range(3000)]
+    store = filled(*items)
+    expected = [i for i in items if "hit" in i.content][:limit]
+    assert search(store, text="HIT", limit=limit) == expected
+
+
+def test_search_is_a_snapshot() -> None:
+    store = filled(*(MemoryItem(content=i) for i in range(3)))
+
+    async def scenario() -> list[MemoryItem]:
+        found = await store.search(MemoryQuery(limit=100))
+        await store.store(MemoryItem(content=99))
+        return found
+
+    assert contents(run(scenario())) == [0, 1, 2]
+
+
+# -- concurrency --------------------------------------------------------------
+
+
+def test_a_thousand_concurrent_store_tasks_lose_nothing() -> None:
+    store = InMemoryStore()
+    items = [MemoryItem(content=i) for i in range(1000)]
+
+    async def scenario() -> list[Any]:
+        ids = await asyncio.gather(*(store.store(i) for i in items))
+        assert ids == [i.id for i in items]
+        return await store.search(MemoryQuery(limit=5000))
+
+    assert sorted(contents(run(scenario()))) == list(range(1000))
+
+
+def test_stores_from_several_threads_lose_nothing() -> None:
+    store = InMemoryStore()
+    barrier = threading.Barrier(6)
+
+    def worker(offset: int) -> None:
+        async def body() -> None:
+            barrier.wait()
+            for i in range(300):
+                await store.store(MemoryItem(content=offset + i))
+                await store.search(MemoryQuery(text="1", limit=-1))
+
+        asyncio.run(body())
+
+    threads = [threading.Thread(target=worker, args=(n * 1000,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    found = contents(search(store, limit=10_000))
+    assert sorted(found) == [n * 1000 + i for n in range(6) for i in range(300)]

@@ -1,0 +1,62 @@
+"""The lazy top-level surface: what `import lionmem` loads and exports."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import lionmem
+
+
+def test_every_exported_name_resolves_to_its_defining_object() -> None:
+    for name in lionmem.__all__:
+        value = getattr(lionmem, name)
+        module = importlib.import_module(lionmem._LAZY[name])
+        assert value is getattr(module, name)
+        assert value.__name__ == name
+
+
+def test_all_and_the_lazy_map_name_the_same_objects() -> None:
+    assert sorted(lionmem.__all__) == sorted(lionmem._LAZY) == list(lionmem.__all__)
+
+
+def test_the_memory_names_are_exported() -> None:
+    assert {"MemoryItem", "MemoryQuery", "MemoryStore", "InMemoryStore"} <= set(lionmem.__all__)
+    assert {"Element", "Pile", "Progression"} <= set(lionmem.__all__)
+
+
+def test_unknown_names_raise_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        lionmem.Nope  # noqa: B018
+    assert not hasattr(lionmem, "memory_store")
+
+
+def test_dir_lists_the_lazy_names_before_they_load() -> None:
+    assert set(lionmem.__all__) <= set(dir(lionmem))
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys\nprint('\\n'.join(sys.modules))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return set(out.split())
+
+
+def test_import_lionmem_loads_no_model_module_and_no_pydantic() -> None:
+    loaded = _modules_after("import lionmem")
+    assert "lionmem" in loaded
+    assert not {m for m in loaded if m.startswith(("pydantic", "lionmem."))}
+
+
+def test_first_use_imports_what_the_name_needs() -> None:
+    loaded = _modules_after("import lionmem\nlionmem.Progression")
+    assert "lionmem.protocols.generic.progression" in loaded
+    assert "pydantic" not in loaded
+    loaded = _modules_after("import lionmem\nlionmem.MemoryItem")
+    assert {"pydantic", "lionmem.protocols.memory"} <= loaded
