@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 
 _LAZY: dict[str, str] = {
+    "Branch": "lionmem.session.branch",
     "Element": "lionmem.protocols.generic.element",
     "InMemoryStore": "lionmem.protocols.memory",
     "MemoryItem": "lionmem.protocols.memory",
@@ -17,6 +18,7 @@ _LAZY: dict[str, str] = {
     "MemoryStore": "lionmem.protocols.memory",
     "Pile": "lionmem.protocols.generic.pile",
     "Progression": "lionmem.protocols.generic.progression",
+    "Session": "lionmem.session.session",
 }
 
 __all__ = sorted(_LAZY)

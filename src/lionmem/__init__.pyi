@@ -5,8 +5,11 @@ from lionmem.protocols.memory import InMemoryStore as InMemoryStore
 from lionmem.protocols.memory import MemoryItem as MemoryItem
 from lionmem.protocols.memory import MemoryQuery as MemoryQuery
 from lionmem.protocols.memory import MemoryStore as MemoryStore
+from lionmem.session.branch import Branch as Branch
+from lionmem.session.session import Session as Session
 
 __all__ = [
+    "Branch",
     "Element",
     "InMemoryStore",
     "MemoryItem",
@@ -14,4 +17,5 @@ __all__ = [
     "MemoryStore",
     "Pile",
     "Progression",
+    "Session",
 ]

@@ -1,0 +1,1 @@
+"""Conversation objects that own memory stores: `Branch` and `Session`."""

@@ -1,0 +1,106 @@
+"""`Branch`: one conversation, with the memory store it owns or shares.
+
+Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
+(nothing is stored automatically).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from pydantic import ConfigDict, Field, FieldSerializationInfo, PrivateAttr, field_serializer
+
+from lionmem.protocols.generic.element import Element
+from lionmem.protocols.generic.pile import Pile
+from lionmem.protocols.memory import InMemoryStore, MemoryStore
+from lionmem.protocols.messages import Log, Message, Role
+
+__all__ = ["Branch"]
+
+
+def require_store(memory: object, owner: str) -> MemoryStore | None:
+    """Return `memory` if it is `None` or a `MemoryStore`, else raise `TypeError`."""
+    if memory is None or isinstance(memory, MemoryStore):
+        return memory
+    raise TypeError(
+        f"{owner}(memory=...) needs an object with async store, retrieve and search, "
+        f"got {type(memory).__name__}"
+    )
+
+
+class Branch(Element):
+    """A conversation: its messages, its logs and a memory store.
+
+    `memory` is read-only. A store passed to the constructor is kept as given; with
+    none, the first read creates one private `InMemoryStore` and every later read
+    returns it. A session that includes this branch hands it the session's store
+    only while no store has been claimed yet. Adding messages or logs never touches
+    the store. See [ADR-0092][adr-0092-d4].
+
+    Examples:
+        >>> branch = Branch(name="support")
+        >>> branch.memory is branch.memory
+        True
+        >>> branch.add_message("user", "hello").content
+        'hello'
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    user: str | None = None
+    """Who the branch talks for, if anyone."""
+
+    name: str | None = None
+    """A label for looking the branch up in its session."""
+
+    messages: Pile[Message] = Field(default_factory=lambda: Pile(item_type=Message))
+    """The conversation, in order."""
+
+    logs: Pile[Log] = Field(default_factory=lambda: Pile(item_type=Log))
+    """Records of what happened, in order."""
+
+    _memory: MemoryStore | None = PrivateAttr(None)
+    _owner: UUID | None = PrivateAttr(None)
+
+    def __init__(self, *, memory: MemoryStore | None = None, **data: Any) -> None:
+        store = require_store(memory, "Branch")
+        super().__init__(**data)
+        self._memory = store
+
+    @property
+    def memory(self) -> MemoryStore:
+        """The branch's store; created on first read when none was given."""
+        if self._memory is None:
+            self._memory = InMemoryStore()
+        return self._memory
+
+    @property
+    def session_id(self) -> UUID | None:
+        """The id of the session that owns this branch, if any."""
+        return self._owner
+
+    def add_message(
+        self,
+        role: Role,
+        content: Any = None,
+        *,
+        sender: str | None = None,
+        recipient: str | None = None,
+    ) -> Message:
+        """Append a message to the conversation and return it."""
+        message = Message(role=role, content=content, sender=sender, recipient=recipient)
+        self.messages.include(message)
+        return message
+
+    def add_log(self, **content: Any) -> Log:
+        """Append a log entry with `content` as its fields and return it."""
+        log = Log(content=content)
+        self.logs.include(log)
+        return log
+
+    @field_serializer("messages", "logs")
+    def _serialize_pile(
+        self, pile: Pile[Message] | Pile[Log], info: FieldSerializationInfo
+    ) -> list[dict[str, Any]]:
+        return [record.model_dump(mode=info.mode) for record in pile]

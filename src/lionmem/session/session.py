@@ -1,0 +1,204 @@
+"""`Session`: branches that share one memory store by default.
+
+Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
+(nothing is stored automatically).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+from uuid import UUID
+
+from pydantic import (
+    ConfigDict,
+    Field,
+    FieldSerializationInfo,
+    PrivateAttr,
+    field_serializer,
+    field_validator,
+)
+
+from lionmem.protocols.generic.element import Element
+from lionmem.protocols.generic.pile import Pile
+from lionmem.protocols.memory import InMemoryStore, MemoryStore
+from lionmem.session._ownership import OWNERSHIP_LOCK
+from lionmem.session.branch import Branch, require_store
+
+__all__ = ["Session"]
+
+
+class Session(Element):
+    """A set of branches, a default branch and the store they share by default.
+
+    `memory` is read-only and lazy like [`Branch.memory`][lionmem.Branch.memory].
+    A branch taken in adopts the session's store only when it has claimed none;
+    a store it was built with, or adopted from an earlier session, stays: the first
+    claim wins. See [ADR-0092][adr-0092-d4].
+
+    Examples:
+        >>> session = Session()
+        >>> session.memory is session.default_branch.memory
+        True
+        >>> own = Branch(memory=InMemoryStore())
+        >>> session.include_branches(own)
+        >>> own.memory is session.memory
+        False
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str | None = None
+    """A label for the session."""
+
+    branches: Pile[Branch] = Field(default_factory=lambda: Pile(item_type=Branch))
+    """The branches this session owns, in the order they joined."""
+
+    default_branch: Branch | None = None
+    """The branch used when none is named; `None` only after the last is removed."""
+
+    _memory: MemoryStore | None = PrivateAttr(None)
+    _linked_users: set[UUID] = PrivateAttr(default_factory=set)
+
+    def __init__(self, *, memory: MemoryStore | None = None, **data: Any) -> None:
+        store = require_store(memory, "Session")
+        super().__init__(**data)
+        if store is not None:
+            # Validation wired the branches to a temporary default store; move every
+            # branch that still points at it, and only those, to the explicit store.
+            temporary = self._memory
+            self._memory = store
+            for branch in self.branches:
+                if temporary is not None and branch._memory is temporary:
+                    branch._memory = store
+
+    @field_validator("branches", mode="before")
+    @classmethod
+    def _collect_branches(cls, value: object) -> Pile[Branch]:
+        if isinstance(value, Branch) or not isinstance(value, Iterable):
+            raise ValueError("branches must be an iterable of Branch")
+        try:
+            return Pile(value, item_type=Branch)
+        except TypeError as exc:
+            raise ValueError(f"branches must be an iterable of Branch: {exc}") from None
+
+    @field_serializer("branches")
+    def _serialize_branches(
+        self, branches: Pile[Branch], info: FieldSerializationInfo
+    ) -> list[dict[str, Any]]:
+        return [branch.model_dump(mode=info.mode) for branch in branches]
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Every branch, the default one included, joins through include_branches so
+        # that validation applies the same ownership rules as a later inclusion.
+        pending = self.branches.values()
+        if self.default_branch is None:
+            self.default_branch = pending[0] if pending else Branch()
+        if self.default_branch not in self.branches:
+            pending.append(self.default_branch)
+        self.branches = Pile(item_type=Branch)
+        self.include_branches(pending)
+
+    @property
+    def memory(self) -> MemoryStore:
+        """The session's store; created on first read when none was given."""
+        if self._memory is None:
+            self._memory = InMemoryStore()
+        return self._memory
+
+    def include_branches(self, branches: Branch | Iterable[Branch]) -> None:
+        """Take in one branch or several, all or none.
+
+        The whole batch is checked first; then each branch joins, adopting the
+        session's store only if it has claimed none.
+
+        Raises:
+            TypeError: an entry is not a `Branch`; nothing changes.
+            ValueError: a branch belongs to another session; nothing changes.
+        """
+        batch = [branches] if isinstance(branches, Branch) else list(branches)
+        with OWNERSHIP_LOCK:
+            for branch in batch:
+                if not isinstance(branch, Branch):
+                    raise TypeError(f"include_branches takes Branch objects, got {type(branch).__name__}")
+                if branch._owner is not None and branch._owner != self.id:
+                    raise ValueError(
+                        f"branch {branch.id} belongs to session {branch._owner}; "
+                        f"call remove_branch() on that session before including it in {self.id}"
+                    )
+            for branch in batch:
+                if branch._memory is None:
+                    branch._memory = self.memory
+                if branch._owner is None and branch.user is None:
+                    branch.user = str(self.id)
+                    self._linked_users.add(branch.id)
+                branch._owner = self.id
+                self.branches.include(branch)
+
+    def remove_branch(self, branch: Branch | UUID | str) -> Branch:
+        """End this session's ownership of `branch` and return it.
+
+        The branch keeps its messages, logs and memory store, so it can join another
+        session with the store it has. If it was the default, the first remaining
+        branch becomes the default, or `None` when none remains.
+
+        Raises:
+            KeyError: the branch is not in this session.
+        """
+        with OWNERSHIP_LOCK:
+            removed = self.branches.exclude(self._branch_id(branch))
+            removed._owner = None
+            if removed.id in self._linked_users:
+                self._linked_users.discard(removed.id)
+                removed.user = None
+            if self.default_branch is removed:
+                remaining = self.branches.values()
+                self.default_branch = remaining[0] if remaining else None
+            return removed
+
+    def new_branch(
+        self,
+        *,
+        name: str | None = None,
+        user: str | None = None,
+        memory: MemoryStore | None = None,
+    ) -> Branch:
+        """Create a branch, include it and return it."""
+        branch = Branch(name=name, user=user, memory=memory)
+        self.include_branches(branch)
+        return branch
+
+    def get_branch(self, key: Branch | UUID | str) -> Branch:
+        """Return the branch with this id, or the one branch with this name.
+
+        Raises:
+            KeyError: no branch matches.
+            ValueError: several branches have that name.
+        """
+        if isinstance(key, str):
+            named = [b for b in self.branches if b.name == key]
+            if len(named) > 1:
+                raise ValueError(f"{len(named)} branches are named {key!r}; use an id")
+            if named:
+                return named[0]
+        return self.branches.get(self._branch_id(key))
+
+    def change_default_branch(self, branch: Branch | UUID | str) -> None:
+        """Make a branch of this session the default.
+
+        Raises:
+            KeyError: the branch is not in this session.
+        """
+        self.default_branch = self.get_branch(branch)
+
+    def _branch_id(self, key: Branch | UUID | str) -> UUID:
+        if isinstance(key, Branch):
+            key = key.id
+        elif isinstance(key, str):
+            try:
+                key = UUID(key)
+            except ValueError:
+                raise KeyError(f"no branch {key!r} in session {self.id}") from None
+        if key not in self.branches:
+            raise KeyError(f"no branch {key} in session {self.id}")
+        return key

@@ -1,0 +1,99 @@
+"""Branch: lazy, read-only, constructor-injected memory (ADR-0092 D4)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from uuid import UUID
+
+import pytest
+
+from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, Pile
+from lionmem.protocols.messages import Log, Message
+
+
+class StructuralStore:
+    """Satisfies MemoryStore without subclassing anything."""
+
+    def __init__(self) -> None:
+        self.items: dict[UUID, MemoryItem] = {}
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self.items[item.id] = item
+        return item.id
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return self.items.get(item_id)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return list(self.items.values())[: query.limit]
+
+
+def test_branch_is_an_element_with_user_name_messages_and_logs() -> None:
+    branch = Branch(user="ada", name="support")
+    assert (branch.user, branch.name) == ("ada", "support")
+    assert isinstance(branch.messages, Pile) and branch.messages.item_type == {Message}
+    assert isinstance(branch.logs, Pile) and branch.logs.item_type == {Log}
+
+
+def test_add_message_and_log() -> None:
+    branch = Branch()
+    hello = branch.add_message("user", "hello", sender="ada", recipient="bot")
+    reply = branch.add_message("assistant", "hi")
+    log = branch.add_log(event="tool_call", tool="search")
+    assert branch.messages.values() == [hello, reply]
+    assert (hello.role, hello.content, hello.sender, hello.recipient) == ("user", "hello", "ada", "bot")
+    assert branch.logs.values() == [log] and log.content == {"event": "tool_call", "tool": "search"}
+
+
+def test_memory_stays_unset_until_first_read() -> None:
+    branch = Branch()
+    assert branch._memory is None
+    branch.add_message("user", "no store needed")
+    assert branch._memory is None
+
+
+def test_first_read_creates_and_caches_one_private_store() -> None:
+    branch = Branch()
+    first = branch.memory
+    assert isinstance(first, InMemoryStore)
+    assert branch.memory is first and branch._memory is first
+    assert Branch().memory is not first
+
+
+def test_an_injected_store_is_kept_as_given() -> None:
+    store = StructuralStore()
+    branch = Branch(memory=store)
+    assert branch._memory is store and branch.memory is store
+
+
+def test_an_object_that_is_not_a_store_is_refused() -> None:
+    with pytest.raises(TypeError, match="Branch\\(memory=...\\) needs .* got str"):
+        Branch(memory="sqlite:///x.db")  # type: ignore[arg-type]
+
+
+def test_memory_has_no_setter() -> None:
+    branch = Branch()
+    with pytest.raises(AttributeError, match="no setter"):
+        branch.memory = InMemoryStore()  # type: ignore[misc]
+    assert branch._memory is None
+
+
+def test_private_stores_are_isolated() -> None:
+    a, b = Branch(), Branch()
+    item = MemoryItem(content="secret")
+
+    async def scenario() -> None:
+        await a.memory.store(item)
+        assert await b.memory.retrieve(item.id) is None
+        assert await b.memory.search(MemoryQuery(text="secret")) == []
+        assert await a.memory.retrieve(item.id) is item
+
+    asyncio.run(scenario())
+
+
+def test_dump_lists_messages_and_logs() -> None:
+    branch = Branch()
+    branch.add_message("user", "x")
+    dumped: dict[str, Any] = branch.model_dump(mode="json")
+    assert [m["content"] for m in dumped["messages"]] == ["x"] and dumped["logs"] == []

@@ -1,0 +1,296 @@
+"""Session: shared default store, explicit injection, first claim wins (ADR-0092 D4, D5)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+from uuid import UUID, uuid4
+
+import pytest
+from pydantic import ValidationError
+
+from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, Session
+
+
+class SpyStore:
+    """Records every call; used to prove that nothing calls the store on its own."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.inner = InMemoryStore()
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self.calls.append("store")
+        return await self.inner.store(item)
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        self.calls.append("retrieve")
+        return await self.inner.retrieve(item_id)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        self.calls.append("search")
+        return await self.inner.search(query)
+
+    def __getattr__(self, name: str) -> Any:
+        self.calls.append(name)
+        raise AttributeError(name)
+
+
+def test_memory_is_lazy_cached_and_read_only() -> None:
+    session = Session(branches=[Branch(memory=InMemoryStore())])
+    assert session._memory is None
+    store = session.memory
+    assert isinstance(store, InMemoryStore) and session.memory is store
+    with pytest.raises(AttributeError, match="no setter"):
+        session.memory = InMemoryStore()  # type: ignore[misc]
+
+
+def test_no_argument_session_shares_one_store_with_its_default_branch() -> None:
+    session = Session()
+    assert len(session.branches) == 1
+    assert session.default_branch is not None
+    assert session.default_branch in session.branches
+    assert session.default_branch.memory is session.memory
+
+
+def test_explicit_store_rewires_branches_wired_to_the_temporary_store() -> None:
+    store = SpyStore()
+    plain = Branch(name="plain")
+    session = Session(memory=store, branches=[plain])
+    assert session.memory is store
+    assert plain.memory is store
+    assert session.default_branch is plain
+
+
+def test_explicit_store_leaves_a_branch_with_its_own_store() -> None:
+    own = InMemoryStore()
+    claimed = Branch(memory=own)
+    store = InMemoryStore()
+    session = Session(memory=store, branches=[claimed, Branch()])
+    assert claimed.memory is own
+    assert [b.memory for b in session.branches][1] is store
+
+
+def test_a_given_default_branch_is_included() -> None:
+    default = Branch(name="main")
+    session = Session(default_branch=default, branches=[Branch(name="other")])
+    assert session.default_branch is default
+    assert [b.name for b in session.branches] == ["other", "main"]
+    assert all(b.memory is session.memory for b in session.branches)
+
+
+def test_branches_must_be_an_iterable_of_branches() -> None:
+    with pytest.raises(ValidationError, match="iterable of Branch"):
+        Session(branches=Branch())  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        Session(branches=["x"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="needs an object with async"):
+        Session(memory=object())  # type: ignore[arg-type]
+
+
+def test_a_branch_without_a_store_adopts_the_session_store() -> None:
+    session = Session()
+    branch = Branch()
+    session.include_branches(branch)
+    assert branch._memory is session.memory and branch.session_id == session.id
+
+
+def test_first_claim_wins_for_explicit_and_adopted_stores() -> None:
+    first, second = Session(), Session()
+    adopted = Branch()
+    first.include_branches(adopted)
+    first.remove_branch(adopted)
+    own_store = InMemoryStore()
+    explicit = Branch(memory=own_store)
+    second.include_branches([adopted, explicit])
+    assert adopted.memory is first.memory and adopted.memory is not second.memory
+    assert explicit.memory is own_store
+
+
+def test_a_branch_that_read_its_private_store_keeps_it() -> None:
+    branch = Branch()
+    private = branch.memory
+    session = Session(branches=[branch])
+    assert branch.memory is private and session.memory is not private
+
+
+def test_batch_preflight_is_all_or_nothing() -> None:
+    owner, session = Session(), Session()
+    taken = owner.new_branch(name="taken")
+    fresh = Branch(name="fresh")
+    with pytest.raises(ValueError) as info:
+        session.include_branches([fresh, taken])
+    message = str(info.value)
+    assert str(taken.id) in message and str(owner.id) in message and "remove_branch" in message
+    assert fresh not in session.branches and fresh._memory is None and fresh.session_id is None
+    assert fresh.user is None
+    assert taken.session_id == owner.id
+
+
+def test_batch_preflight_refuses_non_branches_before_touching_any() -> None:
+    session = Session()
+    fresh = Branch()
+    with pytest.raises(TypeError, match="got str"):
+        session.include_branches([fresh, "branch"])  # type: ignore[list-item]
+    assert fresh not in session.branches and fresh._memory is None
+
+
+def test_session_validation_refuses_a_branch_owned_elsewhere() -> None:
+    owner = Session()
+    with pytest.raises(ValueError, match="belongs to session"):
+        Session(branches=[owner.default_branch])
+
+
+def test_including_an_owned_branch_again_is_harmless() -> None:
+    session = Session()
+    branch = session.new_branch()
+    store = branch.memory
+    session.include_branches([branch, branch])
+    assert session.branches.keys().count(branch.id) == 1 and branch.memory is store
+
+
+def test_remove_branch_keeps_messages_logs_and_store_and_ends_ownership() -> None:
+    session = Session()
+    branch = session.new_branch()
+    branch.add_message("user", "hi")
+    branch.add_log(event="x")
+    store = branch.memory
+    assert branch.user == str(session.id)
+    assert session.remove_branch(branch.id) is branch
+    assert branch not in session.branches and branch.session_id is None
+    assert branch.user is None  # the session's user linkage is undone
+    assert len(branch.messages) == 1 and len(branch.logs) == 1 and branch.memory is store
+
+
+def test_remove_branch_keeps_a_user_the_branch_came_with() -> None:
+    session = Session()
+    branch = Branch(user="ada")
+    session.include_branches(branch)
+    session.remove_branch(str(branch.id))
+    assert branch.user == "ada"
+
+
+def test_reparenting_keeps_the_adopted_store() -> None:
+    first, second = Session(), Session()
+    branch = first.new_branch()
+    item = MemoryItem(content="from the first session")
+    asyncio.run(branch.memory.store(item))
+    first.remove_branch(branch)
+    second.include_branches(branch)
+    assert branch.memory is first.memory
+    assert asyncio.run(branch.memory.retrieve(item.id)) is item
+    assert asyncio.run(second.memory.retrieve(item.id)) is None
+
+
+def test_remove_unknown_branch_raises() -> None:
+    session = Session()
+    for key in (uuid4(), Branch(), "not-a-uuid"):
+        with pytest.raises(KeyError, match="no branch"):
+            session.remove_branch(key)  # type: ignore[arg-type]
+
+
+def test_removing_the_default_moves_it_to_another_branch_or_none() -> None:
+    session = Session()
+    first = session.default_branch
+    assert first is not None
+    second = session.new_branch()
+    session.remove_branch(first)
+    assert session.default_branch is second
+    session.remove_branch(second)
+    assert session.default_branch is None and len(session.branches) == 0
+
+
+def test_removing_another_branch_keeps_the_default() -> None:
+    session = Session()
+    default = session.default_branch
+    session.remove_branch(session.new_branch())
+    assert session.default_branch is default
+
+
+def test_new_get_and_change_default_branch() -> None:
+    session = Session()
+    own = InMemoryStore()
+    support = session.new_branch(name="support", user="ada", memory=own)
+    assert support.memory is own and support.user == "ada"
+    assert session.get_branch("support") is support
+    assert session.get_branch(support.id) is support
+    assert session.get_branch(str(support.id)) is support
+    assert session.get_branch(support) is support
+    session.change_default_branch("support")
+    assert session.default_branch is support
+    with pytest.raises(KeyError, match="no branch 'nobody'"):
+        session.get_branch("nobody")
+    with pytest.raises(KeyError, match="no branch"):
+        session.change_default_branch(Branch())
+    session.new_branch(name="support")
+    with pytest.raises(ValueError, match="2 branches are named 'support'"):
+        session.get_branch("support")
+
+
+def test_shared_store_gives_cross_branch_visibility() -> None:
+    session = Session()
+    a, b = session.default_branch, session.new_branch()
+    assert a is not None
+    item = MemoryItem(content="shared note")
+
+    async def scenario() -> None:
+        await a.memory.store(item)
+        assert await b.memory.retrieve(item.id) is item
+        assert await b.memory.search(MemoryQuery(text="shared")) == [item]
+
+    asyncio.run(scenario())
+
+
+def test_scope_is_object_identity_not_a_query_field() -> None:
+    assert "branch" not in MemoryQuery.model_fields and "session" not in MemoryQuery.model_fields
+    session = Session()
+    private = session.new_branch(memory=InMemoryStore())
+    item = MemoryItem(content="mine")
+    asyncio.run(private.memory.store(item))
+    assert asyncio.run(session.memory.search(MemoryQuery())) == []
+
+
+def test_nothing_calls_the_store_on_its_own() -> None:
+    spy = SpyStore()
+    session = Session(memory=spy)
+    branch = session.new_branch()
+    branch.add_message("user", "remember this")
+    branch.add_message("assistant", "ok")
+    branch.add_log(event="turn")
+    other = Branch()
+    session.include_branches(other)
+    session.change_default_branch(other)
+    session.remove_branch(branch)
+    Session().include_branches(branch)
+    session.model_dump()
+    del session
+    assert spy.calls == []
+
+
+def test_concurrent_include_from_threads_gives_each_branch_one_owner() -> None:
+    sessions = [Session() for _ in range(4)]
+    branches = [Branch() for _ in range(200)]
+    barrier = threading.Barrier(len(sessions))
+    wins: dict[int, list[Branch]] = {n: [] for n in range(len(sessions))}
+
+    def claim(n: int) -> None:
+        barrier.wait()
+        for branch in branches:
+            try:
+                sessions[n].include_branches(branch)
+            except ValueError:
+                continue
+            wins[n].append(branch)
+
+    threads = [threading.Thread(target=claim, args=(n,)) for n in range(len(sessions))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    claimed = [b.id for won in wins.values() for b in won]
+    assert sorted(claimed) == sorted(b.id for b in branches)
+    for n, session in enumerate(sessions):
+        for branch in wins[n]:
+            assert branch.session_id == session.id and branch.memory is session.memory
+            assert all(branch not in other.branches for other in sessions if other is not session)
