@@ -8,7 +8,7 @@ from uuid import UUID
 
 import pytest
 
-from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, Pile
+from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.protocols.messages import Log, Message
 
 
@@ -32,8 +32,8 @@ class StructuralStore:
 def test_branch_is_an_element_with_user_name_messages_and_logs() -> None:
     branch = Branch(user="ada", name="support")
     assert (branch.user, branch.name) == ("ada", "support")
-    assert isinstance(branch.messages, Pile) and branch.messages.item_type == {Message}
-    assert isinstance(branch.logs, Pile) and branch.logs.item_type == {Log}
+    assert branch.messages.item_type == {Message} and len(branch.messages) == 0
+    assert branch.logs.item_type == {Log} and len(branch.logs) == 0
 
 
 def test_add_message_and_log() -> None:

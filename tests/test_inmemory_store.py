@@ -105,7 +105,8 @@ def test_store_of_a_non_memory_item_raises_type_error_and_stores_nothing() -> No
 
 def test_store_holds_a_pile_of_memory_items() -> None:
     pile = InMemoryStore()._items
-    assert isinstance(pile, Pile) and pile.item_type == {MemoryItem} and not pile.strict_type
+    assert isinstance(pile, Pile)
+    assert pile.item_type == {MemoryItem} and not pile.strict_type
 
 
 # -- search -------------------------------------------------------------------

@@ -18,7 +18,8 @@ def test_memory_item_extends_element() -> None:
 def test_empty_memory_item_is_valid() -> None:
     item = MemoryItem()
     assert item.content is None and item.tags == [] and item.metadata == {}
-    assert isinstance(item.id, UUID) and isinstance(item.created_at, float)
+    assert isinstance(item.id, UUID)
+    assert isinstance(item.created_at, float)
 
 
 def test_memory_item_defaults_are_not_shared() -> None:

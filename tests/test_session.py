@@ -137,9 +137,9 @@ def test_batch_preflight_refuses_non_branches_before_touching_any() -> None:
 
 
 def test_session_validation_refuses_a_branch_owned_elsewhere() -> None:
-    owner = Session()
+    owned = Session().new_branch()
     with pytest.raises(ValueError, match="belongs to session"):
-        Session(branches=[owner.default_branch])
+        Session(branches=[owned])
 
 
 def test_including_an_owned_branch_again_is_harmless() -> None:
@@ -156,10 +156,11 @@ def test_remove_branch_keeps_messages_logs_and_store_and_ends_ownership() -> Non
     branch.add_message("user", "hi")
     branch.add_log(event="x")
     store = branch.memory
-    assert branch.user == str(session.id)
+    linked_user = branch.user
     assert session.remove_branch(branch.id) is branch
     assert branch not in session.branches and branch.session_id is None
-    assert branch.user is None  # the session's user linkage is undone
+    # The session's user linkage is undone.
+    assert (linked_user, branch.user) == (str(session.id), None)
     assert len(branch.messages) == 1 and len(branch.logs) == 1 and branch.memory is store
 
 
@@ -187,7 +188,7 @@ def test_remove_unknown_branch_raises() -> None:
     session = Session()
     for key in (uuid4(), Branch(), "not-a-uuid"):
         with pytest.raises(KeyError, match="no branch"):
-            session.remove_branch(key)  # type: ignore[arg-type]
+            session.remove_branch(key)
 
 
 def test_removing_the_default_moves_it_to_another_branch_or_none() -> None:
@@ -196,9 +197,11 @@ def test_removing_the_default_moves_it_to_another_branch_or_none() -> None:
     assert first is not None
     second = session.new_branch()
     session.remove_branch(first)
-    assert session.default_branch is second
+    after_first = session.default_branch
     session.remove_branch(second)
-    assert session.default_branch is None and len(session.branches) == 0
+    assert after_first is second
+    assert session.default_branch is None
+    assert len(session.branches) == 0
 
 
 def test_removing_another_branch_keeps_the_default() -> None:

@@ -5,6 +5,9 @@ first use. The typed face of this module is `__init__.pyi`, kept equal to the ma
 tests. See [ADR-0094][adr-0094].
 """
 
+# pyright: reportUnsupportedDunderAll=false
+# The names in __all__ exist through __getattr__; __init__.pyi declares them.
+
 from __future__ import annotations
 
 import importlib
@@ -21,7 +24,17 @@ _LAZY: dict[str, str] = {
     "Session": "lionmem.session.session",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "Branch",
+    "Element",
+    "InMemoryStore",
+    "MemoryItem",
+    "MemoryQuery",
+    "MemoryStore",
+    "Pile",
+    "Progression",
+    "Session",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -10,7 +10,7 @@ from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery, Mem
 
 __all__ = ["main"]
 
-_DEMO_NOTES = [
+_DEMO_NOTES: list[tuple[str, list[str], dict[str, str]]] = [
     ("Paris is the capital of France", ["geo", "europe"], {"source": "atlas"}),
     ("The Seine flows through Paris", ["geo"], {"source": "atlas"}),
     ("Water boils at 100 °C at sea level", ["science"], {"source": "textbook"}),

@@ -6,17 +6,24 @@ Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from uuid import UUID
 
-from pydantic import ConfigDict, Field, FieldSerializationInfo, PrivateAttr, field_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FieldSerializationInfo,
+    PrivateAttr,
+    field_serializer,
+)
 
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.memory import InMemoryStore, MemoryStore
 from lionmem.protocols.messages import Log, Message, Role
 
-__all__ = ["Branch"]
+__all__ = ["Branch", "BranchFields"]
 
 
 def require_store(memory: object, owner: str) -> MemoryStore | None:
@@ -27,6 +34,18 @@ def require_store(memory: object, owner: str) -> MemoryStore | None:
         f"{owner}(memory=...) needs an object with async store, retrieve and search, "
         f"got {type(memory).__name__}"
     )
+
+
+class BranchFields(TypedDict, total=False):
+    """The keyword arguments `Branch` takes besides `memory`: its model fields."""
+
+    id: UUID
+    created_at: float
+    metadata: dict[str, Any]
+    user: str | None
+    name: str | None
+    messages: Pile[Message]
+    logs: Pile[Log]
 
 
 class Branch(Element):
@@ -63,9 +82,11 @@ class Branch(Element):
     _memory: MemoryStore | None = PrivateAttr(None)
     _owner: UUID | None = PrivateAttr(None)
 
-    def __init__(self, *, memory: MemoryStore | None = None, **data: Any) -> None:
+    def __init__(
+        self, *, memory: MemoryStore | None = None, **data: Unpack[BranchFields]
+    ) -> None:
         store = require_store(memory, "Branch")
-        super().__init__(**data)
+        BaseModel.__init__(self, **data)
         self._memory = store
 
     @property

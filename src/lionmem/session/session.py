@@ -1,3 +1,6 @@
+# pyright: reportPrivateUsage=false
+# Branch and Session are one ownership unit: the session reads and sets the
+# branch's private store and owner, which no other code may touch.
 """`Session`: branches that share one memory store by default.
 
 Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
@@ -7,10 +10,11 @@ Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypedDict, Unpack, cast
 from uuid import UUID
 
 from pydantic import (
+    BaseModel,
     ConfigDict,
     Field,
     FieldSerializationInfo,
@@ -25,7 +29,18 @@ from lionmem.protocols.memory import InMemoryStore, MemoryStore
 from lionmem.session._ownership import OWNERSHIP_LOCK
 from lionmem.session.branch import Branch, require_store
 
-__all__ = ["Session"]
+__all__ = ["Session", "SessionFields"]
+
+
+class SessionFields(TypedDict, total=False):
+    """The keyword arguments `Session` takes besides `memory`: its model fields."""
+
+    id: UUID
+    created_at: float
+    metadata: dict[str, Any]
+    name: str | None
+    branches: Iterable[Branch]
+    default_branch: Branch | None
 
 
 class Session(Element):
@@ -58,11 +73,13 @@ class Session(Element):
     """The branch used when none is named; `None` only after the last is removed."""
 
     _memory: MemoryStore | None = PrivateAttr(None)
-    _linked_users: set[UUID] = PrivateAttr(default_factory=set)
+    _linked_users: set[UUID] = PrivateAttr(default_factory=set[UUID])
 
-    def __init__(self, *, memory: MemoryStore | None = None, **data: Any) -> None:
+    def __init__(
+        self, *, memory: MemoryStore | None = None, **data: Unpack[SessionFields]
+    ) -> None:
         store = require_store(memory, "Session")
-        super().__init__(**data)
+        BaseModel.__init__(self, **data)
         if store is not None:
             # Validation wired the branches to a temporary default store; move every
             # branch that still points at it, and only those, to the explicit store.
@@ -78,7 +95,7 @@ class Session(Element):
         if isinstance(value, Branch) or not isinstance(value, Iterable):
             raise ValueError("branches must be an iterable of Branch")
         try:
-            return Pile(value, item_type=Branch)
+            return Pile(cast("Iterable[Branch]", value), item_type=Branch)
         except TypeError as exc:
             raise ValueError(f"branches must be an iterable of Branch: {exc}") from None
 

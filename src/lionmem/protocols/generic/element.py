@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, field_serializer, field_validator
@@ -58,9 +58,6 @@ def _to_timestamp(value: object) -> float:
     )
 
 
-Timestamp = Annotated[float, PlainValidator(_to_timestamp)]
-
-
 class Element(BaseModel):
     """A model with a stable identity, a creation time and free-form metadata.
 
@@ -81,7 +78,7 @@ class Element(BaseModel):
     id: UUID = Field(default_factory=uuid4, frozen=True)
     """Identity; a UUID or its string form on input, a string when dumped."""
 
-    created_at: Timestamp = Field(default_factory=utc_timestamp, frozen=True)
+    created_at: Annotated[float, PlainValidator(_to_timestamp)] = Field(default_factory=utc_timestamp, frozen=True)
     """UTC POSIX timestamp from a number, a datetime or an ISO 8601 string."""
 
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -92,16 +89,14 @@ class Element(BaseModel):
     def _coerce_metadata(cls, value: object) -> object:
         if value is None:
             return {}
-        if isinstance(value, Mapping) and not isinstance(value, dict):
-            value = dict(value)
-        if isinstance(value, dict):
-            expected = f"{cls.__module__}.{cls.__qualname__}"
-            declared = value.get("lion_class", expected)
-            if declared != expected:
-                raise ValueError(
-                    f"metadata lion_class {declared!r} does not match {expected!r}"
-                )
-        return value
+        if not isinstance(value, Mapping):
+            return value  # pydantic reports the type error
+        mapping: dict[object, object] = dict(cast("Mapping[object, object]", value))
+        expected = f"{cls.__module__}.{cls.__qualname__}"
+        declared = mapping.get("lion_class", expected)
+        if declared != expected:
+            raise ValueError(f"metadata lion_class {declared!r} does not match {expected!r}")
+        return mapping
 
     @field_serializer("id")
     def _serialize_id(self, value: UUID) -> str:

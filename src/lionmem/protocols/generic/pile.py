@@ -33,6 +33,10 @@ def _as_uuid(key: UUID | str) -> UUID:
     raise TypeError(f"Pile keys are UUIDs or UUID strings, got {type(key).__name__}")
 
 
+def _is_element_class(candidate: object) -> bool:
+    return isinstance(candidate, type) and issubclass(candidate, Element)
+
+
 class Pile(Generic[T]):
     """Elements keyed by `id`, kept in the order their ids were first included.
 
@@ -66,7 +70,7 @@ class Pile(Generic[T]):
         if not types:
             raise ValueError("item_type names no type")
         for t in types:
-            if not (isinstance(t, type) and issubclass(t, Element)):
+            if not _is_element_class(t):
                 raise TypeError(f"item_type must be Element subclasses, got {t!r}")
         self._item_types: frozenset[type[T]] = types
         self._strict_type = strict_type
