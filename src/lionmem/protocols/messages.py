@@ -15,6 +15,7 @@ from lionmem.protocols.generic.element import Element
 __all__ = ["Log", "Message", "Role"]
 
 Role = Literal["system", "user", "assistant", "tool"]
+"""Who speaks in a `Message`."""
 
 
 class Message(Element):

@@ -106,6 +106,7 @@ class Session(Element):
         return [branch.model_dump(mode=info.mode) for branch in branches]
 
     def model_post_init(self, context: Any, /) -> None:
+        """Include the given branches and the default branch, creating it if needed."""
         # Every branch, the default one included, joins through include_branches so
         # that validation applies the same ownership rules as a later inclusion.
         pending = self.branches.values()

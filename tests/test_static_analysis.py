@@ -1,0 +1,75 @@
+"""The type checkers' verdicts are part of the test suite."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import lionmem
+
+ROOT = Path(__file__).resolve().parent.parent
+STUB = ROOT / "src" / "lionmem" / "__init__.pyi"
+
+
+def run(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ}
+    )
+
+
+def test_mypy_strict_passes_on_src_tests_and_typing_tests() -> None:
+    done = run(sys.executable, "-m", "mypy")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Success" in done.stdout
+
+
+def test_mypy_checks_the_lazy_init_module_itself() -> None:
+    # With __init__.pyi beside it, mypy reads only the stub; name the .py explicitly.
+    done = run(sys.executable, "-m", "mypy", "src/lionmem/__init__.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_pyright_strict_passes_on_src_and_typing_tests() -> None:
+    pyright = shutil.which("pyright", path=str(Path(sys.executable).parent))
+    assert pyright is not None, "pyright is installed by the test extra"
+    done = run(pyright)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 errors" in done.stdout
+
+
+def test_stubtest_finds_the_stub_equal_to_the_runtime() -> None:
+    done = run(
+        sys.executable, "-m", "mypy.stubtest", "lionmem", "--allowlist", "stubtest-allowlist.txt"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _stub_imports() -> dict[str, str]:
+    tree = ast.parse(STUB.read_text(encoding="utf-8"))
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                assert alias.asname == alias.name, "re-export as X as X"
+                found[alias.name] = node.module or ""
+    return found
+
+
+def _stub_all() -> list[str]:
+    tree = ast.parse(STUB.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__":
+            value = ast.literal_eval(node.value)
+            assert isinstance(value, list)
+            return [str(v) for v in value]
+    raise AssertionError("the stub has no __all__")  # pragma: no cover
+
+
+def test_stub_all_and_lazy_map_name_the_same_objects() -> None:
+    lazy: dict[str, str] = vars(lionmem)["_LAZY"]
+    assert _stub_imports() == lazy
+    assert _stub_all() == lionmem.__all__ == sorted(lazy)

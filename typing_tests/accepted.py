@@ -1,0 +1,62 @@
+"""Positive cases: mypy and pyright must accept every line (never run)."""
+
+from __future__ import annotations
+
+from typing import Any, assert_type
+from uuid import UUID, uuid4
+
+from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore, Session
+
+
+class BareStore:
+    """A structural adapter: no base class, no registration."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        return item.id
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return None
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return []
+
+
+def wants_a_store(store: MemoryStore) -> MemoryStore:
+    return store
+
+
+wants_a_store(InMemoryStore())
+wants_a_store(BareStore())
+Branch(memory=BareStore())
+Session(memory=InMemoryStore())
+Session(branches=[Branch(memory=BareStore())], name="s")
+
+
+async def awaited_results(store: MemoryStore) -> None:
+    assert_type(await store.store(MemoryItem()), UUID)
+    assert_type(await store.retrieve(uuid4()), MemoryItem | None)
+    assert_type(await store.search(MemoryQuery()), list[MemoryItem])
+
+
+async def reference_results(store: InMemoryStore) -> None:
+    assert_type(await store.store(MemoryItem()), UUID)
+    assert_type(await store.retrieve(uuid4()), MemoryItem | None)
+    assert_type(await store.search(MemoryQuery(text="x")), list[MemoryItem])
+
+
+assert_type(Branch().memory, MemoryStore)
+assert_type(Session().memory, MemoryStore)
+assert_type(Session().default_branch, Branch | None)
+
+item = MemoryItem(content={"any": "thing"}, tags=["a"], metadata={"k": 1})
+assert_type(item.id, UUID)
+assert_type(item.created_at, float)
+assert_type(item.metadata, dict[str, Any])
+assert_type(item.content, Any)
+assert_type(item.tags, list[str])
+
+query = MemoryQuery(text="t", tags=["a"], filters={"k": None}, limit=-1)
+assert_type(query.text, str | None)
+assert_type(query.tags, list[str] | None)
+assert_type(query.filters, dict[str, Any] | None)
+assert_type(query.limit, int)

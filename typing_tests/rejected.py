@@ -1,0 +1,80 @@
+"""Negative cases: each line must be an error, pinned by a coded ignore.
+
+mypy runs with warn_unused_ignores and pyright with reportUnnecessaryTypeIgnoreComment,
+so if a checker stops rejecting a line, the run fails (never run).
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+
+
+def wants_a_store(store: MemoryStore) -> MemoryStore:
+    return store
+
+
+class SyncStore:
+    def store(self, item: MemoryItem) -> UUID:
+        return item.id
+
+    def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return None
+
+    def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return []
+
+
+class MissingSearch:
+    async def store(self, item: MemoryItem) -> UUID:
+        return item.id
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return None
+
+
+class WrongReturn:
+    async def store(self, item: MemoryItem) -> str:
+        return str(item.id)
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return None
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return []
+
+
+class WrongParameter:
+    async def store(self, item: MemoryItem) -> UUID:
+        return item.id
+
+    async def retrieve(self, item_id: str) -> MemoryItem | None:
+        return None
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return []
+
+
+wants_a_store(SyncStore())  # type: ignore[arg-type]
+wants_a_store(MissingSearch())  # type: ignore[arg-type]
+wants_a_store(WrongReturn())  # type: ignore[arg-type]
+wants_a_store(WrongParameter())  # type: ignore[arg-type]
+Branch(memory=SyncStore())  # type: ignore[arg-type]
+Branch(memory=WrongReturn())  # type: ignore[arg-type]
+Branch(name=1)  # type: ignore[arg-type]
+
+branch = Branch()
+branch.memory = InMemoryStore()  # type: ignore[misc]
+
+MemoryQuery(limit="ten")  # type: ignore[arg-type]
+MemoryItem(tags="solo")  # type: ignore[arg-type]
+MemoryItem(colour="red")  # type: ignore[call-arg]
+MemoryQuery(txt="typo")  # type: ignore[call-arg]
+
+
+async def forgotten_await(store: MemoryStore) -> None:
+    store.store(MemoryItem())  # type: ignore[unused-coroutine]
+    item_id: UUID = store.store(MemoryItem())  # type: ignore[assignment]
+    found: list[MemoryItem] = store.search(MemoryQuery())  # type: ignore[assignment]
+    print(item_id, found)
