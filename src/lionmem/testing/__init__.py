@@ -1,0 +1,44 @@
+"""The conformance kit: declared fidelity profiles and the checks that verify them.
+
+Governed by [ADR-0093][adr-0093]. The pytest integration lives in
+`lionmem.testing.pytest_plugin`; the stateful comparison needs hypothesis.
+"""
+
+from lionmem.testing._harness import StoreFactory
+from lionmem.testing.kit import CHECKS, CheckResult, ConformanceFailure, ConformanceKit
+from lionmem.testing.profile import (
+    REFERENCE_PROFILE,
+    ContentKind,
+    Durability,
+    FidelityProfile,
+    FilterEquality,
+    LimitPolicy,
+    OnExistingId,
+    ResultOrder,
+    ReturnedObjects,
+    RoundTrip,
+    TagMatch,
+    TextMatch,
+    Visibility,
+)
+
+__all__ = [
+    "CHECKS",
+    "REFERENCE_PROFILE",
+    "CheckResult",
+    "ConformanceFailure",
+    "ConformanceKit",
+    "ContentKind",
+    "Durability",
+    "FidelityProfile",
+    "FilterEquality",
+    "LimitPolicy",
+    "OnExistingId",
+    "ResultOrder",
+    "ReturnedObjects",
+    "RoundTrip",
+    "StoreFactory",
+    "TagMatch",
+    "TextMatch",
+    "Visibility",
+]

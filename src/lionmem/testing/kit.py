@@ -1,0 +1,597 @@
+"""The conformance kit: checks a store against the fidelity profile it declares.
+
+Governed by [ADR-0093][adr-0093].
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+from decimal import Decimal
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+from uuid import UUID
+
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.testing._harness import Recorder, StoreFactory, open_store, show, workspace
+from lionmem.testing.profile import (
+    ContentKind,
+    Durability,
+    FidelityProfile,
+    FilterEquality,
+    LimitPolicy,
+    OnExistingId,
+    ResultOrder,
+    ReturnedObjects,
+    RoundTrip,
+    TagMatch,
+    TextMatch,
+    Visibility,
+)
+
+__all__ = ["CHECKS", "CheckResult", "ConformanceFailure", "ConformanceKit"]
+
+CHECKS = (
+    "protocol",
+    "concurrent_writes",
+    "text_match",
+    "tag_match",
+    "filter_equality",
+    "none_filter_matches_missing",
+    "result_order",
+    "on_existing_id",
+    "visibility",
+    "returned_objects",
+    "limit_policy",
+    "durability",
+    "content",
+    "created_at",
+    "metadata",
+    "tags",
+    "stateful",
+)
+"""The names of the checks: the protocol fence, concurrent writes, one per profile
+dimension, and a stateful comparison with the reference."""
+
+_EVENTUAL_WAIT = 5.0
+_ALL = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The outcome of one check."""
+
+    dimension: str
+    """The profile field or protocol rule checked."""
+    declared: str
+    """What the profile declares."""
+    observed: str
+    """What the store did."""
+    passed: bool
+    """Whether the observation satisfies the declaration."""
+    reproduction: str
+    """The calls that show the observation, as Python lines."""
+
+
+class ConformanceFailure(AssertionError):
+    """A store did not do what its profile declares."""
+
+    def __init__(self, result: CheckResult) -> None:
+        self.result = result
+        """The failed check."""
+        steps = "\n".join(f"    {line}" for line in result.reproduction.splitlines())
+        super().__init__(
+            f"{result.dimension}: declared {result.declared}, observed {result.observed}\n"
+            f"minimal reproduction, on a fresh store:\n{steps}"
+        )
+
+
+def _item(n: int, **fields: Any) -> MemoryItem:
+    return MemoryItem(id=UUID(int=n), **fields)
+
+
+def _ids(items: Sequence[MemoryItem]) -> list[int]:
+    return [i.id.int for i in items]
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, and of the same types all the way down (so `True` is not `1`)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        left, right = cast("dict[object, object]", a), cast("dict[object, object]", b)
+        return left.keys() == right.keys() and all(_same(left[k], right[k]) for k in left)
+    if isinstance(a, list | tuple):
+        xs, ys = cast("Sequence[object]", a), cast("Sequence[object]", b)
+        return len(xs) == len(ys) and all(_same(x, y) for x, y in zip(xs, ys, strict=True))
+    if isinstance(a, float):
+        return a.hex() == cast(float, b).hex()
+    return bool(a == b)
+
+
+Check = Callable[["ConformanceKit", Recorder, Path], Awaitable[tuple[str, bool]]]
+
+
+class ConformanceKit:
+    """Runs every check against stores built by `factory`, each on a fresh workspace.
+
+    Examples:
+        >>> from lionmem import InMemoryStore
+        >>> from lionmem.testing import REFERENCE_PROFILE
+        >>> kit = ConformanceKit(InMemoryStore, REFERENCE_PROFILE)
+        >>> all(result.passed for result in kit.run_all())
+        True
+    """
+
+    def __init__(
+        self, factory: StoreFactory, profile: FidelityProfile, *, stateful_examples: int = 60
+    ) -> None:
+        self.factory = factory
+        """Builds each fresh store."""
+        self.profile = profile
+        """What the stores declare."""
+        self.stateful_examples = stateful_examples
+        """How many call sequences the stateful comparison tries."""
+
+    # -- running --------------------------------------------------------------
+
+    def run_all(self, names: Sequence[str] = CHECKS) -> list[CheckResult]:
+        """Run the named checks (all by default), in order."""
+        return [self.check(name) for name in names]
+
+    def check(self, name: str) -> CheckResult:
+        """Run one check by name, in its own event loop."""
+        if name == "stateful":
+            return self._stateful()
+        return asyncio.run(self.acheck(name))
+
+    def assert_check(self, name: str) -> None:
+        """Run one check and raise `ConformanceFailure` if it fails."""
+        result = self.check(name)
+        if not result.passed:
+            raise ConformanceFailure(result)
+
+    async def acheck(self, name: str) -> CheckResult:
+        """Run one check by name in the running event loop."""
+        if name not in CHECKS:
+            raise ValueError(f"unknown check {name!r}; the checks are {', '.join(CHECKS)}")
+        if name == "stateful":
+            # The state machine runs its own event loops, so it cannot share this one.
+            return await asyncio.to_thread(self._stateful)
+        check: Check = getattr(ConformanceKit, f"_{name}")
+        declared = self._declared(name)
+        async with workspace() as path:
+            async with open_store(self.factory, path) as store:
+                recorder = Recorder(store)
+                try:
+                    observed, passed = await check(self, recorder, path)
+                except Exception as exc:
+                    observed, passed = f"raised {type(exc).__name__}: {exc}", False
+        return CheckResult(name, declared, observed, passed, recorder.reproduction())
+
+    def _declared(self, name: str) -> str:
+        if name == "protocol":
+            return "async store(item), retrieve(item_id), search(query)"
+        if name == "concurrent_writes":
+            return "no write lost"
+        if name == "stateful":
+            return "agrees with the reference where the profile says it does"
+        value = getattr(self.profile, name)
+        return value.value if hasattr(value, "value") else repr(value)
+
+    def _stateful(self) -> CheckResult:
+        declared = self._declared("stateful")
+        try:
+            from lionmem.testing.stateful import compare_with_reference
+        except ImportError as exc:
+            missing = f"needs hypothesis ({exc}); pip install 'lionmem[testing]'"
+            return CheckResult("stateful", declared, missing, False, "")
+        try:
+            compare_with_reference(self.factory, self.profile, max_examples=self.stateful_examples)
+        except AssertionError as exc:
+            steps = "\n".join(getattr(exc, "__notes__", []))
+            return CheckResult("stateful", declared, str(exc).splitlines()[0], False, steps)
+        return CheckResult("stateful", declared, "agrees", True, "")
+
+    @property
+    def _ordered(self) -> bool:
+        return self.profile.result_order is ResultOrder.INSERTION
+
+    def _same_results(self, found: Sequence[MemoryItem], expected: Sequence[MemoryItem]) -> bool:
+        if self._ordered:
+            return _ids(found) == _ids(expected)
+        return sorted(_ids(found)) == sorted(_ids(expected))
+
+    async def _visible(self, rec: Recorder, query: MemoryQuery, want: int) -> list[MemoryItem]:
+        """Search, waiting for `want` results when the store declares eventual visibility."""
+        found = await rec.search(query)
+        deadline = asyncio.get_running_loop().time() + _EVENTUAL_WAIT
+        while (
+            self.profile.visibility is Visibility.EVENTUAL
+            and len(found) < want
+            and asyncio.get_running_loop().time() < deadline
+        ):
+            await asyncio.sleep(0.005)
+            found = await rec.inner.search(query)
+        return found
+
+    async def _retrieved(self, rec: Recorder, item_id: UUID) -> MemoryItem | None:
+        """Retrieve, waiting for the item when the store declares eventual visibility."""
+        found = await rec.retrieve(item_id)
+        deadline = asyncio.get_running_loop().time() + _EVENTUAL_WAIT
+        while (
+            self.profile.visibility is Visibility.EVENTUAL
+            and found is None
+            and asyncio.get_running_loop().time() < deadline
+        ):
+            await asyncio.sleep(0.005)
+            found = await rec.inner.retrieve(item_id)
+        return found
+
+    async def _fill(self, rec: Recorder, items: Sequence[MemoryItem]) -> None:
+        for item in items:
+            await rec.store(item)
+        await self._visible(rec, MemoryQuery(limit=_ALL), len(items))
+
+    async def _refused(self, rec: Recorder, query: MemoryQuery) -> str | None:
+        """`None` if the store refuses `query` with NotImplementedError, else what it did."""
+        try:
+            found = await rec.search(query)
+        except NotImplementedError:
+            return None
+        return f"the predicate was not refused: it returned {_ids(found)}"
+
+    # -- the checks -----------------------------------------------------------
+
+    async def _protocol(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        store = rec.inner
+        problems: list[str] = []
+        for name, parameter in (("store", "item"), ("retrieve", "item_id"), ("search", "query")):
+            method = getattr(store, name, None)
+            if not inspect.iscoroutinefunction(method):
+                problems.append(f"{name} is not a coroutine function")
+                continue
+            assert method is not None
+            names = list(inspect.signature(method).parameters)
+            if names[:1] != [parameter] or any(
+                p.default is p.empty for p in list(inspect.signature(method).parameters.values())[1:]
+            ):
+                problems.append(f"{name}{inspect.signature(method)} does not take ({parameter})")
+        if problems:
+            rec.note("# inspect the three methods")
+            return "; ".join(problems), False
+        item = _item(1, content="fence", tags=["t"], metadata={"k": 1})
+        # Typed as object: the point is to find out what the store really returns.
+        returned: object = await rec.store(item)
+        if not (isinstance(returned, UUID) and returned == item.id):
+            return f"store returned {returned!r}, not the item's own UUID", False
+        await self._visible(rec, MemoryQuery(limit=_ALL), 1)
+        got: object = await rec.retrieve(item.id)
+        if not isinstance(got, MemoryItem) or got != item or got.content != item.content:
+            return f"retrieve after store returned {got!r}", False
+        missing = await rec.retrieve(UUID(int=999))
+        if missing is not None:
+            return f"retrieve of an unknown id returned {missing!r}, not None", False
+        found: object = await rec.search(MemoryQuery())
+        if not isinstance(found, list) or not all(
+            isinstance(i, MemoryItem) for i in cast("list[object]", found)
+        ):
+            return f"search returned {type(found).__name__}, not a list of MemoryItem", False
+        return "as declared; own UUID, equal retrieve, None, a list", True
+
+    async def _concurrent_writes(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        items = [_item(n, content=f"c{n}") for n in range(1, 201)]
+        rec.note("await asyncio.gather(*(store.store(i) for i in items))  # 200 items")
+        await asyncio.gather(*(rec.inner.store(item) for item in items))
+        found = await self._visible(rec, MemoryQuery(limit=_ALL), len(items))
+        missing = [i.id.int for i in items if await rec.inner.retrieve(i.id) is None]
+        listed = len({i.id for i in found})
+        if missing or listed != len(items):
+            return f"{len(missing)} of 200 not retrievable, {listed} listed by search", False
+        return "no write lost", True
+
+    async def _text_match(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        items = [
+            _item(1, content="Hello World"),
+            _item(2, content={"greeting": "HELLO there"}),
+            _item(3, content=["hello"]),
+            _item(4, content="nothing here"),
+            _item(5, content="100% sure_thing\\ok"),
+        ]
+        declared = self.profile.text_match
+        if declared is TextMatch.UNSUPPORTED:
+            await self._fill(rec, items)
+            problem = await self._refused(rec, MemoryQuery(text="hello", limit=_ALL))
+            return (problem or "refused", problem is None)
+        await self._fill(rec, items)
+        observations: list[tuple[bool, bool]] = []
+        for needle in ("hello", "HELLO", "o w", "0% s", "%", "_", "\\"):
+            found = await rec.search(MemoryQuery(text=needle, limit=_ALL))
+            insensitive = [i for i in items if needle.lower() in str(i.content).lower()]
+            sensitive = [i for i in items if needle in str(i.content)]
+            observations.append(
+                (self._same_results(found, insensitive), self._same_results(found, sensitive))
+            )
+            known = {i.id for i in items}
+            if declared is TextMatch.OTHER and not all(i.id in known for i in found):
+                return f"text {needle!r} returned items that were never stored", False
+        if all(ins for ins, _ in observations):
+            observed = TextMatch.CASE_INSENSITIVE_SUBSTRING
+        elif all(sens for _, sens in observations):
+            observed = TextMatch.CASE_SENSITIVE_SUBSTRING
+        else:
+            observed = TextMatch.OTHER
+        return observed.value, observed is declared or declared is TextMatch.OTHER
+
+    async def _tag_match(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        items = [
+            _item(1, tags=["a", "b"]),
+            _item(2, tags=["c"]),
+            _item(3, tags=["A"]),
+            _item(4, tags=[]),
+            _item(5, tags=["b", "b"]),
+        ]
+        await self._fill(rec, items)
+        if self.profile.tag_match is TagMatch.UNSUPPORTED:
+            problem = await self._refused(rec, MemoryQuery(tags=["a"], limit=_ALL))
+            return (problem or "refused", problem is None)
+        any_of = all_of = True
+        for wanted in (["b", "c"], ["a"], ["A"], ["a", "b"], ["b", "b"], ["z"]):
+            found = await rec.search(MemoryQuery(tags=wanted, limit=_ALL))
+            any_of &= self._same_results(found, [i for i in items if set(wanted) & set(i.tags)])
+            all_of &= self._same_results(found, [i for i in items if set(wanted) <= set(i.tags)])
+        observed = "another rule"
+        if any_of:
+            observed = TagMatch.ANY_OF.value
+        elif all_of:
+            observed = TagMatch.ALL_OF.value
+        return observed, observed == self.profile.tag_match.value
+
+    async def _filter_equality(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        items = [
+            _item(1, metadata={"n": 1}),
+            _item(2, metadata={"n": 1.0}),
+            _item(3, metadata={"n": True}),
+            _item(4, metadata={"n": "1"}),
+            _item(5, metadata={"n": 1, "m": "x"}),
+            _item(6, metadata={"n": {"deep": [1, "two", None]}}),
+            _item(7, metadata={"n": 2}),
+        ]
+        await self._fill(rec, items)
+        if self.profile.filter_equality is FilterEquality.UNSUPPORTED:
+            problem = await self._refused(rec, MemoryQuery(filters={"n": 1}, limit=_ALL))
+            return (problem or "refused", problem is None)
+        python = json = True
+        for filters in ({"n": 1}, {"n": 1, "m": "x"}, {"n": {"deep": [1, "two", None]}}, {"n": "1"}, {"n": False}):
+            found = await rec.search(MemoryQuery(filters=filters, limit=_ALL))
+
+            def matches(item: MemoryItem, exact: bool, f: dict[str, Any] = filters) -> bool:
+                got = [item.metadata.get(k) for k in f]
+                if exact:
+                    return all(_json_equal(g, v) for g, v in zip(got, f.values(), strict=True))
+                return all(g == v for g, v in zip(got, f.values(), strict=True))
+
+            python &= self._same_results(found, [i for i in items if matches(i, False)])
+            json &= self._same_results(found, [i for i in items if matches(i, True)])
+            if not python and not json:
+                break
+        observed = "another rule"
+        if python:
+            observed = FilterEquality.PYTHON.value
+        elif json:
+            observed = FilterEquality.JSON.value
+        return observed, observed == self.profile.filter_equality.value
+
+    async def _none_filter_matches_missing(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        items = [_item(1), _item(2, metadata={"k": None}), _item(3, metadata={"k": 0})]
+        await self._fill(rec, items)
+        if self.profile.filter_equality is FilterEquality.UNSUPPORTED:
+            problem = await self._refused(rec, MemoryQuery(filters={"k": None}, limit=_ALL))
+            return (problem or "refused", problem is None)
+        found = sorted(_ids(await rec.search(MemoryQuery(filters={"k": None}, limit=_ALL))))
+        verdicts: dict[tuple[int, ...], str] = {(1, 2): "True", (2,): "False"}
+        observed = verdicts.get(tuple(found), f"matched ids {found}")
+        return observed, observed == str(self.profile.none_filter_matches_missing)
+
+    async def _result_order(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        # Ids and timestamps run against the insertion order, so neither sort fakes it.
+        items = [
+            _item(100 - n, content=f"o{n}", tags=["o"], created_at=1000.0 - n) for n in range(6)
+        ]
+        await self._fill(rec, items)
+        found = await rec.search(MemoryQuery(limit=_ALL))
+        if _ids(found) == _ids(items):
+            observed = ResultOrder.INSERTION.value
+        elif sorted(_ids(found)) == sorted(_ids(items)):
+            observed = "some other order"
+        else:
+            return f"returned {_ids(found)}, not the stored set", False
+        if self.profile.result_order is ResultOrder.INSERTION:
+            return observed, observed == ResultOrder.INSERTION.value
+        return observed, True
+
+    async def _on_existing_id(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        items = [_item(1, content="a"), _item(2, content="b"), _item(3, content="c")]
+        await self._fill(rec, items)
+        newer = _item(1, content="a2")
+        try:
+            await rec.store(newer)
+        except ValueError:
+            got = await rec.retrieve(newer.id)
+            kept = got is not None and got.content == "a"
+            observed = OnExistingId.REJECT.value if kept else "raised, but changed the item"
+            return observed, observed == self.profile.on_existing_id.value
+        got = await rec.retrieve(newer.id)
+        deadline = asyncio.get_running_loop().time() + _EVENTUAL_WAIT
+        while (
+            self.profile.visibility is Visibility.EVENTUAL
+            and (got is None or got.content != "a2")
+            and asyncio.get_running_loop().time() < deadline
+        ):
+            await asyncio.sleep(0.005)
+            got = await rec.inner.retrieve(newer.id)
+        found = await rec.search(MemoryQuery(limit=_ALL))
+        if got is None or got.content != "a2":
+            return f"store returned, but retrieve gives {got!r}", False
+        if sorted(_ids(found)) != [1, 2, 3]:
+            return f"search lists ids {_ids(found)} after a replacement", False
+        if not self._ordered:
+            replaced = {OnExistingId.REPLACE_IN_PLACE, OnExistingId.MOVE_TO_END}
+            return "replaced", self.profile.on_existing_id in replaced
+        position: dict[tuple[int, ...], str] = {
+            (1, 2, 3): OnExistingId.REPLACE_IN_PLACE.value,
+            (2, 3, 1): OnExistingId.MOVE_TO_END.value,
+        }
+        observed = position.get(tuple(_ids(found)), f"replaced, order {_ids(found)}")
+        return observed, observed == self.profile.on_existing_id.value
+
+    async def _visibility(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        item = _item(1, content="fresh", tags=["v"])
+        await rec.store(item)
+        got = await rec.retrieve(item.id)
+        found = await rec.search(MemoryQuery(limit=_ALL))
+        if got is not None and _ids(found) == [1]:
+            return Visibility.IMMEDIATE.value, True
+        if self.profile.visibility is Visibility.IMMEDIATE:
+            return f"not yet visible: retrieve gave {got!r}, search {_ids(found)}", False
+        found = await self._visible(rec, MemoryQuery(limit=_ALL), 1)
+        got = await rec.retrieve(item.id)
+        visible = got is not None and _ids(found) == [1]
+        return (Visibility.EVENTUAL.value if visible else "never visible"), visible
+
+    async def _returned_objects(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        item = _item(1, content=["original"])
+        await self._fill(rec, [item])
+        got = await rec.retrieve(item.id)
+        assert got is not None, "retrieve returned None after store"
+        rec.note("(await store.retrieve(UUID(int=1))).content.append('retrieved')")
+        got.content.append("retrieved")
+        (listed,) = await rec.search(MemoryQuery(limit=_ALL))
+        rec.note("(await store.search(MemoryQuery()))[0].content.append('searched')")
+        listed.content.append("searched")
+        again = await rec.retrieve(item.id)
+        assert again is not None
+        live = again.content == ["original", "retrieved", "searched"]
+        untouched = again.content == ["original"]
+        observed = "mixed: some changes were seen"
+        if live:
+            observed = ReturnedObjects.LIVE.value
+        elif untouched:
+            observed = ReturnedObjects.COPIES.value
+        return observed, observed == self.profile.returned_objects.value
+
+    async def _limit_policy(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        items = [_item(n, content=f"lim{n}", tags=["l"]) for n in range(1, 6)]
+        await self._fill(rec, items)
+        outcomes: dict[int, list[int] | None] = {}
+        for limit in (0, 2, 5, 50, -2, -10):
+            for query in (MemoryQuery(limit=limit), MemoryQuery(tags=["l"], limit=limit)):
+                if self.profile.tag_match is TagMatch.UNSUPPORTED and query.tags:
+                    continue
+                try:
+                    found: list[int] | None = _ids(await rec.search(query))
+                except ValueError:
+                    found = None
+                if limit in outcomes and outcomes[limit] != found:
+                    return f"limit {limit} gave {outcomes[limit]} and {found}", False
+                outcomes[limit] = found
+        everything = _ids(items)
+
+        def sliced(limit: int) -> bool:
+            got = outcomes[limit]
+            if got is None:
+                return False
+            want = everything[:limit]
+            return got == want if self._ordered else len(got) == len(want)
+
+        positive_ok = all(sliced(n) for n in (0, 2, 5, 50))
+        if not positive_ok:
+            return f"limits 0, 2, 5, 50 gave {[outcomes[n] for n in (0, 2, 5, 50)]}", False
+        if sliced(-2) and sliced(-10):
+            observed = LimitPolicy.SLICE.value
+        elif outcomes[-2] is None and outcomes[-10] is None:
+            observed = LimitPolicy.REJECT_NEGATIVE.value
+        else:
+            observed = f"negative limits gave {outcomes[-2]} and {outcomes[-10]}"
+        return observed, observed == self.profile.limit_policy.value
+
+    async def _durability(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        item = _item(1, content="durable", tags=["d"], metadata={"k": "v"})
+        await self._fill(rec, [item])
+        rec.note("# close the store and open it again on the same backing")
+        async with open_store(self.factory, path) as reopened:
+            again = await Recorder(reopened).retrieve(item.id)
+        rec.note("await store.retrieve(UUID(int=1))")
+        if again is None:
+            observed = Durability.PROCESS.value
+        elif again == item and again.content == item.content:
+            observed = Durability.RESTART.value
+        else:
+            observed = f"reopened store returned {again!r}"
+        return observed, observed == self.profile.durability.value
+
+    async def _content(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        json_value = {"a": [1, 2.5, None, True, "ü✓"], "b": {"c": ""}, "big": 2**60}
+        plain = _item(1, content=json_value)
+        await self._fill(rec, [plain])
+        got = await rec.retrieve(plain.id)
+        if got is None or not _same(got.content, json_value):
+            return f"JSON content came back as {None if got is None else got.content!r}", False
+        refused: list[int] = []
+        for n, odd in ((2, {1, 2}), (3, math.nan), (4, math.inf), (5, {"k": Decimal("1.5")}), (6, (1, 2))):
+            item = _item(n, content=odd)
+            try:
+                await rec.store(item)
+            except TypeError:
+                refused.append(n)
+                if await rec.retrieve(item.id) is not None:
+                    return f"store raised TypeError for {odd!r} but wrote the item", False
+                continue
+            back = await self._retrieved(rec, item.id)
+            if back is None or not (back.content is odd or _same(back.content, odd)):
+                shown = None if back is None else back.content
+                return f"accepted {show(odd)} but returned {shown!r}", False
+        if refused == [2, 3, 4, 5, 6]:
+            observed = ContentKind.JSON_VALUES.value
+        elif not refused:
+            observed = ContentKind.ANY_OBJECT.value
+        else:
+            observed = f"refused some non-JSON contents only (items {refused})"
+        return observed, observed == self.profile.content.value
+
+    async def _round_trip(
+        self, rec: Recorder, field: str, value: Any, declared: RoundTrip
+    ) -> tuple[str, bool]:
+        item = _item(1, content="rt", **{field: value})
+        await self._fill(rec, [item])
+        got = await rec.retrieve(item.id)
+        assert got is not None, "retrieve returned None after store"
+        observed = RoundTrip.EXACT if _same(getattr(got, field), value) else RoundTrip.LOST
+        detail = "" if observed is RoundTrip.EXACT else f" ({getattr(got, field)!r})"
+        return observed.value + detail, observed is declared
+
+    async def _created_at(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        return await self._round_trip(rec, "created_at", 1767225600.1 + 1e-7, self.profile.created_at)
+
+    async def _metadata(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        value = {"nested": {"list": [1, 2.5, None, True, "ü✓"]}, "quote'\"key": "v", "": 0}
+        return await self._round_trip(rec, "metadata", value, self.profile.metadata)
+
+    async def _tags(self, rec: Recorder, path: Path) -> tuple[str, bool]:
+        return await self._round_trip(rec, "tags", ["b", "a", "a", "ü"], self.profile.tags)
+
+
+def _json_equal(a: object, b: object) -> bool:
+    """Equality of JSON values: numbers by value, but a bool is never a number."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        left, right = cast("dict[object, object]", a), cast("dict[object, object]", b)
+        return left.keys() == right.keys() and all(_json_equal(left[k], right[k]) for k in left)
+    if isinstance(a, list) and isinstance(b, list):
+        xs, ys = cast("list[object]", a), cast("list[object]", b)
+        return len(xs) == len(ys) and all(_json_equal(x, y) for x, y in zip(xs, ys, strict=True))
+    return bool(a == b)

@@ -1,0 +1,231 @@
+"""A hypothesis state machine that drives a store and the reference side by side.
+
+Only what the profile declares equal to [`InMemoryStore`][lionmem.InMemoryStore] is
+compared; a dimension that differs is left out of the generated queries. Needs
+hypothesis (`pip install "lionmem[testing]"`). See [ADR-0093][adr-0093].
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+from uuid import UUID
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,  # pyright: ignore[reportUnknownVariableType]
+)
+
+from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem.testing._harness import StoreFactory, open_store, show
+from lionmem.testing.profile import (
+    FidelityProfile,
+    FilterEquality,
+    LimitPolicy,
+    OnExistingId,
+    ResultOrder,
+    RoundTrip,
+    TagMatch,
+    TextMatch,
+    Visibility,
+)
+
+__all__ = ["compare_with_reference"]
+
+T = TypeVar("T")
+
+_EVENTUAL_WAIT = 2.0
+_WORDS = ["alpha", "Beta", "gamma", "ü", "50%", "a_b", "x\\y", ""]
+_TAGS = ["t1", "t2", "T1", "t3"]
+_KEYS = ["k", "j"]
+
+
+def _ordered(profile: FidelityProfile) -> bool:
+    """Whether results can be compared with the reference's as lists, not sets."""
+    return (
+        profile.result_order is ResultOrder.INSERTION
+        and profile.on_existing_id is OnExistingId.REPLACE_IN_PLACE
+    )
+
+
+def _strategies(profile: FidelityProfile) -> tuple[st.SearchStrategy[MemoryItem], st.SearchStrategy[MemoryQuery]]:
+    plain = [None, 0, 1, 2.5, "v", "V", [1, "v"], {"n": 1}]
+    if profile.filter_equality is FilterEquality.PYTHON:
+        plain += [True, False, 1.0]
+    if not profile.none_filter_matches_missing:
+        plain.remove(None)
+    values = st.sampled_from(plain)
+    content = st.one_of(
+        st.sampled_from(_WORDS),
+        st.lists(st.sampled_from(_WORDS), max_size=3).map(lambda w: " ".join(w)),
+        st.integers(-5, 500),
+        st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(_WORDS), max_size=2),
+        st.lists(st.sampled_from(_WORDS), max_size=2),
+        st.none(),
+    )
+    items = st.builds(
+        MemoryItem,
+        content=content,
+        tags=st.lists(st.sampled_from(_TAGS), max_size=3),
+        metadata=st.dictionaries(st.sampled_from(_KEYS), values, max_size=2),
+    )
+    text = st.none()
+    if profile.text_match is TextMatch.CASE_INSENSITIVE_SUBSTRING:
+        text = st.one_of(st.none(), st.sampled_from(["a", "A", "%", "_", "\\", "Ü", "5", "[", "'", "alpha b"]))
+    tags = st.none()
+    if profile.tag_match is TagMatch.ANY_OF:
+        tags = st.one_of(st.none(), st.lists(st.sampled_from(_TAGS), max_size=2))
+    filters = st.none()
+    if profile.filter_equality is not FilterEquality.UNSUPPORTED:
+        filters = st.one_of(st.none(), st.dictionaries(st.sampled_from(_KEYS), values, max_size=2))
+    ordered = _ordered(profile)
+    low = -6 if profile.limit_policy is LimitPolicy.SLICE and ordered else 0
+    limit = st.integers(low, 8) if ordered else st.just(1000)
+    queries = st.builds(MemoryQuery, text=text, tags=tags, filters=filters, limit=limit)
+    return items, queries
+
+
+class _AgainstReference(RuleBasedStateMachine):
+    """Drives `factory`'s store and an `InMemoryStore` with the same calls."""
+
+    factory: StoreFactory
+    profile: FidelityProfile
+    items: st.SearchStrategy[MemoryItem]
+    queries: st.SearchStrategy[MemoryQuery]
+    ordered: bool
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop = asyncio.new_event_loop()
+        self.workspace = tempfile.TemporaryDirectory(prefix="lionmem-kit-")
+        self.opened = open_store(type(self).factory, Path(self.workspace.name))
+        self.store = self.run(self.opened.__aenter__())
+        self.reference = InMemoryStore()
+        self.ids: list[UUID] = []
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return self.loop.run_until_complete(coroutine)
+
+    def teardown(self) -> None:
+        try:
+            self.run(self.opened.__aexit__(None, None, None))
+        finally:
+            self.loop.close()
+            self.workspace.cleanup()
+
+    def _settled(self, compare: Callable[[], str | None]) -> None:
+        """Assert `compare()` finds no difference; an eventual store gets time to converge."""
+        difference = compare()
+        if self.profile.visibility is Visibility.EVENTUAL:
+            deadline = time.monotonic() + _EVENTUAL_WAIT
+            while difference is not None and time.monotonic() < deadline:
+                self.run(asyncio.sleep(0.005))
+                difference = compare()
+        assert difference is None, difference
+
+    @rule(data=st.data())
+    def store_new(self, data: st.DataObject) -> None:
+        item = data.draw(self.items)
+        assert self.run(self.store.store(item.model_copy(deep=True))) == item.id
+        self.run(self.reference.store(item))
+        self.ids.append(item.id)
+
+    @precondition(lambda self: bool(self.ids))
+    @rule(data=st.data())
+    def replace(self, data: st.DataObject) -> None:
+        target = data.draw(st.sampled_from(self.ids))
+        fresh = data.draw(self.items)
+        newer = MemoryItem(id=target, content=fresh.content, tags=fresh.tags, metadata=fresh.metadata)
+        if self.profile.on_existing_id is OnExistingId.REJECT:
+            try:
+                self.run(self.store.store(newer.model_copy(deep=True)))
+            except ValueError:
+                return
+            raise AssertionError(f"on_existing_id: store({show(newer)}) was not rejected")
+        self.run(self.store.store(newer.model_copy(deep=True)))
+        self.run(self.reference.store(newer))
+
+    @precondition(lambda self: bool(self.ids))
+    @rule(data=st.data())
+    def retrieve(self, data: st.DataObject) -> None:
+        target = data.draw(st.sampled_from(self.ids))
+        want = self.run(self.reference.retrieve(target))
+        assert want is not None
+        fields = ["content"]
+        fields += [f for f in ("tags", "metadata") if getattr(self.profile, f) is RoundTrip.EXACT]
+
+        def compare() -> str | None:
+            got = self.run(self.store.retrieve(target))
+            if got is None:
+                return f"retrieve({target}) returned None"
+            if [getattr(got, f) for f in fields] != [getattr(want, f) for f in fields]:
+                return f"retrieve({target}) returned {show(got)}, the reference {show(want)}"
+            return None
+
+        self._settled(compare)
+
+    @rule(data=st.data())
+    def search(self, data: st.DataObject) -> None:
+        query = data.draw(self.queries)
+        want = [i.id for i in self.run(self.reference.search(query))]
+
+        def compare() -> str | None:
+            found = [i.id for i in self.run(self.store.search(query))]
+            agrees = found == want if self.ordered else sorted(found) == sorted(want)
+            if agrees:
+                return None
+            return f"search({show(query)}) returned {found}, the reference {want}"
+
+        self._settled(compare)
+
+    @invariant()
+    def nothing_lost(self) -> None:
+        if self.profile.visibility is Visibility.IMMEDIATE and self.ids:
+            assert self.run(self.store.retrieve(self.ids[-1])) is not None
+
+
+def compare_with_reference(
+    factory: StoreFactory,
+    profile: FidelityProfile,
+    *,
+    max_examples: int = 60,
+    step_count: int = 20,
+) -> None:
+    """Drive a store built by `factory` and an `InMemoryStore` with the same calls.
+
+    Raises:
+        AssertionError: a call disagrees on a dimension the profile declares equal.
+    """
+    items, queries = _strategies(profile)
+    machine = type(
+        "AgainstReference",
+        (_AgainstReference,),
+        {
+            "factory": staticmethod(factory),
+            "profile": profile,
+            "items": items,
+            "queries": queries,
+            "ordered": _ordered(profile),
+        },
+    )
+    run_state_machine_as_test(
+        machine,
+        settings=settings(
+            max_examples=max_examples,
+            stateful_step_count=step_count,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+            database=None,
+            # The same examples every run: a conformance verdict must not flicker.
+            derandomize=True,
+        ),
+    )

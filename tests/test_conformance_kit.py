@@ -1,0 +1,349 @@
+"""The conformance kit: clean on good stores, and each broken store caught by name."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import subprocess
+import sys
+from typing import Any, cast
+from uuid import UUID
+
+import pytest
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem.testing import (
+    CHECKS,
+    REFERENCE_PROFILE,
+    ConformanceFailure,
+    ConformanceKit,
+    FidelityProfile,
+    ReturnedObjects,
+    StoreFactory,
+    TextMatch,
+)
+from lionmem.testing.pytest_plugin import MemoryStoreContract
+
+
+class DictStore:
+    """A bare dict-backed store that hands out deep copies."""
+
+    def __init__(self) -> None:
+        self.items: dict[UUID, MemoryItem] = {}
+
+    async def store(self, item: MemoryItem) -> UUID:
+        if not isinstance(item, MemoryItem):
+            raise TypeError("DictStore stores MemoryItem")
+        self.items[item.id] = copy.deepcopy(item)
+        return item.id
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        found = self.items.get(item_id)
+        return copy.deepcopy(found)
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        if query.text and query.text.lower() not in str(item.content).lower():
+            return False
+        if query.tags and not set(query.tags) & set(item.tags):
+            return False
+        if query.filters:
+            return all(item.metadata.get(k) == v for k, v in query.filters.items())
+        return True
+
+    def order(self, found: list[MemoryItem]) -> list[MemoryItem]:
+        return found
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        found = [copy.deepcopy(i) for i in self.items.values() if self.matches(i, query)]
+        return self.order(found)[: query.limit]
+
+
+DICT_PROFILE = FidelityProfile(returned_objects=ReturnedObjects.COPIES)
+
+
+class TestReferenceStore(MemoryStoreContract):
+    @pytest.fixture
+    def memory_store_factory(self) -> StoreFactory:
+        return InMemoryStore
+
+    @pytest.fixture
+    def memory_store_profile(self) -> FidelityProfile:
+        return REFERENCE_PROFILE
+
+
+class TestDictStore(MemoryStoreContract):
+    @pytest.fixture
+    def memory_store_factory(self) -> StoreFactory:
+        return DictStore
+
+    @pytest.fixture
+    def memory_store_profile(self) -> FidelityProfile:
+        return DICT_PROFILE
+
+
+# -- broken stores ------------------------------------------------------------
+
+
+class SyncMethods:
+    def store(self, item: MemoryItem) -> UUID:
+        return item.id
+
+    def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return None
+
+    def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return []
+
+
+class WrongReturnType(DictStore):
+    async def store(self, item: MemoryItem) -> UUID:
+        await super().store(item)
+        return str(item.id)  # type: ignore[return-value]
+
+
+class CaseSensitiveText(DictStore):
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        if query.text and query.text not in str(item.content):
+            return False
+        return super().matches(item, query.model_copy(update={"text": None}))
+
+
+class DroppedFilter(DictStore):
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        return super().matches(item, query.model_copy(update={"filters": None}))
+
+
+class IgnoredLimit(DictStore):
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return await super().search(query.model_copy(update={"limit": 10_000}))
+
+
+class BrokenOrder(DictStore):
+    def order(self, found: list[MemoryItem]) -> list[MemoryItem]:
+        return sorted(found, key=lambda i: i.id)
+
+
+class CopiesClaimingLive(DictStore):
+    pass
+
+
+class LosesConcurrentWrites(DictStore):
+    async def store(self, item: MemoryItem) -> UUID:
+        snapshot = dict(self.items)
+        await asyncio.sleep(0)  # another task writes here and is overwritten below
+        snapshot[item.id] = copy.deepcopy(item)
+        self.items = snapshot
+        return item.id
+
+
+class IgnoresUnsupportedText(DictStore):
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        return super().matches(item, query.model_copy(update={"text": None}))
+
+
+class LimitSkippedWithText(DictStore):
+    """Passes every per-dimension probe; only the stateful comparison combines a text
+    predicate with a small limit."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.text:
+            query = query.model_copy(update={"limit": 10_000})
+        return await super().search(query)
+
+
+BROKEN: list[tuple[StoreFactory, FidelityProfile, str]] = [
+    (cast("StoreFactory", SyncMethods), REFERENCE_PROFILE, "protocol"),
+    (WrongReturnType, DICT_PROFILE, "protocol"),
+    (CaseSensitiveText, DICT_PROFILE, "text_match"),
+    (DroppedFilter, DICT_PROFILE, "filter_equality"),
+    (IgnoredLimit, DICT_PROFILE, "limit_policy"),
+    (BrokenOrder, DICT_PROFILE, "result_order"),
+    (CopiesClaimingLive, REFERENCE_PROFILE, "returned_objects"),
+    (LosesConcurrentWrites, DICT_PROFILE, "concurrent_writes"),
+    (IgnoresUnsupportedText, FidelityProfile(returned_objects=ReturnedObjects.COPIES, text_match=TextMatch.UNSUPPORTED), "text_match"),
+]
+
+
+@pytest.mark.parametrize(
+    ("factory", "profile", "dimension"), BROKEN, ids=[b[0].__name__ for b in BROKEN]
+)
+def test_a_broken_store_is_caught_with_the_right_dimension(
+    factory: StoreFactory, profile: FidelityProfile, dimension: str
+) -> None:
+    kit = ConformanceKit(factory, profile)
+    result = kit.check(dimension)
+    assert not result.passed
+    with pytest.raises(ConformanceFailure) as failure:
+        kit.assert_check(dimension)
+    message = str(failure.value)
+    assert message.startswith(f"{dimension}: declared {result.declared}, observed {result.observed}")
+    assert "minimal reproduction" in message
+    if dimension != "protocol" or factory is WrongReturnType:
+        assert "await store." in message
+
+
+def test_failures_say_what_was_declared_and_observed() -> None:
+    result = ConformanceKit(CaseSensitiveText, DICT_PROFILE).check("text_match")
+    assert result.declared == "case-insensitive substring of str(content)"
+    assert result.observed == "case-sensitive substring of str(content)"
+    assert "await store.search(MemoryQuery(text='hello', limit=10000))" in result.reproduction
+    dropped = ConformanceKit(DroppedFilter, DICT_PROFILE).check("filter_equality")
+    assert dropped.observed == "another rule"
+    lost = ConformanceKit(LosesConcurrentWrites, DICT_PROFILE).check("concurrent_writes")
+    assert lost.observed.endswith("not retrievable, 1 listed by search")
+
+
+def test_broken_stores_pass_the_dimensions_they_do_not_break() -> None:
+    assert ConformanceKit(CaseSensitiveText, DICT_PROFILE).check("tag_match").passed
+    assert ConformanceKit(BrokenOrder, DICT_PROFILE).check("text_match").passed
+
+
+def test_a_declared_difference_passes() -> None:
+    profile = FidelityProfile(
+        returned_objects=ReturnedObjects.COPIES, text_match=TextMatch.CASE_SENSITIVE_SUBSTRING
+    )
+    kit = ConformanceKit(CaseSensitiveText, profile)
+    assert kit.check("text_match").passed
+    assert kit.check("stateful").passed  # text is left out where it differs
+
+
+def test_the_stateful_comparison_catches_what_the_probes_miss() -> None:
+    kit = ConformanceKit(LimitSkippedWithText, DICT_PROFILE)
+    assert kit.check("text_match").passed and kit.check("limit_policy").passed
+    result = kit.check("stateful")
+    assert not result.passed and result.observed.startswith("search(MemoryQuery(text=")
+    assert "state = AgainstReference()" in result.reproduction
+
+
+def test_unknown_check_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown check 'speed'"):
+        ConformanceKit(InMemoryStore, REFERENCE_PROFILE).check("speed")
+
+
+def test_every_check_runs_in_run_all() -> None:
+    results = ConformanceKit(InMemoryStore, REFERENCE_PROFILE).run_all()
+    assert [r.dimension for r in results] == list(CHECKS)
+    assert all(r.passed for r in results)
+
+
+def test_profile_is_immutable_and_names_every_dimension() -> None:
+    with pytest.raises(AttributeError):
+        REFERENCE_PROFILE.text_match = TextMatch.OTHER  # type: ignore[misc]
+    fields = set(FidelityProfile.__dataclass_fields__)
+    assert fields <= set(CHECKS)
+
+
+def test_factories_may_return_awaitables_or_context_managers(tmp_path: Any) -> None:
+    from contextlib import asynccontextmanager
+
+    async def make() -> InMemoryStore:
+        return InMemoryStore()
+
+    @asynccontextmanager
+    async def managed(workspace: Any) -> Any:
+        yield InMemoryStore()
+
+    for factory in (make, managed):
+        assert ConformanceKit(factory, REFERENCE_PROFILE).check("protocol").passed
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lionmem", "check", *args],
+        capture_output=True,
+        text=True,
+        cwd=str(__import__("pathlib").Path(__file__).parent),
+    )
+
+
+def test_cli_check_prints_a_table_and_exits_zero_when_clean() -> None:
+    done = run_cli("lionmem:InMemoryStore")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["check", "declared", "observed"]
+    assert len([line for line in lines if line.endswith("  ok")]) == len(CHECKS)
+    assert lines[-1] == f"{len(CHECKS)} passed, 0 failed"
+
+
+def test_cli_check_exits_non_zero_on_a_mismatch() -> None:
+    done = run_cli(
+        "test_conformance_kit:CaseSensitiveText",
+        "--profile",
+        "test_conformance_kit:DICT_PROFILE",
+        "--only",
+        "text_match",
+        "--only",
+        "tag_match",
+    )
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[-1] == "1 passed, 1 failed"
+    assert "text_match" in done.stdout and "MISMATCH" in done.stdout
+    assert "await store.search(MemoryQuery(text='hello'" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["nocolon"], "not of the form module:attribute"),
+        (["no_such_module_xyz:f"], "cannot import"),
+        (["lionmem:Nope"], "has no attribute 'Nope'"),
+        (["lionmem:__all__"], "is not callable"),
+        (["lionmem:InMemoryStore", "--profile", "lionmem:InMemoryStore"], "not a FidelityProfile"),
+    ],
+)
+def test_cli_check_reports_bad_references(args: list[str], error: str) -> None:
+    done = run_cli(*args)
+    assert done.returncode == 2 and error in done.stderr
+
+
+# -- every declared alternative is checked, not just the reference's -----------
+
+from kit_stores import (  # noqa: E402
+    JSON_FILE_PROFILE,
+    LAGGING_PROFILE,
+    MOVING_PROFILE,
+    REFUSING_PROFILE,
+    REVERSED_PROFILE,
+    STRICT_PROFILE,
+    FORGETFUL_PROFILE,
+    ForgetfulRefusing,
+    JsonFileStore,
+    LaggingStore,
+    MovingStore,
+    RefusingStore,
+    ReversedStore,
+    StrictStore,
+)
+
+TRUTHFUL: list[tuple[StoreFactory, FidelityProfile]] = [
+    (RefusingStore, REFUSING_PROFILE),
+    (StrictStore, STRICT_PROFILE),
+    (MovingStore, MOVING_PROFILE),
+    (ReversedStore, REVERSED_PROFILE),
+    (LaggingStore, LAGGING_PROFILE),
+    (JsonFileStore, JSON_FILE_PROFILE),
+    (ForgetfulRefusing, FORGETFUL_PROFILE),
+]
+
+
+@pytest.mark.parametrize(("factory", "profile"), TRUTHFUL, ids=[t[0].__name__ for t in TRUTHFUL])
+def test_a_truthful_profile_passes_every_check(factory: StoreFactory, profile: FidelityProfile) -> None:
+    failed = [r for r in ConformanceKit(factory, profile).run_all() if not r.passed]
+    assert failed == []
+
+
+@pytest.mark.parametrize(("factory", "profile"), TRUTHFUL, ids=[t[0].__name__ for t in TRUTHFUL])
+def test_claiming_the_reference_profile_fails_where_they_differ(
+    factory: StoreFactory, profile: FidelityProfile
+) -> None:
+    kit = ConformanceKit(factory, REFERENCE_PROFILE)
+    failed = {r.dimension for r in kit.run_all(CHECKS[:-1]) if not r.passed}
+    differing = {
+        name
+        for name in FidelityProfile.__dataclass_fields__
+        if getattr(profile, name) != getattr(REFERENCE_PROFILE, name)
+    }
+    if factory is LaggingStore:
+        differing.remove("visibility")  # eventual stores are also caught as immediate misses
+        assert "visibility" in failed
+    assert differing <= failed
