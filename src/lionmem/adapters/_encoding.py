@@ -1,0 +1,88 @@
+"""How durable adapters turn a `MemoryItem` into rows and back, exactly.
+
+Content, tags and metadata are stored as JSON; only values that come back equal and
+of the same type are accepted. The text a search matches is computed here, in
+Python, when an item is written. Governed by [ADR-0096][adr-0096].
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, NamedTuple
+from uuid import UUID
+
+from lionmem.protocols.memory import MemoryItem
+
+__all__ = ["EncodedItem", "check_json", "decode_item", "encode_item", "fold"]
+
+_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+_loads = json.JSONDecoder().decode
+
+
+def check_json(value: object, path: str) -> None:
+    """Raise `TypeError` naming `path` unless `value` round-trips through JSON exactly."""
+    kind = type(value)
+    if value is None or kind is bool or kind is str or kind is int:
+        return
+    if kind is float:
+        if not math.isfinite(value):  # type: ignore[arg-type]
+            raise TypeError(f"{path} is {value!r}; NaN and infinity are not JSON values")
+        return
+    if kind is list:
+        for index, element in enumerate(value):  # type: ignore[arg-type]
+            check_json(element, f"{path}[{index}]")
+        return
+    if kind is dict:
+        for key, element in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str:
+                raise TypeError(f"{path} has a key {key!r}; JSON object keys are strings")
+            check_json(element, f"{path}[{key!r}]")
+        return
+    raise TypeError(f"{path} is a {kind.__name__}, not a JSON value")
+
+
+def fold(content: Any) -> str:
+    """The text a search matches against: the reference's `str(content).lower()`."""
+    return str(content).lower()
+
+
+class EncodedItem(NamedTuple):
+    """The columns of one stored item."""
+
+    id: str
+    created_at: float
+    content: str
+    folded: str
+    tags: str
+    metadata: str
+
+
+def encode_item(item: object) -> EncodedItem:
+    """Check and encode `item`; raise `TypeError` before anything is written."""
+    if not isinstance(item, MemoryItem):
+        raise TypeError(f"the store takes MemoryItem, got {type(item).__name__}")
+    check_json(item.content, "content")
+    check_json(item.tags, "tags")
+    check_json(item.metadata, "metadata")
+    return EncodedItem(
+        str(item.id),
+        item.created_at,
+        _dumps(item.content),
+        fold(item.content),
+        _dumps(item.tags),
+        _dumps(item.metadata),
+    )
+
+
+def decode_item(
+    item_id: str, created_at: float, content: str, tags: str, metadata: str
+) -> MemoryItem:
+    """Rebuild a stored item without validating again what `encode_item` checked."""
+    return MemoryItem.model_construct(
+        id=UUID(item_id),
+        created_at=created_at,
+        content=_loads(content),
+        tags=_loads(tags),
+        metadata=_loads(metadata),
+    )
