@@ -15,26 +15,36 @@ WORDS = ["apple", "river", "stone", "cloud", "ember", "frost", "maple", "orbit",
 
 
 def make_items(n: int, seed: int = 7) -> list[MemoryItem]:
+    """Notes with a common word pair (10% share one), a topic among 1,000 (0.1% share
+    one), a rare tag among 500 and a group tag among 20, a kind among 10 and an owner
+    among 1,000."""
     rng = random.Random(seed)
     return [
         MemoryItem(
-            content=f"Note {i}: the {rng.choice(WORDS)} near the {rng.choice(WORDS)}",
-            tags=[f"t{rng.randrange(50)}", f"t{rng.randrange(50)}"],
-            metadata={"kind": i % 10, "owner": f"u{i % 100}"},
+            content=(
+                f"Note {i}: the {rng.choice(WORDS)} near the {rng.choice(WORDS)} "
+                f"about w{rng.randrange(1000):04d}"
+            ),
+            tags=[f"t{rng.randrange(500)}", f"g{i % 20}"],
+            metadata={"kind": i % 10, "owner": f"u{i % 1000}"},
         )
         for i in range(n)
     ]
 
 
 def queries(n: int) -> dict[str, MemoryQuery]:
-    """Each kind of search, scanning everything (limit n) and with the default limit."""
-    kinds = {
+    """Each kind of search, selective (about 0.1-1% match) and broad (5-10% match),
+    scanning everything (limit n) and with the default limit of 20."""
+    kinds: dict[str, dict[str, Any]] = {
         "all": {},
-        "text": {"text": "APPLE near"},
-        "tags": {"tags": ["t3", "t4"]},
-        "filter": {"filters": {"kind": 3}},
-        "filter2": {"filters": {"kind": 3, "owner": "u13"}},
-        "combined": {"text": "river", "tags": ["t1", "t2", "t3"], "filters": {"kind": 1}},
+        "text": {"text": "W0042"},
+        "text.broad": {"text": "APPLE near"},
+        "tags": {"tags": ["t7", "t8"]},
+        "tags.broad": {"tags": ["g3"]},
+        "filter": {"filters": {"owner": "u42"}},
+        "filter.number": {"filters": {"kind": 3, "owner": "u13"}},
+        "filter.broad": {"filters": {"kind": 3}},
+        "combined": {"text": "river", "tags": ["g1", "g2"], "filters": {"kind": 1}},
         "miss": {"text": "no such words"},
     }
     out: dict[str, MemoryQuery] = {}

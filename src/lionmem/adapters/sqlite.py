@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Literal
 from uuid import UUID
 
-from lionmem.adapters._encoding import _loads, decode_item, encode_item
+from lionmem.adapters._encoding import EncodedItem, decode_item, encode_item, loads
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import (
@@ -25,7 +25,7 @@ from lionmem.testing.profile import (
     ReturnedObjects,
 )
 
-__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "SQLITE_PROFILE", "SQLiteMemoryStore"]
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SQLITE_PROFILE", "PendingOpen", "SQLiteMemoryStore"]
 
 APPLICATION_ID: Final = 0x4C4D454D
 """`PRAGMA application_id` of a lionmem database ("LMEM")."""
@@ -43,75 +43,115 @@ copies, items survive a restart and content must be a JSON value."""
 
 _HEADER = b"SQLite format 3\x00"
 
-# Each entry moves a database from the previous version to this one, in the same
-# transaction that records the new user_version.
-MIGRATIONS: Final[dict[int, str]] = {
-    1: """
-        CREATE TABLE items (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT,
-            id TEXT NOT NULL UNIQUE,
-            created_at REAL NOT NULL,
-            content TEXT NOT NULL,
-            folded TEXT NOT NULL,
-            tags TEXT NOT NULL,
-            metadata TEXT NOT NULL
-        );
-    """,
-    2: """
-        CREATE TABLE item_tags (
-            seq INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (seq, tag)
-        ) WITHOUT ROWID;
-        CREATE INDEX item_tags_by_tag ON item_tags (tag, seq);
-        CREATE TABLE item_meta (
-            seq INTEGER NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, value,
-            PRIMARY KEY (seq, key)
-        ) WITHOUT ROWID;
-        CREATE INDEX item_meta_by_value ON item_meta (key, value, kind, seq);
-        CREATE VIRTUAL TABLE items_text USING fts5(
-            folded, content='items', content_rowid='seq', tokenize='trigram case_sensitive 1'
-        );
-        CREATE TRIGGER items_inserted AFTER INSERT ON items BEGIN
-            INSERT INTO items_text (rowid, folded) VALUES (new.seq, new.folded);
-            INSERT INTO item_tags (seq, tag)
-                SELECT DISTINCT new.seq, value FROM json_each(new.tags);
-            INSERT INTO item_meta (seq, key, kind, value)
-                SELECT new.seq, key, type,
-                       CASE WHEN type IN ('object', 'array') THEN NULL ELSE value END
-                FROM json_each(new.metadata);
-        END;
-        CREATE TRIGGER items_updated AFTER UPDATE ON items BEGIN
-            INSERT INTO items_text (items_text, rowid, folded)
-                VALUES ('delete', old.seq, old.folded);
-            INSERT INTO items_text (rowid, folded) VALUES (new.seq, new.folded);
-            DELETE FROM item_tags WHERE seq = old.seq;
-            INSERT INTO item_tags (seq, tag)
-                SELECT DISTINCT new.seq, value FROM json_each(new.tags);
-            DELETE FROM item_meta WHERE seq = old.seq;
-            INSERT INTO item_meta (seq, key, kind, value)
-                SELECT new.seq, key, type,
-                       CASE WHEN type IN ('object', 'array') THEN NULL ELSE value END
-                FROM json_each(new.metadata);
-        END;
-        INSERT INTO item_tags (seq, tag)
-            SELECT DISTINCT items.seq, j.value FROM items, json_each(items.tags) AS j;
-        INSERT INTO item_meta (seq, key, kind, value)
-            SELECT items.seq, j.key, j.type,
-                   CASE WHEN j.type IN ('object', 'array') THEN NULL ELSE j.value END
-            FROM items, json_each(items.metadata) AS j;
-        INSERT INTO items_text (items_text) VALUES ('rebuild');
-    """,
-}
-
-_UPSERT = """
-    INSERT INTO items (id, created_at, content, folded, tags, metadata)
-    VALUES (?, ?, ?, ?, ?, ?)
-    ON CONFLICT (id) DO UPDATE SET
-        created_at = excluded.created_at, content = excluded.content,
-        folded = excluded.folded, tags = excluded.tags, metadata = excluded.metadata
+_ITEMS_V1 = """
+    CREATE TABLE items (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        created_at REAL NOT NULL,
+        body TEXT NOT NULL,
+        folded TEXT NOT NULL
+    )
 """
-_COLUMNS = "id, created_at, content, tags, metadata"
+
+# The search indexes are written from Python, not by json_each() in triggers: SQLite's
+# JSON functions cut strings at a NUL character, and a bound parameter does not.
+_INDEXES_V2 = [
+    """CREATE TABLE item_tags (
+        seq INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (seq, tag)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX item_tags_by_tag ON item_tags (tag, seq)",
+    """CREATE TABLE item_meta (
+        seq INTEGER NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, value,
+        PRIMARY KEY (seq, key)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX item_meta_by_value ON item_meta (key, value, kind, seq)",
+    """CREATE VIRTUAL TABLE items_text USING fts5(
+        indexed, content='', tokenize='trigram case_sensitive 1'
+    )""",
+]
+
+
+def _version_1(db: sqlite3.Connection) -> None:
+    db.execute(_ITEMS_V1)
+
+
+def _version_2(db: sqlite3.Connection) -> None:
+    for statement in _INDEXES_V2:
+        db.execute(statement)
+    rows = db.execute("SELECT seq, folded, body FROM items").fetchall()
+    for seq, folded, body in rows:
+        _content, tags, metadata = loads(body)
+        _index(db, seq, folded, tags, metadata)
+
+
+MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {1: _version_1, 2: _version_2}
+"""Each step moves a database from the previous version to this one, inside the
+transaction that records the new `user_version`."""
+
+_COLUMNS = "id, created_at, body"
 _INT64 = range(-(2**63), 2**63)
 _MIN_TRIGRAM = 3
+
+
+def _indexable(folded: str) -> str:
+    # FTS5 stops reading text at a NUL; index it as U+0001. The index only narrows the
+    # candidates and instr() on the real text decides, so the stand-in cannot mislead.
+    return folded.replace("\x00", "\x01")
+
+
+def _meta_row(value: object) -> tuple[str, object]:
+    """The (kind, comparable value) of a metadata value for the narrowing index."""
+    if value is None:
+        return "null", None
+    if value is True or value is False:
+        return ("true" if value else "false"), int(value)
+    if type(value) is int:
+        return "integer", value if value in _INT64 else float(value)
+    if type(value) is float:
+        return "real", value
+    if type(value) is str:
+        return "text", value
+    return ("array" if type(value) is list else "object"), None
+
+
+def _index(
+    db: sqlite3.Connection, seq: int, folded: str, tags: list[str], metadata: dict[str, Any]
+) -> None:
+    db.execute("INSERT INTO items_text (rowid, indexed) VALUES (?, ?)", (seq, _indexable(folded)))
+    db.executemany("INSERT INTO item_tags (seq, tag) VALUES (?, ?)", [(seq, t) for t in set(tags)])
+    db.executemany(
+        "INSERT INTO item_meta (seq, key, kind, value) VALUES (?, ?, ?, ?)",
+        [(seq, key, *_meta_row(value)) for key, value in metadata.items()],
+    )
+
+
+def _unindex(db: sqlite3.Connection, seq: int, folded: str) -> None:
+    # A contentless FTS5 table forgets a row only when given the text it indexed.
+    db.execute(
+        "INSERT INTO items_text (items_text, rowid, indexed) VALUES ('delete', ?, ?)",
+        (seq, _indexable(folded)),
+    )
+    db.execute("DELETE FROM item_tags WHERE seq = ?", (seq,))
+    db.execute("DELETE FROM item_meta WHERE seq = ?", (seq,))
+
+
+def _put(db: sqlite3.Connection, row: EncodedItem, tags: list[str], metadata: dict[str, Any]) -> None:
+    """Insert or replace one item in place, with its index rows."""
+    found = db.execute("SELECT seq, folded FROM items WHERE id = ?", (row.id,)).fetchone()
+    if found is None:
+        inserted = db.execute(
+            "INSERT INTO items (id, created_at, body, folded) VALUES (?, ?, ?, ?)", row
+        ).lastrowid
+        assert inserted is not None  # an INSERT into a rowid table always sets it
+        seq = inserted
+    else:
+        seq, old_folded = found
+        db.execute(
+            "UPDATE items SET created_at = ?, body = ?, folded = ? WHERE seq = ?",
+            (*row[1:], seq),
+        )
+        _unindex(db, seq, old_folded)
+    _index(db, seq, row.folded, tags, metadata)
 
 
 def _filter_clause(value: object) -> tuple[str, list[object]] | None:
@@ -119,18 +159,19 @@ def _filter_clause(value: object) -> tuple[str, list[object]] | None:
     value has no SQL form and Python alone must decide."""
     if value is None:
         return "seq NOT IN (SELECT seq FROM item_meta WHERE key = ? AND kind != 'null')", []
-    if type(value) is str:
+    kind = type(value)
+    if kind is str:
         return "seq IN (SELECT seq FROM item_meta WHERE key = ? AND value = ? AND kind = 'text')", [value]
-    if type(value) in (bool, int, float) and (type(value) is float or value in _INT64):  # type: ignore[operator]
-        # Python equality: True == 1 == 1.0. JSON true and false are stored as 1 and 0.
+    if kind is bool or kind is float or (kind is int and value in _INT64):
+        # Python equality: True == 1 == 1.0; the index stores true and false as 1 and 0.
         return (
             "seq IN (SELECT seq FROM item_meta WHERE key = ? AND value = ? "
             "AND kind IN ('integer', 'real', 'true', 'false'))",
             [value],
         )
-    if type(value) is list:
+    if kind is list:
         return "seq IN (SELECT seq FROM item_meta WHERE key = ? AND kind = 'array')", []
-    if type(value) is dict:
+    if kind is dict:
         return "seq IN (SELECT seq FROM item_meta WHERE key = ? AND kind = 'object')", []
     return None
 
@@ -174,7 +215,7 @@ class SQLiteMemoryStore:
         *,
         busy_timeout: float = 10.0,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
-    ) -> _Opening:
+    ) -> PendingOpen:
         """Open (creating or migrating) the database at `path`.
 
         Use as `async with SQLiteMemoryStore.open(path) as store:` or
@@ -188,7 +229,7 @@ class SQLiteMemoryStore:
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
         if busy_timeout < 0:
             raise ValueError(f"busy_timeout must not be negative, got {busy_timeout!r}")
-        return _Opening(Path(path), busy_timeout, synchronous)
+        return PendingOpen(Path(path), busy_timeout, synchronous)
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -233,14 +274,14 @@ class SQLiteMemoryStore:
                 JSON values; nothing is written.
             StoreClosedError: the store is closed.
         """
-        row = encode_item(item)
-        await self._on_writer(self._write, [row])
+        encoded = encode_item(item)
+        await self._on_writer(self._write, [(encoded, item.tags, item.metadata)])
         return item.id
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
         """Write several items in one transaction: all of them or, on error, none."""
         batch = list(items)
-        rows = [encode_item(item) for item in batch]
+        rows = [(encode_item(item), item.tags, item.metadata) for item in batch]
         await self._on_writer(self._write, rows)
         return [item.id for item in batch]
 
@@ -262,11 +303,12 @@ class SQLiteMemoryStore:
 
     # -- on the worker thread -------------------------------------------------------
 
-    def _write(self, rows: Sequence[tuple[object, ...]]) -> None:
+    def _write(self, rows: Sequence[tuple[EncodedItem, list[str], dict[str, Any]]]) -> None:
         db = self._writer
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.executemany(_UPSERT, rows)
+            for row, tags, metadata in rows:
+                _put(db, row, tags, metadata)
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -280,7 +322,7 @@ class SQLiteMemoryStore:
             if len(needle) >= _MIN_TRIGRAM:
                 # The trigram index narrows; instr() then decides exactly, wildcards and all.
                 clauses.append("seq IN (SELECT rowid FROM items_text WHERE items_text MATCH ?)")
-                params.append('"' + needle.replace('"', '""') + '"')
+                params.append('"' + _indexable(needle).replace('"', '""') + '"')
             clauses.append("instr(folded, ?) > 0")
             params.append(needle)
         if query.tags:
@@ -308,22 +350,23 @@ class SQLiteMemoryStore:
 
 
 def _rechecked(
-    rows: Iterable[tuple[str, float, str, str, str]], recheck: list[tuple[str, Any]], limit: int
+    rows: Iterable[tuple[str, float, str]], recheck: list[tuple[str, Any]], limit: int
 ) -> Generator[MemoryItem, None, None]:
     """Decode rows whose metadata satisfies Python equality, stopping at `limit`."""
     wanted = limit if limit >= 0 else -1
-    for item_id, created_at, content, tags, metadata in rows:
+    for row in rows:
         if wanted == 0:
             return
-        decoded = _loads(metadata)
-        if all(decoded.get(key) == value for key, value in recheck):
-            item = decode_item(item_id, created_at, content, tags, metadata)
+        item = decode_item(*row)
+        metadata = item.metadata
+        if all(metadata.get(key) == value for key, value in recheck):
             yield item
             wanted -= 1
 
 
-class _Opening:
-    """The pending open: await it, or use it as an async context manager."""
+class PendingOpen:
+    """A store being opened: await it for the store, or use it as an async context
+    manager that closes the store on exit."""
 
     def __init__(self, path: Path, busy_timeout: float, synchronous: str) -> None:
         self._path = path
@@ -410,23 +453,10 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
                 f"{SCHEMA_VERSION}; upgrade lionmem to open it"
             )
         for step in range(version + 1, SCHEMA_VERSION + 1):
-            for statement in _statements(MIGRATIONS[step]):
-                db.execute(statement)
+            MIGRATIONS[step](db)
         db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
-
-
-def _statements(script: str) -> list[str]:
-    """Split a migration script into statements (executescript would commit)."""
-    statements: list[str] = []
-    current = ""
-    for line in script.splitlines(keepends=True):
-        current += line
-        if sqlite3.complete_statement(current):
-            statements.append(current.strip())
-            current = ""
-    return [s for s in statements if s]

@@ -1,0 +1,127 @@
+"""SQLiteMemoryStore beside InMemoryStore, as ratios measured in one run.
+
+Run: python -m benchmarks.bench_sqlite [--sizes 1000,10000,100000]
+A ratio is SQLite's time over the in-memory store's; below 1 means SQLite is faster.
+Also reports the event loop's longest stall while SQLite searches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import best_of, make_items, queries
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem.adapters.sqlite import SQLiteMemoryStore
+
+
+async def longest_stall(store: SQLiteMemoryStore, query: MemoryQuery) -> float:
+    """The longest gap between ticks of a 1 ms heartbeat while `query` runs."""
+    worst = 0.0
+    running = True
+
+    async def heartbeat() -> None:
+        nonlocal worst
+        last = time.perf_counter()
+        while running:
+            await asyncio.sleep(0.001)
+            now = time.perf_counter()
+            worst = max(worst, now - last)
+            last = now
+
+    beat = asyncio.create_task(heartbeat())
+    await asyncio.sleep(0.005)
+    await store.search(query)
+    running = False
+    await beat
+    return worst
+
+
+def measure(n: int, items: list[MemoryItem], directory: Path) -> dict[str, tuple[float, float]]:
+    """{name: (in-memory seconds, sqlite seconds)}"""
+    repeat = 5 if n <= 10_000 else 3
+    results: dict[str, tuple[float, float]] = {}
+
+    async def run() -> None:
+        memory = InMemoryStore()
+        ids = [i.id for i in items]
+        sample = ids[:: max(1, n // 2000)]
+
+        async def fill(store: Any) -> None:
+            for item in items[: min(n, 5000)]:
+                await store.store(item)
+
+        async with SQLiteMemoryStore.open(directory / f"one-{n}.db") as one_by_one:
+            start = time.perf_counter()
+            await fill(memory)
+            mem_store = (time.perf_counter() - start) / min(n, 5000)
+            start = time.perf_counter()
+            await fill(one_by_one)
+            results["store (one call)"] = (mem_store, (time.perf_counter() - start) / min(n, 5000))
+
+        async with SQLiteMemoryStore.open(directory / f"bench-{n}.db") as sqlite:
+            start = time.perf_counter()
+            for chunk in range(0, n, 5000):
+                await sqlite.store_many(items[chunk : chunk + 5000])
+            batched = (time.perf_counter() - start) / n
+            for item in items:
+                await memory.store(item)
+            results["store_many (per item)"] = (mem_store, batched)
+
+            async def timed(store: Any, fn: Any) -> float:
+                best = float("inf")
+                for _ in range(repeat):
+                    start = time.perf_counter()
+                    await fn(store)
+                    best = min(best, time.perf_counter() - start)
+                return best
+
+            async def retrieve_all(store: Any) -> None:
+                for item_id in sample:
+                    await store.retrieve(item_id)
+
+            results["retrieve"] = (
+                await timed(memory, retrieve_all) / len(sample),
+                await timed(sqlite, retrieve_all) / len(sample),
+            )
+            for name, query in queries(n).items():
+                async def one(store: Any, q: MemoryQuery = query) -> None:
+                    await store.search(q)
+
+                results[name] = (await timed(memory, one), await timed(sqlite, one))
+            # The heartbeat ticks every 1 ms; its longest gap is compared with that tick.
+            selective = MemoryQuery(text="W0042", limit=n)
+            broad = MemoryQuery(filters={"kind": 3}, limit=n)
+            results["loop stall, selective text"] = (0.001, await longest_stall(sqlite, selective))
+            results["loop stall, broad filter"] = (0.001, await longest_stall(sqlite, broad))
+            gc.disable()
+            try:
+                stall = await longest_stall(sqlite, broad)
+            finally:
+                gc.enable()
+            results["loop stall, broad, gc off"] = (0.001, stall)
+
+    asyncio.run(run())
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        for n in (int(s) for s in args.sizes.split(",")):
+            items = make_items(n)
+            print(f"\n{n:,} items                 in-memory       sqlite    ratio")
+            for name, (mem, sql) in measure(n, items, Path(directory)).items():
+                unit, scale = ("µs", 1e6) if name.startswith(("store", "retrieve")) else ("ms", 1e3)
+                print(f"  {name:<27} {mem * scale:9.3f}{unit} {sql * scale:9.3f}{unit} {sql / mem:7.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,547 @@
+"""SQLiteMemoryStore: lifecycle, schema, exact semantics, durability and concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from uuid import UUID, uuid4
+
+import pytest
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.adapters import sqlite as sqlite_module
+from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
+from lionmem.adapters.sqlite import (
+    APPLICATION_ID,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    SQLITE_PROFILE,
+    SQLiteMemoryStore,
+)
+from lionmem.testing import FidelityProfile, StoreFactory
+from lionmem.testing.pytest_plugin import MemoryStoreContract
+
+SRC = str(Path(__file__).resolve().parent.parent / "src")
+
+
+def run(coro: Awaitable[Any]) -> Any:
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+def with_store(path: Path, body: Callable[[SQLiteMemoryStore], Awaitable[Any]]) -> Any:
+    async def scenario() -> Any:
+        async with SQLiteMemoryStore.open(path) as store:
+            return await body(store)
+
+    return run(scenario())
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class TestSQLiteContract(MemoryStoreContract):
+    @pytest.fixture
+    def memory_store_factory(self) -> StoreFactory:
+        return lambda workspace: SQLiteMemoryStore.open(workspace / "memory.db")
+
+    @pytest.fixture
+    def memory_store_profile(self) -> FidelityProfile:
+        return SQLITE_PROFILE
+
+
+# -- lifecycle ----------------------------------------------------------------
+
+
+def test_open_close_and_await_form(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = await SQLiteMemoryStore.open(tmp_path / "m.db")
+        item = MemoryItem(content="x")
+        await store.store(item)
+        was_open = not store.closed
+        await store.close()
+        await store.close()  # idempotent
+        assert was_open and store.closed and store.path == tmp_path / "m.db"
+        for call in (store.store(MemoryItem()), store.retrieve(item.id), store.search(MemoryQuery())):
+            with pytest.raises(StoreClosedError, match="is closed"):
+                await call
+        with pytest.raises(StoreClosedError):
+            await store.store_many([MemoryItem()])
+
+    run(scenario())
+
+
+def test_context_manager_closes_the_store(tmp_path: Path) -> None:
+    async def scenario() -> SQLiteMemoryStore:
+        async with SQLiteMemoryStore.open(tmp_path / "m.db") as store:
+            return store
+
+    assert run(scenario()).closed
+
+
+def test_no_hidden_default_location() -> None:
+    with pytest.raises(TypeError):
+        SQLiteMemoryStore.open()  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"synchronous": "OFF"}, "synchronous"), ({"busy_timeout": -1}, "busy_timeout")],
+)
+def test_bad_open_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        SQLiteMemoryStore.open(tmp_path / "m.db", **kwargs)
+
+
+def test_bad_call_arguments(tmp_path: Path) -> None:
+    async def body(store: SQLiteMemoryStore) -> None:
+        with pytest.raises(TypeError, match="UUID"):
+            await store.retrieve("not a uuid")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="MemoryQuery"):
+            await store.search({"text": "x"})  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="MemoryItem, got dict"):
+            await store.store({"content": "x"})  # type: ignore[arg-type]
+
+    with_store(tmp_path / "m.db", body)
+
+
+def test_wal_journal_and_versioned_schema(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with_store(path, lambda store: store.store(MemoryItem()))
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    assert db.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID,)
+
+
+# -- schema versions and foreign files ---------------------------------------------
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with_store(path, lambda store: store.store(MemoryItem()))
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.close()
+    with pytest.raises(IncompatibleDatabaseError, match="newer than this lionmem"):
+        with_store(path, lambda store: store.search(MemoryQuery()))
+
+
+def _version_one(path: Path, items: list[MemoryItem]) -> None:
+    from lionmem.adapters._encoding import encode_item
+
+    db = sqlite3.connect(path, isolation_level=None)
+    MIGRATIONS[1](db)
+    db.executemany(
+        "INSERT INTO items (id, created_at, body, folded) VALUES (?, ?, ?, ?)",
+        [encode_item(i) for i in items],
+    )
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db.execute("PRAGMA user_version = 1")
+    db.close()
+
+
+def test_an_older_schema_is_migrated_with_its_data(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    items = [
+        MemoryItem(content="Alpha Centauri", tags=["star"], metadata={"n": 1}),
+        MemoryItem(content="beta", tags=["greek"], metadata={"n": 2}),
+    ]
+    _version_one(path, items)
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        assert [i.id for i in await store.search(MemoryQuery(text="centauri"))] == [items[0].id]
+        assert [i.id for i in await store.search(MemoryQuery(tags=["greek"]))] == [items[1].id]
+        assert [i.id for i in await store.search(MemoryQuery(filters={"n": 2.0}))] == [items[1].id]
+
+    with_store(path, body)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+
+
+def test_a_failed_migration_leaves_the_old_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "old.db"
+    _version_one(path, [MemoryItem(content="kept")])
+    step_two = MIGRATIONS[2]
+
+    def half_done(db: sqlite3.Connection) -> None:
+        step_two(db)
+        db.execute("INSERT INTO no_such_table VALUES (1)")
+
+    monkeypatch.setitem(sqlite_module.MIGRATIONS, 2, half_done)
+    with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
+        with_store(path, lambda store: store.search(MemoryQuery()))
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone() == (1,)
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
+    assert "item_tags" not in tables
+    assert db.execute("SELECT body FROM items").fetchall() == [('["kept",[],{}]',)]
+
+
+def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    script = textwrap.dedent(f"""
+        import asyncio, sys
+        sys.path.insert(0, {SRC!r})
+        from lionmem import MemoryItem
+        from lionmem.adapters.sqlite import SQLiteMemoryStore
+        async def main():
+            async with SQLiteMemoryStore.open({str(path)!r}) as store:
+                await store.store(MemoryItem(content=sys.argv[1]))
+        asyncio.run(main())
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(n)]) for n in range(4)]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0, 0, 0]
+    found = with_store(path, lambda store: store.search(MemoryQuery(limit=100)))
+    assert sorted(i.content for i in found) == ["0", "1", "2", "3"]
+
+
+def test_a_file_that_is_not_sqlite_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("dear diary\n" * 100)
+    before = digest(path)
+    with pytest.raises(IncompatibleDatabaseError, match="not an SQLite database"):
+        with_store(path, lambda store: store.search(MemoryQuery()))
+    assert digest(path) == before and not Path(str(path) + "-wal").exists()
+
+
+def test_another_sqlite_database_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE users (name TEXT)")
+    db.commit()
+    db.close()
+    before = digest(path)
+    with pytest.raises(IncompatibleDatabaseError, match="not a lionmem one"):
+        with_store(path, lambda store: store.search(MemoryQuery()))
+    assert digest(path) == before
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("delete",)
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(IncompatibleDatabaseError, match="directory"):
+        with_store(tmp_path, lambda store: store.search(MemoryQuery()))
+
+
+# -- semantics ----------------------------------------------------------------------
+
+
+def search_contents(path: Path, items: list[MemoryItem], **query: Any) -> list[Any]:
+    async def body(store: SQLiteMemoryStore) -> list[Any]:
+        await store.store_many(items)
+        return [i.content for i in await store.search(MemoryQuery(**query))]
+
+    result: list[Any] = with_store(path, body)
+    return result
+
+
+@pytest.mark.parametrize(
+    ("needle", "expected"),
+    [
+        ("%", ["100% sure"]),
+        ("_", ["snake_case"]),
+        ("\\", ["back\\slash"]),
+        ("0% S", ["100% sure"]),
+        ("e_c", ["snake_case"]),
+        ("k\\s", ["back\\slash"]),
+        ("É", ["Écran", "ÉCOLE"]),
+        ("école", ["ÉCOLE"]),
+        ("'k'", [{"k": 1}]),
+        ("", ["100% sure", "snake_case", "back\\slash", "Écran", "ÉCOLE", {"k": 1}, "plain"]),
+    ],
+)
+def test_text_wildcards_are_literal_and_case_follows_python(
+    tmp_path: Path, needle: str, expected: list[Any]
+) -> None:
+    contents: list[Any] = ["100% sure", "snake_case", "back\\slash", "Écran", "ÉCOLE", {"k": 1}, "plain"]
+    items = [MemoryItem(content=c) for c in contents]
+    assert search_contents(tmp_path / "m.db", items, text=needle) == expected
+
+
+def test_tags_any_of_case_sensitive(tmp_path: Path) -> None:
+    items = [MemoryItem(content=n, tags=t) for n, t in ((1, ["a", "b"]), (2, ["A"]), (3, []), (4, ["b", "b"]))]
+    assert search_contents(tmp_path / "m.db", items, tags=["b", "zzz"]) == [1, 4]
+    assert search_contents(tmp_path / "n.db", items, tags=["A"]) == [2]
+
+
+def test_filters_python_equality_and_none_for_missing(tmp_path: Path) -> None:
+    metadata: list[dict[str, Any]] = [
+        {"n": 1}, {"n": 1.0}, {"n": True}, {"n": "1"}, {}, {"n": None}, {"n": [1, 2]}, {"n": {"a": [1]}},
+        {"n": 2**60}, {"n": 0}, {"n": False},
+    ]
+    items = [MemoryItem(content=i, metadata=m) for i, m in enumerate(metadata)]
+    path = tmp_path / "m.db"
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store.store_many(items)
+
+        async def ids(**filters: Any) -> list[Any]:
+            return [i.content for i in await store.search(MemoryQuery(filters=filters, limit=100))]
+
+        assert await ids(n=1) == [0, 1, 2]
+        assert await ids(n=True) == [0, 1, 2]
+        assert await ids(n="1") == [3]
+        assert await ids(n=None) == [4, 5]
+        assert await ids(n=[1, 2]) == [6] and await ids(n=[1.0, True + 1]) == [6]
+        assert await ids(n={"a": [1]}) == [7]
+        assert await ids(n=2**60) == [8] and await ids(n=2**60 + 1) == []
+        assert await ids(n=float(2**60)) == [8]
+        assert await ids(n=0) == [9, 10] and await ids(n=-0.0) == [9, 10]
+        assert await ids(n=2**70) == []
+        assert await ids(n=(1, 2)) == []  # a tuple never equals a JSON list
+        assert await ids(missing=None, n=1) == [0, 1, 2]
+
+    with_store(path, body)
+
+
+def test_limits_follow_the_reference(tmp_path: Path) -> None:
+    items = [MemoryItem(content=f"n{i}", metadata={"k": 1}) for i in range(5)]
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store.store_many(items)
+        for limit in (0, 2, 5, 9, -1, -4, -5, -9):
+            want = [i.content for i in items][:limit]
+            for query in (MemoryQuery(limit=limit), MemoryQuery(text="N", limit=limit), MemoryQuery(filters={"k": 1.0}, limit=limit)):
+                assert [i.content for i in await store.search(query)] == want, query
+
+    with_store(tmp_path / "m.db", body)
+
+
+def test_replace_keeps_position_and_returns_copies(tmp_path: Path) -> None:
+    a, b = MemoryItem(content="a", tags=["t"]), MemoryItem(content="b")
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store.store(a)
+        await store.store(b)
+        await store.store(MemoryItem(id=a.id, content="A", tags=["u"]))
+        found = await store.search(MemoryQuery())
+        assert [i.content for i in found] == ["A", "b"]
+        assert await store.search(MemoryQuery(tags=["t"])) == []
+        assert await store.search(MemoryQuery(text="a")) == [a]
+        found[0].tags.append("local")
+        again = await store.retrieve(a.id)
+        assert again is not None and again.tags == ["u"] and again is not found[0]
+
+    with_store(tmp_path / "m.db", body)
+
+
+def test_round_trip_is_exact(tmp_path: Path) -> None:
+    big = "ü✓ 𝄞 " * 200_000
+    item = MemoryItem(
+        content={"text": big, "nested": [1, 2.5, -0.0, None, True, {"deep": ["x", {}]}], "n": 2**62},
+        tags=["b", "a", "a", "ü"],
+        metadata={"quote'\"": {"list": [1, 1.0, True]}, "": None, "emoji": "🙂"},
+        created_at=1767225600.123456789,
+    )
+
+    async def body(store: SQLiteMemoryStore) -> MemoryItem | None:
+        await store.store(item)
+        return await store.retrieve(item.id)
+
+    got = with_store(tmp_path / "m.db", body)
+    assert got is not None
+    assert got.created_at.hex() == item.created_at.hex()
+    assert got.content == item.content and got.tags == item.tags and got.metadata == item.metadata
+    assert type(got.content["nested"][1]) is float and type(got.content["nested"][4]) is bool
+    assert math.copysign(1, got.content["nested"][2]) == -1
+    assert type(got.metadata["quote'\""]["list"][1]) is float
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"content": {1, 2}}, "content is a set, not a JSON value"),
+        ({"content": object()}, "content is a object, not a JSON value"),
+        ({"content": math.nan}, "content is nan; NaN and infinity"),
+        ({"content": [1, math.inf]}, r"content\[1\] is inf"),
+        ({"content": (1, 2)}, "content is a tuple"),
+        ({"content": {1: "x"}}, "content has a key 1"),
+        ({"metadata": {"k": {3}}}, r"metadata\['k'\] is a set"),
+    ],
+)
+def test_non_json_values_are_refused_and_nothing_is_written(
+    tmp_path: Path, fields: dict[str, Any], problem: str
+) -> None:
+    good = MemoryItem(content="good")
+    bad = MemoryItem(**fields)
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        with pytest.raises(TypeError, match=problem):
+            await store.store(bad)
+        with pytest.raises(TypeError, match=problem):
+            await store.store_many([good, bad])
+        assert await store.retrieve(bad.id) is None
+        assert await store.search(MemoryQuery()) == []
+
+    with_store(tmp_path / "m.db", body)
+
+
+HOSTILE = ["it's", 'say "hi"', "a.b", "$.a", "$", "[0]", "'; DROP TABLE items; --", "\\", "%", "k\x00z"]
+
+
+@pytest.mark.parametrize("key", HOSTILE)
+def test_hostile_keys_and_values_are_plain_data(tmp_path: Path, key: str) -> None:
+    item = MemoryItem(content=key, tags=[key], metadata={key: key, "other": 1})
+    decoy = MemoryItem(content="decoy", metadata={"other": 1})
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store.store_many([item, decoy])
+        assert await store.search(MemoryQuery(filters={key: key})) == [item]
+        assert await store.search(MemoryQuery(filters={key: None})) == [decoy]
+        assert await store.search(MemoryQuery(tags=[key])) == [item]
+        assert item in await store.search(MemoryQuery(text=key))
+        assert len(await store.search(MemoryQuery(limit=100))) == 2
+
+    with_store(tmp_path / "m.db", body)
+
+
+def test_store_many_is_all_or_nothing_and_replaces(tmp_path: Path) -> None:
+    first = MemoryItem(content="1")
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        assert await store.store_many([first, MemoryItem(id=first.id, content="2")]) == [first.id] * 2
+        got = await store.retrieve(first.id)
+        assert got is not None and got.content == "2"
+        assert len(await store.search(MemoryQuery())) == 1
+
+    with_store(tmp_path / "m.db", body)
+
+
+# -- durability -----------------------------------------------------------------------
+
+
+def test_items_survive_close_and_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    items = [MemoryItem(content=f"item {i}", tags=["t"], metadata={"i": i}) for i in range(50)]
+    with_store(path, lambda store: store.store_many(items))
+
+    async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
+        return await store.search(MemoryQuery(limit=1000))
+
+    again = with_store(path, body)
+    assert [(i.id, i.content, i.metadata) for i in again] == [(i.id, i.content, i.metadata) for i in items]
+
+
+def test_sigkill_in_a_stream_of_writes_loses_no_acknowledged_item(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    script = textwrap.dedent(f"""
+        import asyncio, sys, uuid
+        sys.path.insert(0, {SRC!r})
+        from lionmem import MemoryItem
+        from lionmem.adapters.sqlite import SQLiteMemoryStore
+        async def main():
+            store = await SQLiteMemoryStore.open({str(path)!r})
+            n = 0
+            while True:
+                item = MemoryItem(id=uuid.UUID(int=n + 1), content={{"n": n, "pad": "x" * (n % 5000)}}, tags=[str(n)])
+                await store.store(item)
+                print(n, flush=True)
+                n += 1
+        asyncio.run(main())
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    acknowledged = []
+    for line in proc.stdout:
+        acknowledged.append(int(line))
+        if len(acknowledged) >= 400:
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    acknowledged += [int(line) for line in proc.stdout.read().split()]
+    proc.stdout.close()
+    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+    async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
+        return await store.search(MemoryQuery(limit=1_000_000))
+
+    found = with_store(path, body)
+    by_number = {i.content["n"]: i for i in found}
+    assert set(acknowledged) <= set(by_number)
+    for n, item in by_number.items():  # no half-written item: every field is whole
+        assert item.id == UUID(int=n + 1) and item.tags == [str(n)]
+        assert item.content == {"n": n, "pad": "x" * (n % 5000)}
+    assert sorted(by_number) == list(range(len(by_number)))
+
+
+# -- concurrency --------------------------------------------------------------------------
+
+
+def test_hundreds_of_concurrent_tasks_lose_nothing(tmp_path: Path) -> None:
+    items = [MemoryItem(content=i, tags=[f"t{i % 7}"]) for i in range(500)]
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await asyncio.gather(*(store.store(i) for i in items))
+        searches = await asyncio.gather(*(store.search(MemoryQuery(tags=["t3"], limit=1000)) for _ in range(20)))
+        assert all(len(s) == len([i for i in items if i.tags == ["t3"]]) for s in searches)
+        assert sorted(i.content for i in await store.search(MemoryQuery(limit=1000))) == list(range(500))
+
+    with_store(tmp_path / "m.db", body)
+
+
+def test_two_processes_writing_one_file_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with_store(path, lambda store: store.search(MemoryQuery()))
+    script = textwrap.dedent(f"""
+        import asyncio, sys
+        sys.path.insert(0, {SRC!r})
+        from lionmem import MemoryItem
+        from lionmem.adapters.sqlite import SQLiteMemoryStore
+        async def main(who):
+            async with SQLiteMemoryStore.open({str(path)!r}) as store:
+                for i in range(300):
+                    await store.store(MemoryItem(content=f"{{who}}-{{i}}", tags=[who]))
+        asyncio.run(main(sys.argv[1]))
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", script, who]) for who in ("a", "b")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+
+    async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
+        return await store.search(MemoryQuery(limit=10_000))
+
+    found = sorted(i.content for i in with_store(path, body))
+    assert found == sorted([f"a-{i}" for i in range(300)] + [f"b-{i}" for i in range(300)])
+
+
+def test_a_long_search_does_not_hold_the_event_loop(tmp_path: Path) -> None:
+    items = [MemoryItem(content=f"row {i} " + "x" * 50, metadata={"k": i % 3}) for i in range(20_000)]
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store.store_many(items)
+        ticks = 0
+        searching = True
+
+        async def heartbeat() -> None:
+            nonlocal ticks
+            while searching:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        beat = asyncio.create_task(heartbeat())
+        await asyncio.sleep(0)
+        before = ticks
+        found = await store.search(MemoryQuery(filters={"k": 1.0}, limit=-1))
+        searching = False
+        await beat
+        assert len(found) == len([i for i in items if i.metadata["k"] == 1]) - 1
+        assert ticks - before > 10  # the loop kept running while the thread searched
+
+    with_store(tmp_path / "m.db", body)
+
+
+def test_import_lionmem_does_not_import_the_adapter() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", "import lionmem, sys; lionmem.MemoryItem; lionmem.Session; "
+         "print(any(m.startswith('lionmem.adapters') for m in sys.modules), 'sqlite3' in sys.modules)"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert out == ["False", "False"]
