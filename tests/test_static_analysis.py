@@ -36,7 +36,7 @@ def test_mypy_checks_the_lazy_init_module_itself() -> None:
 def test_pyright_strict_passes_on_src_and_typing_tests() -> None:
     pyright = shutil.which("pyright", path=str(Path(sys.executable).parent))
     assert pyright is not None, "pyright is installed by the test extra"
-    done = run(pyright)
+    done = run(pyright, "--pythonpath", sys.executable)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 errors" in done.stdout
 

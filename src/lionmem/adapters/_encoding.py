@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple, cast
 from uuid import UUID
 
 from lionmem.protocols.memory import MemoryItem
 
-__all__ = ["EncodedItem", "check_json", "decode_item", "encode_item", "fold", "loads"]
+__all__ = [
+    "EncodedItem",
+    "check_json",
+    "decode_item",
+    "encode_item",
+    "fold",
+    "loads",
+    "matching",
+    "needs_recheck",
+]
 
 _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 loads = json.JSONDecoder().decode
@@ -101,3 +111,28 @@ def decode_item(item_id: str, created_at: float, body: str) -> MemoryItem:
     _set(item, "__pydantic_extra__", None)
     _set(item, "__pydantic_private__", None)
     return item
+
+
+def needs_recheck(value: object) -> bool:
+    """Whether a filter value needs Python's `==` after the database narrowed the rows.
+
+    A string or `None` is decided exactly in SQL; numbers (where `True == 1 == 1.0`),
+    lists, objects and non-JSON values are not.
+    """
+    return value is not None and type(value) is not str
+
+
+def matching(
+    rows: Iterable[tuple[str, float, str]], recheck: list[tuple[str, Any]], limit: int
+) -> Iterator[MemoryItem]:
+    """Decode rows whose metadata passes `recheck` with Python equality, in order,
+    stopping after `limit` matches when `limit` is not negative."""
+    wanted = limit if limit >= 0 else -1
+    for row in rows:
+        if wanted == 0:
+            return
+        item = decode_item(*row)
+        metadata = item.metadata
+        if all(metadata.get(key) == value for key, value in recheck):
+            yield item
+            wanted -= 1

@@ -15,7 +15,14 @@ from types import TracebackType
 from typing import Any, Final, Literal
 from uuid import UUID
 
-from lionmem.adapters._encoding import EncodedItem, decode_item, encode_item, loads
+from lionmem.adapters._encoding import (
+    EncodedItem,
+    decode_item,
+    encode_item,
+    loads,
+    matching,
+    needs_recheck,
+)
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import (
@@ -335,7 +342,7 @@ class SQLiteMemoryStore:
             if narrowing is not None:
                 clauses.append(narrowing[0])
                 params.extend([key, *narrowing[1]])
-            if type(value) is not str and value is not None:
+            if needs_recheck(value):
                 recheck.append((key, value))
         sql = f"SELECT {_COLUMNS} FROM items"
         if clauses:
@@ -345,23 +352,8 @@ class SQLiteMemoryStore:
         if not recheck and limit >= 0:
             rows = self._writer.execute(sql + " LIMIT ?", (*params, limit)).fetchall()
             return [decode_item(*row) for row in rows]
-        matches = list(_rechecked(self._writer.execute(sql, params), recheck, limit))
+        matches = list(matching(self._writer.execute(sql, params), recheck, limit))
         return matches[:limit]
-
-
-def _rechecked(
-    rows: Iterable[tuple[str, float, str]], recheck: list[tuple[str, Any]], limit: int
-) -> Generator[MemoryItem, None, None]:
-    """Decode rows whose metadata satisfies Python equality, stopping at `limit`."""
-    wanted = limit if limit >= 0 else -1
-    for row in rows:
-        if wanted == 0:
-            return
-        item = decode_item(*row)
-        metadata = item.metadata
-        if all(metadata.get(key) == value for key, value in recheck):
-            yield item
-            wanted -= 1
 
 
 class PendingOpen:

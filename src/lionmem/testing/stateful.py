@@ -22,7 +22,7 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
-    run_state_machine_as_test,  # pyright: ignore[reportUnknownVariableType]
+    run_state_machine_as_test,
 )
 
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery

@@ -1,0 +1,427 @@
+"""`PostgresMemoryStore`: one store shared by many processes and machines.
+
+Governed by [ADR-0097][adr-0097]. Needs the `postgres` extra (psycopg 3 and
+psycopg_pool); `import lionmem` never imports this module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator, Iterable
+from types import TracebackType
+from typing import Any, Final, LiteralString, cast
+from uuid import UUID
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from lionmem.adapters._encoding import (
+    EncodedItem,
+    decode_item,
+    encode_item,
+    matching,
+    needs_recheck,
+)
+from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.testing.profile import ContentKind, Durability, FidelityProfile, ReturnedObjects
+
+__all__ = [
+    "POSTGRES_PROFILE",
+    "SCHEMA_VERSION",
+    "PendingOpen",
+    "PostgresMemoryStore",
+    "StoreUnavailableError",
+]
+
+SCHEMA_VERSION: Final = 1
+"""The schema this code writes, recorded in `lionmem_schema.version`."""
+
+POSTGRES_PROFILE: Final = FidelityProfile(
+    returned_objects=ReturnedObjects.COPIES,
+    durability=Durability.RESTART,
+    content=ContentKind.JSON_VALUES,
+)
+"""What `PostgresMemoryStore` promises: the same as the SQLite store."""
+
+_NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
+_EXACT_NUMBER = 2**53
+_LOCK_KEY = 0x4C4D454D  # "LMEM": serialises schema work across every process
+
+_SCHEMA: list[LiteralString] = [
+    """CREATE TABLE lionmem_items (
+        namespace text NOT NULL,
+        id uuid NOT NULL,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        created_at double precision NOT NULL,
+        body text NOT NULL,
+        folded text NOT NULL,
+        tags text[] NOT NULL,
+        metadata jsonb NOT NULL,
+        PRIMARY KEY (namespace, id)
+    )""",
+    "CREATE INDEX lionmem_items_order ON lionmem_items (namespace, seq)",
+    "CREATE INDEX lionmem_items_tags ON lionmem_items USING gin (tags)",
+    "CREATE INDEX lionmem_items_metadata ON lionmem_items USING gin (metadata jsonb_path_ops)",
+]
+_TRIGRAM_INDEX: LiteralString = (
+    "CREATE INDEX lionmem_items_text ON lionmem_items USING gin (folded gin_trgm_ops)"
+)
+
+_UPSERT: LiteralString = """
+    INSERT INTO lionmem_items (namespace, id, created_at, body, folded, tags, metadata)
+    VALUES (%s, %s, %s, %s, %s, %s, %s)
+    ON CONFLICT (namespace, id) DO UPDATE SET
+        created_at = excluded.created_at, body = excluded.body, folded = excluded.folded,
+        tags = excluded.tags, metadata = excluded.metadata
+"""
+
+
+class StoreUnavailableError(ConnectionError):
+    """The server could not be reached, or did not answer, within the timeout."""
+
+
+def _has_nul(value: object) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in cast("list[object]", value))
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in cast("dict[str, object]", value).items())
+    return False
+
+
+def _row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
+    encoded: EncodedItem = encode_item(item)
+    if _has_nul(item.content) or _has_nul(item.tags) or _has_nul(item.metadata):
+        raise TypeError("PostgreSQL text cannot hold the character U+0000")
+    return (
+        namespace, item.id, encoded.created_at, encoded.body, encoded.folded,
+        list(item.tags), Jsonb(item.metadata),
+    )
+
+
+def _filter_clause(key: str, value: object) -> tuple[LiteralString, list[object]] | None:
+    """SQL narrowing one filter without dropping a match, or `None` to leave it to Python."""
+    if value is None:
+        return "(NOT metadata ? %s OR metadata -> %s = 'null'::jsonb)", [key, key]
+    kind = type(value)
+    if kind is str:
+        return "metadata @> %s", [Jsonb({key: value})]
+    if kind in (bool, int, float) and abs(cast(float, value)) <= _EXACT_NUMBER:
+        # Python equality: True == 1 == 1.0, but JSON true is not the number 1.
+        number = Jsonb({key: int(cast(bool, value)) if kind is bool else value})
+        if value in (0, 1):
+            return "(metadata @> %s OR metadata @> %s)", [number, Jsonb({key: bool(value)})]
+        return "metadata @> %s", [number]
+    if kind is list:
+        return "jsonb_typeof(metadata -> %s) = 'array'", [key]
+    if kind is dict:
+        return "jsonb_typeof(metadata -> %s) = 'object'", [key]
+    return None
+
+
+def _unavailable(conninfo: str, error: Exception) -> StoreUnavailableError:
+    message = str(error)
+    password = conninfo_to_dict(conninfo).get("password")
+    if password:
+        message = message.replace(str(password), "***")
+    return StoreUnavailableError(f"PostgreSQL at {_redacted(conninfo)} is unavailable: {message}")
+
+
+def _redacted(conninfo: str) -> str:
+    parts = conninfo_to_dict(conninfo)
+    if "password" in parts:
+        parts["password"] = "***"
+    return make_conninfo("", **parts)
+
+
+class PostgresMemoryStore:
+    """A `MemoryStore` in PostgreSQL, bound to one namespace of one database.
+
+    Every process that opens the same database and namespace shares the items; two
+    namespaces never see each other, and the same id may live in both. The rules are
+    the reference's, as in the SQLite store: insertion order by a sequence assigned at
+    first store, replacement in place, the case-insensitive substring of
+    `str(content)` (computed when written), any-of tags, Python-equality filters with
+    `None` matching a missing key, slice limits. See [ADR-0097][adr-0097].
+
+    Examples:
+        ```python
+        async with PostgresMemoryStore.open(dsn, namespace="support") as store:
+            await store.store(MemoryItem(content="kept"))
+        ```
+    """
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]],
+        namespace: str,
+        conninfo: str,
+        trigram: bool,
+    ) -> None:
+        """Use [`open`][lionmem.adapters.postgres.PostgresMemoryStore.open] instead."""
+        self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = pool
+        self._conninfo = conninfo
+        self.namespace = namespace
+        """The namespace this store reads and writes."""
+        self.trigram = trigram
+        """Whether text search can use a `pg_trgm` index (else it scans)."""
+
+    @classmethod
+    def open(
+        cls,
+        dsn: str,
+        *,
+        namespace: str,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 10.0,
+        statement_timeout: float = 30.0,
+    ) -> PendingOpen:
+        """Connect, create or check the schema, and bind the store to `namespace`.
+
+        `timeout` bounds waiting for a connection (and each connection attempt);
+        `statement_timeout` bounds each statement on the server.
+
+        Raises:
+            ValueError: an invalid namespace or pool setting.
+            IncompatibleDatabaseError: the schema is newer than this lionmem.
+            StoreUnavailableError: the server cannot be reached in time.
+        """
+        if not _NAMESPACE.fullmatch(namespace):
+            raise ValueError(
+                f"namespace {namespace!r} must be 1-63 letters, digits, '_', '.' or '-', "
+                "not starting with '.' or '-'"
+            )
+        if not 1 <= min_size <= max_size:
+            raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
+        if timeout <= 0 or statement_timeout <= 0:
+            raise ValueError("timeout and statement_timeout must be positive")
+        return PendingOpen(dsn, namespace, min_size, max_size, timeout, statement_timeout)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._pool is None else "open"
+        return f"<PostgresMemoryStore {_redacted(self._conninfo)!r} namespace={self.namespace!r} {state}>"
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` has been called."""
+        return self._pool is None
+
+    async def close(self) -> None:
+        """Close every connection; later calls raise `StoreClosedError`. Idempotent."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def __aenter__(self) -> PostgresMemoryStore:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def _live_pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
+        if self._pool is None:
+            raise StoreClosedError(f"the PostgresMemoryStore for {self.namespace!r} is closed")
+        return self._pool
+
+
+    async def _execute(
+        self, query: sql.Composed | LiteralString, params: Iterable[object] = ()
+    ) -> list[tuple[Any, ...]]:
+        pool = self._live_pool()
+        try:
+            async with pool.connection() as conn:
+                cursor = await conn.execute(query, list(params))
+                return await cursor.fetchall() if cursor.description else []
+        except (PoolTimeout, psycopg.OperationalError) as exc:
+            raise _unavailable(self._conninfo, exc) from None
+
+    # -- the protocol ------------------------------------------------------------------
+
+    async def store(self, item: MemoryItem) -> UUID:
+        """Write `item`, replacing in place an item with its id in this namespace.
+
+        Raises:
+            TypeError: not a `MemoryItem`, a value that is not JSON, or a U+0000
+                character; nothing is written.
+            StoreUnavailableError: the server did not answer in time.
+        """
+        row = _row(self.namespace, item)
+        await self._execute(_UPSERT, row)
+        return item.id
+
+    async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
+        """Write several items in one transaction: all of them or, on error, none."""
+        batch = list(items)
+        rows = [_row(self.namespace, item) for item in batch]
+        pool = self._live_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
+                await cursor.executemany(_UPSERT, rows)
+        except (PoolTimeout, psycopg.OperationalError) as exc:
+            raise _unavailable(self._conninfo, exc) from None
+        return [item.id for item in batch]
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        """Return a copy of the item with `item_id` in this namespace, or `None`."""
+        if not isinstance(item_id, UUID):
+            raise TypeError(f"item_id must be a UUID, got {type(item_id).__name__}")
+        rows = await self._execute(
+            "SELECT id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND id = %s",
+            (self.namespace, item_id),
+        )
+        return decode_item(*rows[0]) if rows else None
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Return copies of the items matching `query`, in insertion order."""
+        statement, params, recheck, pushed = self._plan(query)
+        rows = await self._execute(statement, params)
+        if pushed:
+            return [decode_item(*row) for row in rows]
+        return list(matching(rows, recheck, query.limit))[: query.limit]
+
+    async def explain(self, query: MemoryQuery) -> str:
+        """The server's plan for `query`, as `EXPLAIN` prints it."""
+        statement, params, _, _ = self._plan(query)
+        rows = await self._execute(sql.SQL("EXPLAIN ") + statement, params)
+        return "\n".join(str(row[0]) for row in rows)
+
+    def _plan(
+        self, query: MemoryQuery
+    ) -> tuple[sql.Composed, list[object], list[tuple[str, Any]], bool]:
+        if not isinstance(query, MemoryQuery):
+            raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
+        clauses: list[sql.Composable] = [sql.SQL("namespace = %s")]
+        params: list[object] = [self.namespace]
+        if query.text:
+            needle = query.text.lower()
+            if "\x00" in needle:
+                clauses.append(sql.SQL("false"))  # no stored text holds U+0000
+            else:
+                escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                # LIKE lets a pg_trgm index narrow; strpos() decides, wildcards and all.
+                clauses.append(sql.SQL("folded LIKE %s AND strpos(folded, %s) > 0"))
+                params += [f"%{escaped}%", needle]
+        if query.tags:
+            clauses.append(sql.SQL("tags && %s::text[]"))
+            params.append(list(query.tags))
+        recheck: list[tuple[str, Any]] = []
+        for key, value in (query.filters or {}).items():
+            narrowing = _filter_clause(key, value)
+            if narrowing is not None:
+                clauses.append(sql.SQL(narrowing[0]))
+                params += narrowing[1]
+            if needs_recheck(value):
+                recheck.append((key, value))
+        statement = sql.SQL(
+            "SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq"
+        ).format(sql.SQL(" AND ").join(clauses))
+        pushed = not recheck and query.limit >= 0
+        if pushed:
+            statement += sql.SQL(" LIMIT %s")
+            params.append(query.limit)
+        return statement, params, recheck, pushed
+
+
+class PendingOpen:
+    """A store being opened: await it for the store, or use it as an async context
+    manager that closes the store on exit."""
+
+    def __init__(
+        self, dsn: str, namespace: str, min_size: int, max_size: int, timeout: float,
+        statement_timeout: float,
+    ) -> None:
+        self._conninfo = make_conninfo(
+            dsn, connect_timeout=max(1, round(timeout)),
+            options=f"-c statement_timeout={int(statement_timeout * 1000)}",
+        )
+        self._namespace = namespace
+        self._min_size = min_size
+        self._max_size = max_size
+        self._timeout = timeout
+        self._store: PostgresMemoryStore | None = None
+
+    def __await__(self) -> Generator[Any, None, PostgresMemoryStore]:
+        return self._open().__await__()
+
+    async def __aenter__(self) -> PostgresMemoryStore:
+        self._store = await self._open()
+        return self._store
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._store is not None:
+            await self._store.close()
+
+    async def _open(self) -> PostgresMemoryStore:
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+            self._conninfo,
+            min_size=self._min_size,
+            max_size=self._max_size,
+            timeout=self._timeout,
+            kwargs={"autocommit": True},
+            check=AsyncConnectionPool.check_connection,
+            open=False,
+        )
+        store = PostgresMemoryStore(pool, self._namespace, self._conninfo, trigram=False)
+        try:
+            await pool.open(wait=True, timeout=self._timeout)
+            async with pool.connection() as conn:
+                store.trigram = await _migrate(conn)
+        except (PoolTimeout, psycopg.OperationalError) as exc:
+            await pool.close()
+            raise _unavailable(self._conninfo, exc) from None
+        except BaseException:
+            await pool.close()
+            raise
+        return store
+
+
+async def _migrate(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """Create or check the schema; return whether a trigram index exists.
+
+    An advisory lock taken inside the transaction serialises every process that
+    opens the database at once, so the schema is created exactly once.
+    """
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS lionmem_schema ("
+            " singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),"
+            " version integer NOT NULL)"
+        )
+        found = await (await conn.execute("SELECT version FROM lionmem_schema")).fetchone()
+        version = found[0] if found else 0
+        if version > SCHEMA_VERSION:
+            raise IncompatibleDatabaseError(
+                f"the lionmem schema in this database is version {version}, newer than this "
+                f"lionmem's {SCHEMA_VERSION}; upgrade lionmem to use it"
+            )
+        if version < 1:
+            for statement in _SCHEMA:
+                await conn.execute(statement)
+            try:
+                async with conn.transaction():
+                    await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+                    await conn.execute(_TRIGRAM_INDEX)
+            except psycopg.Error:
+                pass  # no pg_trgm here: text search scans, with the same results
+            await conn.execute(
+                "INSERT INTO lionmem_schema (version) VALUES (%s)", [SCHEMA_VERSION]
+            )
+        indexed = await (
+            await conn.execute(
+                "SELECT count(*) FROM pg_indexes WHERE indexname = 'lionmem_items_text'"
+            )
+        ).fetchone()
+        return bool(indexed and indexed[0])

@@ -1,0 +1,109 @@
+"""A throwaway PostgreSQL server for tests and benchmarks, from the local binaries.
+
+`initdb` refuses to run as root, so as root the server runs as the `postgres` user
+that Debian's package creates. The server listens on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ENV_URL = "LIONMEM_TEST_POSTGRES_URL"
+
+
+def _bindir() -> Path:
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(os.path.realpath(found)).parent
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    if not candidates:
+        raise RuntimeError(
+            "no PostgreSQL server binaries: install Debian's postgresql package "
+            f"(bash .ci/system-deps) or set {ENV_URL}"
+        )
+    return Path(candidates[-1]).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class Server:
+    """One PostgreSQL cluster in a temporary directory."""
+
+    def __init__(self) -> None:
+        self.bindir = _bindir()
+        self.root = Path(tempfile.mkdtemp(prefix="lionmem-pg-"))
+        self.data = self.root / "data"
+        self.port = _free_port()
+        self.user = "lionmem"
+        self.password = "s3cret-pw"
+        self._as: list[str] = []
+        if os.geteuid() == 0:
+            owner = pwd.getpwnam("postgres")
+            os.chown(self.root, owner.pw_uid, owner.pw_gid)
+            self._as = ["runuser", "-u", "postgres", "--"]
+        self._run("initdb", "-D", str(self.data), "-U", self.user, "--auth=scram-sha-256",
+                  f"--pwfile={self._pwfile()}", "-E", "UTF8", "--no-sync")
+
+    def _pwfile(self) -> Path:
+        path = self.root / "pw"
+        path.write_text(self.password + "\n")
+        if self._as:
+            owner = pwd.getpwnam("postgres")
+            os.chown(path, owner.pw_uid, owner.pw_gid)
+        return path
+
+    def _run(self, tool: str, *args: str) -> None:
+        subprocess.run([*self._as, str(self.bindir / tool), *args], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://{self.user}:{self.password}@127.0.0.1:{self.port}/postgres"
+
+    def start(self) -> None:
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} -c fsync=off"
+        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "log"),
+                  "-w", "-t", "60", "start")
+
+    def stop(self, mode: str = "fast") -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop")
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@contextmanager
+def running_server() -> Iterator[Server]:
+    server = Server()
+    server.start()
+    try:
+        yield server
+    finally:
+        try:
+            server.stop("immediate")
+        finally:
+            server.remove()
+
+
+@contextmanager
+def postgres_url() -> Iterator[str]:
+    """The URL of the server the tests use: the environment's, or a throwaway one."""
+    if os.environ.get(ENV_URL):
+        yield os.environ[ENV_URL]
+        return
+    with running_server() as server:
+        yield server.url

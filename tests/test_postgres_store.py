@@ -1,0 +1,434 @@
+"""PostgresMemoryStore against a real server: contract, scope, consistency and faults."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from uuid import UUID, uuid4
+
+import psycopg
+import pytest
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
+from lionmem.adapters.postgres import (
+    POSTGRES_PROFILE,
+    SCHEMA_VERSION,
+    PostgresMemoryStore,
+    StoreUnavailableError,
+)
+from lionmem.testing import FidelityProfile, StoreFactory
+from lionmem.testing.pytest_plugin import MemoryStoreContract
+from pg_server import running_server
+
+SRC = str(Path(__file__).resolve().parent.parent / "src")
+
+
+def run(coro: Awaitable[Any]) -> Any:
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+def fresh_namespace() -> str:
+    return f"t-{uuid4().hex[:20]}"
+
+
+def with_store(url: str, body: Callable[[PostgresMemoryStore], Awaitable[Any]], **kwargs: Any) -> Any:
+    kwargs.setdefault("namespace", fresh_namespace())
+
+    async def scenario() -> Any:
+        async with PostgresMemoryStore.open(url, **kwargs) as store:
+            return await body(store)
+
+    return run(scenario())
+
+
+def fresh_database(url: str) -> str:
+    name = f"db_{uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return url.rsplit("/", 1)[0] + "/" + name
+
+
+class TestPostgresContract(MemoryStoreContract):
+    @pytest.fixture
+    def memory_store_factory(self, pg_url: str) -> StoreFactory:
+        return lambda workspace: PostgresMemoryStore.open(pg_url, namespace=workspace.name)
+
+    @pytest.fixture
+    def memory_store_profile(self) -> FidelityProfile:
+        return POSTGRES_PROFILE
+
+
+# -- lifecycle and scope ----------------------------------------------------------
+
+
+def test_open_close_and_repr_hide_the_password(pg_url: str) -> None:
+    password = psycopg.conninfo.conninfo_to_dict(pg_url)["password"]
+
+    async def scenario() -> None:
+        store = await PostgresMemoryStore.open(pg_url, namespace="lifecycle")
+        assert "open" in repr(store) and str(password) not in repr(store) and "***" in repr(store)
+        await store.close()
+        await store.close()
+        assert store.closed and "closed" in repr(store)
+        for call in (store.store(MemoryItem()), store.retrieve(uuid4()), store.search(MemoryQuery())):
+            with pytest.raises(StoreClosedError, match="is closed"):
+                await call
+        with pytest.raises(StoreClosedError):
+            await store.store_many([])
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("namespace", ["", "a b", "-lead", ".dot", "x" * 64, "semi;colon", "quote'"])
+def test_invalid_namespaces_are_refused(pg_url: str, namespace: str) -> None:
+    with pytest.raises(ValueError, match="namespace"):
+        PostgresMemoryStore.open(pg_url, namespace=namespace)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"min_size": 0}, {"min_size": 5, "max_size": 2}, {"timeout": 0}, {"statement_timeout": -1}]
+)
+def test_invalid_pool_settings_are_refused(pg_url: str, kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        PostgresMemoryStore.open(pg_url, namespace="ok", **kwargs)
+
+
+def test_bad_arguments_raise_type_errors(pg_url: str) -> None:
+    async def body(store: PostgresMemoryStore) -> None:
+        with pytest.raises(TypeError, match="UUID"):
+            await store.retrieve("x")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="MemoryQuery"):
+            await store.search("x")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="MemoryItem"):
+            await store.store("x")  # type: ignore[arg-type]
+
+    with_store(pg_url, body)
+
+
+def test_namespaces_never_see_each_other(pg_url: str) -> None:
+    shared = uuid4()
+
+    async def scenario() -> None:
+        async with (
+            PostgresMemoryStore.open(pg_url, namespace=fresh_namespace()) as a,
+            PostgresMemoryStore.open(pg_url, namespace=fresh_namespace()) as b,
+        ):
+            await a.store(MemoryItem(id=shared, content="in a", tags=["t"]))
+            await b.store(MemoryItem(id=shared, content="in b", tags=["t"]))
+            got_a, got_b = await a.retrieve(shared), await b.retrieve(shared)
+            assert got_a is not None and got_a.content == "in a"
+            assert got_b is not None and got_b.content == "in b"
+            assert [i.content for i in await a.search(MemoryQuery(tags=["t"]))] == ["in a"]
+            assert [i.content for i in await b.search(MemoryQuery(text="in"))] == ["in b"]
+
+    run(scenario())
+
+
+# -- schema ---------------------------------------------------------------------------
+
+
+def test_many_processes_creating_the_schema_at_once(pg_url: str) -> None:
+    url = fresh_database(pg_url)
+    script = textwrap.dedent(f"""
+        import asyncio, sys
+        sys.path.insert(0, {SRC!r})
+        from lionmem import MemoryItem
+        from lionmem.adapters.postgres import PostgresMemoryStore
+        async def main():
+            async with PostgresMemoryStore.open({url!r}, namespace="race") as store:
+                await store.store(MemoryItem(content=sys.argv[1]))
+        asyncio.run(main())
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(n)]) for n in range(6)]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 6
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)]
+        assert conn.execute("SELECT count(*) FROM lionmem_items").fetchone() == (6,)
+
+
+def test_a_newer_schema_is_refused(pg_url: str) -> None:
+    url = fresh_database(pg_url)
+    with_store(url, lambda store: store.search(MemoryQuery()))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE lionmem_schema SET version = %s", [SCHEMA_VERSION + 1])
+    with pytest.raises(IncompatibleDatabaseError, match="newer than this lionmem"):
+        with_store(url, lambda store: store.search(MemoryQuery()))
+
+
+def test_the_plan_uses_the_indexes(pg_url: str) -> None:
+    url = fresh_database(pg_url)
+    items = [
+        MemoryItem(
+            content=f"note {i} about w{i % 2000:04d} " + "lorem ipsum dolor sit amet " * 20,
+            tags=[f"t{i % 2000}"],
+            metadata={"owner": f"u{i % 2000}", "n": i % 2000},
+        )
+        for i in range(20_000)
+    ]
+
+    async def body(store: PostgresMemoryStore) -> dict[str, str]:
+        for start in range(0, len(items), 5000):
+            await store.store_many(items[start : start + 5000])
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("ANALYZE lionmem_items")
+        assert store.trigram
+        return {
+            "tags": await store.explain(MemoryQuery(tags=["t7"])),
+            "filter": await store.explain(MemoryQuery(filters={"owner": "u7"})),
+            "number": await store.explain(MemoryQuery(filters={"n": 7})),
+            "text": await store.explain(MemoryQuery(text="W0007")),
+        }
+
+    plans = with_store(url, body)
+    assert "lionmem_items_tags" in plans["tags"]
+    assert "lionmem_items_metadata" in plans["filter"]
+    assert "lionmem_items_metadata" in plans["number"]
+    assert "lionmem_items_text" in plans["text"], plans["text"]
+
+
+# -- semantics --------------------------------------------------------------------------
+
+
+def test_round_trip_is_exact(pg_url: str) -> None:
+    item = MemoryItem(
+        content={"text": "ü✓ 𝄞 " * 50_000, "nested": [1, 2.5, -0.0, None, True, {"d": []}], "n": 2**62, "f": 1e300},
+        tags=["b", "a", "a", "ü"],
+        metadata={"quote'\"": {"list": [1, 1.0, True]}, "": None, "big": 2**70},
+        created_at=1767225600.123456789,
+    )
+
+    async def body(store: PostgresMemoryStore) -> MemoryItem | None:
+        await store.store(item)
+        return await store.retrieve(item.id)
+
+    got = with_store(pg_url, body)
+    assert got is not None and got.created_at.hex() == item.created_at.hex()
+    assert got.content == item.content and got.tags == item.tags and got.metadata == item.metadata
+    assert math.copysign(1, got.content["nested"][2]) == -1 and type(got.content["f"]) is float
+    assert type(got.metadata["quote'\""]["list"][1]) is float
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"content": {1, 2}}, "content is a set"),
+        ({"content": math.inf}, "content is inf"),
+        ({"content": "a\x00b"}, "U\\+0000"),
+        ({"tags": ["a\x00"]}, "U\\+0000"),
+        ({"metadata": {"k\x00": 1}}, "U\\+0000"),
+    ],
+)
+def test_refused_values_write_nothing(pg_url: str, fields: dict[str, Any], problem: str) -> None:
+    bad = MemoryItem(**fields)
+
+    async def body(store: PostgresMemoryStore) -> None:
+        with pytest.raises(TypeError, match=problem):
+            await store.store(bad)
+        with pytest.raises(TypeError, match=problem):
+            await store.store_many([MemoryItem(content="fine"), bad])
+        assert await store.search(MemoryQuery()) == []
+
+    with_store(pg_url, body)
+
+
+HOSTILE = ["it's", 'say "hi"', "a.b", "$.a", "$", "{a}", "'; DROP TABLE lionmem_items; --", "\\", "%", "_", "%s", "?"]
+
+
+@pytest.mark.parametrize("key", HOSTILE)
+def test_hostile_keys_and_values_are_plain_data(pg_url: str, key: str) -> None:
+    item = MemoryItem(content=f"x{key}y", tags=[key], metadata={key: key, "other": 1})
+    decoy = MemoryItem(content="decoy xy", metadata={"other": 1})
+
+    async def body(store: PostgresMemoryStore) -> None:
+        await store.store_many([item, decoy])
+        assert await store.search(MemoryQuery(filters={key: key})) == [item]
+        assert await store.search(MemoryQuery(filters={key: None})) == [decoy]
+        assert await store.search(MemoryQuery(tags=[key])) == [item]
+        assert await store.search(MemoryQuery(text=key)) == [item]
+        assert len(await store.search(MemoryQuery(limit=100))) == 2
+
+    with_store(pg_url, body)
+
+
+def test_filters_follow_python_equality(pg_url: str) -> None:
+    metadata: list[dict[str, Any]] = [
+        {"n": 1}, {"n": 1.0}, {"n": True}, {"n": "1"}, {}, {"n": None}, {"n": [1, 2]}, {"n": {"a": [1]}},
+        {"n": 2**60}, {"n": 0}, {"n": False}, {"n": 2.5},
+    ]
+    items = [MemoryItem(content=i, metadata=m) for i, m in enumerate(metadata)]
+
+    async def body(store: PostgresMemoryStore) -> None:
+        await store.store_many(items)
+
+        async def ids(**filters: Any) -> list[Any]:
+            return [i.content for i in await store.search(MemoryQuery(filters=filters, limit=100))]
+
+        assert await ids(n=1) == [0, 1, 2] and await ids(n=True) == [0, 1, 2]
+        assert await ids(n="1") == [3] and await ids(n=None) == [4, 5]
+        assert await ids(n=[1.0, True + 1]) == [6] and await ids(n={"a": [True]}) == [7]
+        assert await ids(n=2**60) == [8] and await ids(n=float(2**60)) == [8]
+        assert await ids(n=0) == [9, 10] and await ids(n=False) == [9, 10]
+        assert await ids(n=2.5) == [11] and await ids(n=(1, 2)) == []
+        for limit in (0, 1, -1, -3):
+            assert [i.content for i in await store.search(MemoryQuery(filters={"n": 1}, limit=limit))] == [0, 1, 2][:limit]
+
+    with_store(pg_url, body)
+
+
+# -- consistency across connections and processes -------------------------------------------
+
+
+def _process(url: str, namespace: str, code: str, *args: str) -> subprocess.Popen[str]:
+    script = textwrap.dedent(f"""
+        import asyncio, sys, uuid
+        sys.path.insert(0, {SRC!r})
+        from lionmem import MemoryItem, MemoryQuery
+        from lionmem.adapters.postgres import PostgresMemoryStore
+        async def main():
+            async with PostgresMemoryStore.open({url!r}, namespace={namespace!r}) as store:
+        {textwrap.indent(textwrap.dedent(code), " " * 16)}
+        asyncio.run(main())
+    """)
+    return subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True)
+
+
+def test_read_after_write_across_connections_and_processes(pg_url: str) -> None:
+    namespace = fresh_namespace()
+    item = MemoryItem(id=UUID(int=7), content="written by the parent")
+
+    async def scenario() -> None:
+        async with (
+            PostgresMemoryStore.open(pg_url, namespace=namespace) as writer,
+            PostgresMemoryStore.open(pg_url, namespace=namespace) as reader,
+        ):
+            await writer.store(item)
+            got = await reader.retrieve(item.id)
+            assert got is not None and got.content == item.content
+            assert await reader.search(MemoryQuery(text="parent")) == [item]
+
+    run(scenario())
+    child = _process(pg_url, namespace, """
+        got = await store.retrieve(uuid.UUID(int=7))
+        await store.store(MemoryItem(id=uuid.UUID(int=8), content="written by the child"))
+        print(got.content)
+    """)
+    out, _ = child.communicate(timeout=60)
+    assert child.returncode == 0 and out.strip() == "written by the parent"
+    got = with_store(pg_url, lambda store: store.retrieve(UUID(int=8)), namespace=namespace)
+    assert got is not None and got.content == "written by the child"
+
+
+def test_several_processes_writing_lose_nothing(pg_url: str) -> None:
+    namespace = fresh_namespace()
+    procs = [
+        _process(pg_url, namespace, """
+            await asyncio.gather(*(store.store(MemoryItem(content=f"{sys.argv[1]}-{i}")) for i in range(150)))
+        """, who)
+        for who in "abcd"
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 4
+    for p in procs:
+        assert p.stdout is not None
+        p.stdout.close()
+    found = with_store(pg_url, lambda store: store.search(MemoryQuery(limit=10_000)), namespace=namespace)
+    assert sorted(i.content for i in found) == sorted(f"{w}-{i}" for w in "abcd" for i in range(150))
+
+
+def test_two_processes_replacing_one_id_leave_one_complete_version(pg_url: str) -> None:
+    namespace = fresh_namespace()
+    first = MemoryItem(id=UUID(int=1), content="first")
+    with_store(pg_url, lambda store: store.store(first), namespace=namespace)
+    procs = [
+        _process(pg_url, namespace, """
+            who = sys.argv[1]
+            for n in range(200):
+                await store.store(MemoryItem(
+                    id=uuid.UUID(int=1), content={"who": who, "n": n}, tags=[who], metadata={"who": who, "n": n}
+                ))
+        """, who)
+        for who in ("left", "right")
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    for p in procs:
+        assert p.stdout is not None
+        p.stdout.close()
+
+    async def body(store: PostgresMemoryStore) -> list[MemoryItem]:
+        return await store.search(MemoryQuery(limit=10))
+
+    (final,) = with_store(pg_url, body, namespace=namespace)
+    who = final.content["who"]
+    assert final.tags == [who] and final.metadata == final.content and final.content["n"] == 199
+
+
+# -- faults --------------------------------------------------------------------------------
+
+
+def test_a_server_restart_fails_fast_applies_nothing_half_and_recovers(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    with running_server() as server:
+        batch = [MemoryItem(content=f"batch {i}", tags=["batch"]) for i in range(2000)]
+
+        async def scenario() -> None:
+            store = await PostgresMemoryStore.open(server.url, namespace="outage", timeout=2.0, max_size=2)
+            await store.store(MemoryItem(content="before"))
+            server.stop("immediate")
+            for call in (store.store(MemoryItem(content="during")), store.search(MemoryQuery()), store.store_many(batch)):
+                start = time.monotonic()
+                with pytest.raises(StoreUnavailableError, match="is unavailable") as failure:
+                    await asyncio.wait_for(call, timeout=30)
+                assert time.monotonic() - start < 15
+                assert server.password not in str(failure.value)
+            server.start()
+            await asyncio.sleep(0.5)
+            found = None
+            for _ in range(20):  # the pool replaces its broken connections
+                try:
+                    found = await store.search(MemoryQuery(limit=10_000))
+                    break
+                except StoreUnavailableError:
+                    await asyncio.sleep(0.5)
+            assert found is not None
+            assert [i.content for i in found] == ["before"]  # nothing half-applied
+            await store.store(MemoryItem(content="after"))
+            assert [i.content for i in await store.search(MemoryQuery())] == ["before", "after"]
+            await store.close()
+
+        run(scenario())
+        assert all(server.password not in record.getMessage() for record in caplog.records)
+
+
+def test_a_batch_in_flight_when_the_server_dies_is_all_or_nothing() -> None:
+    with running_server() as server:
+        batch = [MemoryItem(content=f"n{i}", metadata={"pad": "x" * 200}) for i in range(20_000)]
+
+        async def scenario() -> int:
+            store = await PostgresMemoryStore.open(server.url, namespace="inflight", timeout=2.0)
+            writing = asyncio.create_task(store.store_many(batch))
+            await asyncio.sleep(0.3)
+            server.stop("immediate")
+            try:
+                await asyncio.wait_for(writing, timeout=60)
+            except StoreUnavailableError:
+                pass
+            server.start()
+            count = -1
+            for _ in range(20):
+                try:
+                    count = len(await store.search(MemoryQuery(limit=100_000)))
+                    break
+                except StoreUnavailableError:
+                    await asyncio.sleep(0.5)
+            await store.close()
+            return count
+
+        assert run(scenario()) in (0, len(batch))
