@@ -7,6 +7,8 @@ A ratio below 1 means InMemoryStore is faster than the baseline.
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 from typing import Any
 
 from benchmarks.common import BaselineStore, best_of, make_items, queries
@@ -41,11 +43,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     args = parser.parse_args()
+    report: dict[str, dict[str, dict[str, float]]] = {}
     for n in (int(s) for s in args.sizes.split(",")):
         items = make_items(n)
         repeat = 5 if n <= 10_000 else 3
         base = measure(BaselineStore(), items, repeat)
         ours = measure(InMemoryStore(), items, repeat)
+        report[str(n)] = {name: {"baseline": base[name], "lionmem": ours[name]} for name in base}
         print(f"\n{n:,} items                 baseline      lionmem    ratio")
         for name in base:
             unit, scale = ("µs", 1e6) if name in ("store", "retrieve") else ("ms", 1e3)
@@ -53,6 +57,9 @@ def main() -> None:
                 f"  {name:<20} {base[name] * scale:9.3f}{unit} {ours[name] * scale:9.3f}{unit}"
                 f"  {ours[name] / base[name]:6.2f}x"
             )
+    results = Path(__file__).resolve().parent / "results"
+    results.mkdir(exist_ok=True)
+    (results / "core.json").write_text(json.dumps(report, indent=1) + "\n")
 
 
 if __name__ == "__main__":

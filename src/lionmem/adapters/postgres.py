@@ -150,9 +150,19 @@ class PostgresMemoryStore:
     `None` matching a missing key, slice limits. See [ADR-0097][adr-0097].
 
     Examples:
+        With `dsn` the URL of your server:
+
         ```python
-        async with PostgresMemoryStore.open(dsn, namespace="support") as store:
-            await store.store(MemoryItem(content="kept"))
+        from uuid import uuid4
+
+        from lionmem import MemoryItem
+        from lionmem.adapters.postgres import PostgresMemoryStore
+
+        namespace = f"support-{uuid4().hex[:8]}"
+        async with PostgresMemoryStore.open(dsn, namespace=namespace) as store:
+            item = MemoryItem(content="kept")
+            await store.store(item)
+            assert await store.retrieve(item.id) == item
         ```
     """
 

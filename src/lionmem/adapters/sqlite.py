@@ -196,8 +196,18 @@ class SQLiteMemoryStore:
 
     Examples:
         ```python
-        async with SQLiteMemoryStore.open("memory.db") as store:
-            await store.store(MemoryItem(content="kept"))
+        import tempfile
+        from pathlib import Path
+
+        from lionmem import MemoryItem
+        from lionmem.adapters.sqlite import SQLiteMemoryStore
+
+        path = Path(tempfile.mkdtemp()) / "memory.db"
+        async with SQLiteMemoryStore.open(path) as store:
+            item = MemoryItem(content="kept")
+            await store.store(item)
+        async with SQLiteMemoryStore.open(path) as store:
+            assert await store.retrieve(item.id) == item
         ```
     """
 

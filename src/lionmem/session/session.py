@@ -46,7 +46,7 @@ class SessionFields(TypedDict, total=False):
 class Session(Element):
     """A set of branches, a default branch and the store they share by default.
 
-    `memory` is read-only and lazy like [`Branch.memory`][lionmem.Branch.memory].
+    `memory` is read-only and lazy like [`Branch.memory`][lionmem.session.branch.Branch.memory].
     A branch taken in adopts the session's store only when it has claimed none;
     a store it was built with, or adopted from an earlier session, stays: the first
     claim wins. See [ADR-0092][adr-0092-d4].

@@ -141,7 +141,7 @@ class RoundTrip(Enum):
 class FidelityProfile:
     """An immutable declaration of what a store promises, checked by the kit.
 
-    Every field defaults to what [`InMemoryStore`][lionmem.InMemoryStore] does, so a
+    Every field defaults to what [`InMemoryStore`][lionmem.protocols.memory.InMemoryStore] does, so a
     profile names only where a store differs. See [ADR-0093][adr-0093].
 
     Examples:
@@ -185,4 +185,4 @@ class FidelityProfile:
 
 
 REFERENCE_PROFILE = FidelityProfile()
-"""The profile of [`InMemoryStore`][lionmem.InMemoryStore]: every default."""
+"""The profile of [`InMemoryStore`][lionmem.protocols.memory.InMemoryStore]: every default."""

@@ -22,14 +22,21 @@ class MemoryStoreContract:
 
     Examples:
         ```python
-        class TestMyStore(MemoryStoreContract):
+        import pytest
+
+        from lionmem import InMemoryStore
+        from lionmem.testing import REFERENCE_PROFILE, FidelityProfile, StoreFactory
+        from lionmem.testing.pytest_plugin import MemoryStoreContract
+
+
+        class TestInMemoryStore(MemoryStoreContract):
             @pytest.fixture
             def memory_store_factory(self) -> StoreFactory:
-                return MyStore
+                return InMemoryStore
 
             @pytest.fixture
             def memory_store_profile(self) -> FidelityProfile:
-                return MY_PROFILE
+                return REFERENCE_PROFILE
         ```
     """
 

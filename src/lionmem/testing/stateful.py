@@ -1,6 +1,6 @@
 """A hypothesis state machine that drives a store and the reference side by side.
 
-Only what the profile declares equal to [`InMemoryStore`][lionmem.InMemoryStore] is
+Only what the profile declares equal to [`InMemoryStore`][lionmem.protocols.memory.InMemoryStore] is
 compared; a dimension that differs is left out of the generated queries. Needs
 hypothesis (`pip install "lionmem[testing]"`). See [ADR-0093][adr-0093].
 """

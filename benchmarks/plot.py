@@ -1,0 +1,70 @@
+"""Draw the ratios of benchmarks/results/stores.json as an SVG bar chart for the docs.
+
+Run: python -m benchmarks.plot [--size 100000]. Writes docs/assets/ratios-<size>.svg.
+No plotting library: the chart is a few rectangles on a log scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COLOURS = {"sqlite": "#3b7dd8", "postgres": "#d8833b"}
+
+
+def chart(rows: dict[str, dict[str, float]], title: str) -> str:
+    names = [n for n in rows if n.startswith("search.")]
+    low, high = -2.0, 3.0  # log10 of 0.01x .. 1000x
+    left, width, bar, gap = 220, 560, 9, 8
+    height = 60 + len(names) * (2 * bar + gap)
+
+    def x(ratio: float) -> float:
+        clamped = min(max(math.log10(ratio), low), high)
+        return left + (clamped - low) / (high - low) * width
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 30}" height="{height}" '
+        'font-family="sans-serif" font-size="11">',
+        f'<text x="10" y="18" font-size="13" font-weight="bold">{title}</text>',
+    ]
+    for tick in range(int(low), int(high) + 1):
+        tx = x(10.0**tick)
+        parts.append(f'<line x1="{tx:.1f}" y1="30" x2="{tx:.1f}" y2="{height - 20}" stroke="#ddd"/>')
+        parts.append(f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle">{10.0**tick:g}x</text>')
+    one = x(1.0)
+    parts.append(f'<line x1="{one:.1f}" y1="30" x2="{one:.1f}" y2="{height - 20}" stroke="#333"/>')
+    y = 36
+    for name in names:
+        parts.append(f'<text x="{left - 6}" y="{y + bar + 3}" text-anchor="end">{name[7:]}</text>')
+        for store in ("sqlite", "postgres"):
+            ratio = rows[name][store] / rows[name]["memory"]
+            x0, x1 = sorted((one, x(ratio)))
+            parts.append(
+                f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 1):.1f}" height="{bar}" '
+                f'fill="{COLOURS[store]}"><title>{store} {name}: {ratio:.2f}x</title></rect>'
+            )
+            y += bar
+        y += gap
+    for i, (store, colour) in enumerate(COLOURS.items()):
+        parts.append(f'<rect x="{left + 330 + i * 110}" y="8" width="10" height="10" fill="{colour}"/>')
+        parts.append(f'<text x="{left + 344 + i * 110}" y="17">{store} / in-memory</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--size", default="100000")
+    args = parser.parse_args()
+    results = json.loads((ROOT / "benchmarks" / "results" / "stores.json").read_text())
+    title = f"Search time over the in-memory store at {int(args.size):,} items (log scale, left is faster)"
+    out = ROOT / "docs" / "assets" / f"ratios-{args.size}.svg"
+    out.write_text(chart(results[args.size], title))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

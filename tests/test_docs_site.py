@@ -1,0 +1,141 @@
+"""The documentation site: a strict build, resolvable decision records, a real browser."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "artifacts"
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+def test_the_strict_build_validates_links_and_anchors(site: Path) -> None:
+    config = (ROOT / "mkdocs.yml").read_text()
+    assert "strict: true" in config and "anchors: warn" in config and "font: false" in config
+    assert (site / "adr" / "0092-minimal-memory-store" / "index.html").exists()
+    page = (site / "reference" / "lionmem.protocols.memory" / "index.html").read_text()
+    assert "adr/0092-minimal-memory-store/#d3-the-reference-store-scans-a-pile" in page
+    record = (site / "adr" / "0092-minimal-memory-store" / "index.html").read_text()
+    assert "reference/lionmem.protocols.memory/#lionmem.protocols.memory.InMemoryStore" in record
+
+
+def test_no_page_fetches_anything_from_the_network(site: Path) -> None:
+    for page in site.rglob("*.html"):
+        text = page.read_text()
+        # Links may point anywhere; nothing may be loaded from elsewhere.
+        assert not re.search(r'src="(https?:)?//', text), page
+        assert not re.search(r'<link [^>]*href="(https?:)?//', text), page
+
+
+ANCHOR = re.compile(r"\]\[(lionmem(?:\.\w+)*)\]")
+
+
+def _resolve(path: str) -> object:
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            obj = getattr(obj, attribute)
+        return obj
+    raise ImportError(path)  # pragma: no cover
+
+
+@pytest.mark.parametrize("record", sorted((ROOT / "docs" / "adr").glob("0*.md")), ids=lambda p: p.stem)
+def test_every_code_anchor_of_a_record_resolves(record: Path) -> None:
+    anchors = ANCHOR.findall(record.read_text())
+    assert anchors, f"{record.name} links to no code"
+    for anchor in anchors:
+        _resolve(anchor)
+
+
+def test_every_record_is_listed_and_follows_the_template() -> None:
+    index = (ROOT / "docs" / "adr" / "index.md").read_text()
+    for record in sorted((ROOT / "docs" / "adr").glob("0*.md")):
+        text = record.read_text()
+        number = record.name[:4]
+        assert f"[{number}]({record.name})" in index
+        assert f"[](){{#adr-{number}}}" in text
+        for part in ("**Status:**", "**Date:**", "**Kind:**", "## Context", "## Decision",
+                     "## Consequences", "## Alternatives considered"):
+            assert part in text, f"{record.name} lacks {part}"
+
+
+@pytest.fixture
+def served(site: Path) -> Iterator[str]:
+    handler = partial(SimpleHTTPRequestHandler, directory=str(site))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_site_in_headless_chromium(served: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian's chromium is installed by .ci/system-deps"
+    ARTIFACTS.mkdir(exist_ok=True)
+    errors: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on("requestfailed", lambda request: errors.append(f"failed: {request.url}"))
+
+        page.goto(served + "/")
+        assert "lionmem" in page.title()
+        assert page.locator("h1").first.inner_text().rstrip("¶") == "lionmem"
+        page.screenshot(path=str(ARTIFACTS / "home.png"), full_page=True)
+
+        page.get_by_role("link", name="Decision records").first.click()
+        page.wait_for_url("**/adr/")
+        assert page.locator("h1").first.inner_text().rstrip("¶") == "Decision records"
+
+        page.goto(served + "/adr/0092-minimal-memory-store/")
+        assert "ADR-0092" in page.locator("h1").first.inner_text()
+        page.goto(served + "/reference/lionmem.protocols.memory/")
+        assert page.locator("[id='lionmem.protocols.memory.MemoryQuery']").count() == 1
+
+        page.goto(served + "/")
+        search = page.locator("input[data-md-component='search-query']")
+        search.click()
+        search.press_sequentially("MemoryQuery", delay=20)
+        results = page.locator(".md-search-result__item")
+        results.first.wait_for(timeout=15_000)
+        assert "MemoryQuery" in results.first.inner_text()
+        browser.close()
+    assert errors == []
