@@ -19,7 +19,7 @@ def chart(rows: dict[str, dict[str, float]], title: str) -> str:
     names = [n for n in rows if n.startswith("search.")]
     low, high = -2.0, 3.0  # log10 of 0.01x .. 1000x
     left, width, bar, gap = 220, 560, 9, 8
-    height = 60 + len(names) * (2 * bar + gap)
+    height = 74 + len(names) * (2 * bar + gap)
 
     def x(ratio: float) -> float:
         clamped = min(max(math.log10(ratio), low), high)
@@ -32,11 +32,11 @@ def chart(rows: dict[str, dict[str, float]], title: str) -> str:
     ]
     for tick in range(int(low), int(high) + 1):
         tx = x(10.0**tick)
-        parts.append(f'<line x1="{tx:.1f}" y1="30" x2="{tx:.1f}" y2="{height - 20}" stroke="#ddd"/>')
+        parts.append(f'<line x1="{tx:.1f}" y1="44" x2="{tx:.1f}" y2="{height - 20}" stroke="#ddd"/>')
         parts.append(f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle">{10.0**tick:g}x</text>')
     one = x(1.0)
-    parts.append(f'<line x1="{one:.1f}" y1="30" x2="{one:.1f}" y2="{height - 20}" stroke="#333"/>')
-    y = 36
+    parts.append(f'<line x1="{one:.1f}" y1="44" x2="{one:.1f}" y2="{height - 20}" stroke="#333"/>')
+    y = 50
     for name in names:
         parts.append(f'<text x="{left - 6}" y="{y + bar + 3}" text-anchor="end">{name[7:]}</text>')
         for store in ("sqlite", "postgres"):
@@ -49,8 +49,8 @@ def chart(rows: dict[str, dict[str, float]], title: str) -> str:
             y += bar
         y += gap
     for i, (store, colour) in enumerate(COLOURS.items()):
-        parts.append(f'<rect x="{left + 330 + i * 110}" y="8" width="10" height="10" fill="{colour}"/>')
-        parts.append(f'<text x="{left + 344 + i * 110}" y="17">{store} / in-memory</text>')
+        parts.append(f'<rect x="{10 + i * 150}" y="26" width="10" height="10" fill="{colour}"/>')
+        parts.append(f'<text x="{24 + i * 150}" y="35">{store} / in-memory</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
