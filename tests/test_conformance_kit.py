@@ -248,12 +248,19 @@ def test_factories_may_return_awaitables_or_context_managers(tmp_path: Any) -> N
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lionmem", "check", *args],
-        capture_output=True,
-        text=True,
-        cwd=str(__import__("pathlib").Path(__file__).parent),
-    )
+    """Run `python -m lionmem check ARGS` in this process, as the shell would see it."""
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+
+    from lionmem.cli import main
+
+    out, err = StringIO(), StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(["check", *args])
+        except SystemExit as exit_:
+            code = int(exit_.code or 0)
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def test_cli_check_prints_a_table_and_exits_zero_when_clean() -> None:
