@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
-from lionmem.adapters.sqlite import SQLiteMemoryStore, PendingOpen
+from lionmem.adapters.lifecycle import PendingOpen
+from lionmem.adapters.sqlite import SQLiteMemoryStore
 
 
-def factory(workspace: Path) -> PendingOpen:
+def factory(workspace: Path) -> PendingOpen[SQLiteMemoryStore]:
     return SQLiteMemoryStore.open(workspace / "memory.db")

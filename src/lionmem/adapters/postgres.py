@@ -7,8 +7,8 @@ psycopg_pool); `import lionmem` never imports this module.
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterable
-from types import TracebackType
+from functools import partial
+from collections.abc import Iterable
 from typing import Any, Final, LiteralString, cast
 from uuid import UUID
 
@@ -26,13 +26,13 @@ from lionmem.adapters._encoding import (
     needs_recheck,
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
+from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import ContentKind, Durability, FidelityProfile, ReturnedObjects
 
 __all__ = [
     "POSTGRES_PROFILE",
     "SCHEMA_VERSION",
-    "PendingOpen",
     "PostgresMemoryStore",
     "StoreUnavailableError",
 ]
@@ -139,7 +139,7 @@ def _redacted(conninfo: str) -> str:
     return make_conninfo("", **parts)
 
 
-class PostgresMemoryStore:
+class PostgresMemoryStore(ClosesOnExit):
     """A `MemoryStore` in PostgreSQL, bound to one namespace of one database.
 
     Every process that opens the same database and namespace shares the items; two
@@ -191,7 +191,7 @@ class PostgresMemoryStore:
         max_size: int = 10,
         timeout: float = 10.0,
         statement_timeout: float = 30.0,
-    ) -> PendingOpen:
+    ) -> PendingOpen[PostgresMemoryStore]:
         """Connect, create or check the schema, and bind the store to `namespace`.
 
         `timeout` bounds waiting for a connection (and each connection attempt);
@@ -211,7 +211,9 @@ class PostgresMemoryStore:
             raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
         if timeout <= 0 or statement_timeout <= 0:
             raise ValueError("timeout and statement_timeout must be positive")
-        return PendingOpen(dsn, namespace, min_size, max_size, timeout, statement_timeout)
+        return PendingOpen(
+            partial(_open, dsn, namespace, min_size, max_size, timeout, statement_timeout)
+        )
 
     def __repr__(self) -> str:
         state = "closed" if self._pool is None else "open"
@@ -229,14 +231,6 @@ class PostgresMemoryStore:
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
-
-    async def __aenter__(self) -> PostgresMemoryStore:
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
 
     def _live_pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
         if self._pool is None:
@@ -342,59 +336,35 @@ class PostgresMemoryStore:
         return statement, params, recheck, pushed
 
 
-class PendingOpen:
-    """A store being opened: await it for the store, or use it as an async context
-    manager that closes the store on exit."""
-
-    def __init__(
-        self, dsn: str, namespace: str, min_size: int, max_size: int, timeout: float,
-        statement_timeout: float,
-    ) -> None:
-        self._conninfo = make_conninfo(
-            dsn, connect_timeout=max(1, round(timeout)),
-            options=f"-c statement_timeout={int(statement_timeout * 1000)}",
-        )
-        self._namespace = namespace
-        self._min_size = min_size
-        self._max_size = max_size
-        self._timeout = timeout
-        self._store: PostgresMemoryStore | None = None
-
-    def __await__(self) -> Generator[Any, None, PostgresMemoryStore]:
-        return self._open().__await__()
-
-    async def __aenter__(self) -> PostgresMemoryStore:
-        self._store = await self._open()
-        return self._store
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._store is not None:
-            await self._store.close()
-
-    async def _open(self) -> PostgresMemoryStore:
-        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
-            self._conninfo,
-            min_size=self._min_size,
-            max_size=self._max_size,
-            timeout=self._timeout,
-            kwargs={"autocommit": True},
-            check=AsyncConnectionPool.check_connection,
-            open=False,
-        )
-        store = PostgresMemoryStore(pool, self._namespace, self._conninfo, trigram=False)
-        try:
-            await pool.open(wait=True, timeout=self._timeout)
-            async with pool.connection() as conn:
-                store.trigram = await _migrate(conn)
-        except (PoolTimeout, psycopg.OperationalError) as exc:
-            await pool.close()
-            raise _unavailable(self._conninfo, exc) from None
-        except BaseException:
-            await pool.close()
-            raise
-        return store
+async def _open(
+    dsn: str, namespace: str, min_size: int, max_size: int, timeout: float, statement_timeout: float
+) -> PostgresMemoryStore:
+    conninfo = make_conninfo(
+        dsn,
+        connect_timeout=max(1, round(timeout)),
+        options=f"-c statement_timeout={int(statement_timeout * 1000)}",
+    )
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+        conninfo,
+        min_size=min_size,
+        max_size=max_size,
+        timeout=timeout,
+        kwargs={"autocommit": True},
+        check=AsyncConnectionPool.check_connection,
+        open=False,
+    )
+    store = PostgresMemoryStore(pool, namespace, conninfo, trigram=False)
+    try:
+        await pool.open(wait=True, timeout=timeout)
+        async with pool.connection() as conn:
+            store.trigram = await _migrate(conn)
+    except (PoolTimeout, psycopg.OperationalError) as exc:
+        await pool.close()
+        raise _unavailable(conninfo, exc) from None
+    except BaseException:
+        await pool.close()
+        raise
+    return store
 
 
 async def _migrate(conn: psycopg.AsyncConnection[Any]) -> bool:

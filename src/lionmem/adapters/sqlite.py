@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Generator, Iterable, Sequence
+from functools import partial
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final, Literal
 from uuid import UUID
 
@@ -24,6 +24,7 @@ from lionmem.adapters._encoding import (
     needs_recheck,
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
+from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import (
     ContentKind,
@@ -32,7 +33,7 @@ from lionmem.testing.profile import (
     ReturnedObjects,
 )
 
-__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SQLITE_PROFILE", "PendingOpen", "SQLiteMemoryStore"]
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SQLITE_PROFILE", "SQLiteMemoryStore"]
 
 APPLICATION_ID: Final = 0x4C4D454D
 """`PRAGMA application_id` of a lionmem database ("LMEM")."""
@@ -183,7 +184,7 @@ def _filter_clause(value: object) -> tuple[str, list[object]] | None:
     return None
 
 
-class SQLiteMemoryStore:
+class SQLiteMemoryStore(ClosesOnExit):
     """A `MemoryStore` in one SQLite file, opened explicitly on a path you choose.
 
     Follows the reference's rules (insertion order with replace in place, the
@@ -232,7 +233,7 @@ class SQLiteMemoryStore:
         *,
         busy_timeout: float = 10.0,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
-    ) -> PendingOpen:
+    ) -> PendingOpen[SQLiteMemoryStore]:
         """Open (creating or migrating) the database at `path`.
 
         Use as `async with SQLiteMemoryStore.open(path) as store:` or
@@ -246,7 +247,7 @@ class SQLiteMemoryStore:
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
         if busy_timeout < 0:
             raise ValueError(f"busy_timeout must not be negative, got {busy_timeout!r}")
-        return PendingOpen(Path(path), busy_timeout, synchronous)
+        return PendingOpen(partial(_open, Path(path), busy_timeout, synchronous))
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -263,14 +264,6 @@ class SQLiteMemoryStore:
         reader.close()
         await asyncio.get_running_loop().run_in_executor(self._executor, self._writer.close)
         self._executor.shutdown(wait=True)
-
-    async def __aenter__(self) -> SQLiteMemoryStore:
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
 
     def _live_reader(self) -> sqlite3.Connection:
         if self._reader is None:
@@ -366,57 +359,35 @@ class SQLiteMemoryStore:
         return matches[:limit]
 
 
-class PendingOpen:
-    """A store being opened: await it for the store, or use it as an async context
-    manager that closes the store on exit."""
+async def _open(path: Path, busy_timeout: float, synchronous: str) -> SQLiteMemoryStore:
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lionmem-sqlite")
+    loop = asyncio.get_running_loop()
+    try:
+        writer = await loop.run_in_executor(
+            executor, _connect_and_migrate, path, busy_timeout, synchronous
+        )
+    except BaseException:
+        executor.shutdown(wait=False)
+        raise
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+    reader.execute("PRAGMA query_only = 1")
+    return SQLiteMemoryStore(path, executor, writer, reader)
 
-    def __init__(self, path: Path, busy_timeout: float, synchronous: str) -> None:
-        self._path = path
-        self._busy_timeout = busy_timeout
-        self._synchronous = synchronous
-        self._store: SQLiteMemoryStore | None = None
 
-    def __await__(self) -> Generator[Any, None, SQLiteMemoryStore]:
-        return self._open().__await__()
-
-    async def __aenter__(self) -> SQLiteMemoryStore:
-        self._store = await self._open()
-        return self._store
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._store is not None:
-            await self._store.close()
-
-    async def _open(self) -> SQLiteMemoryStore:
-        path = self._path
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lionmem-sqlite")
-        loop = asyncio.get_running_loop()
-        try:
-            writer = await loop.run_in_executor(executor, self._connect_and_migrate)
-        except BaseException:
-            executor.shutdown(wait=False)
-            raise
-        reader = sqlite3.connect(path, isolation_level=None)
-        reader.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-        reader.execute("PRAGMA query_only = 1")
-        return SQLiteMemoryStore(path, executor, writer, reader)
-
-    def _connect_and_migrate(self) -> sqlite3.Connection:
-        path = self._path
-        _refuse_foreign_file(path)
-        db = sqlite3.connect(path, isolation_level=None, timeout=self._busy_timeout)
-        try:
-            db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-            _refuse_foreign_schema(db, path)
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute(f"PRAGMA synchronous = {self._synchronous}")
-            migrate(db, path)
-        except BaseException:
-            db.close()
-            raise
-        return db
+def _connect_and_migrate(path: Path, busy_timeout: float, synchronous: str) -> sqlite3.Connection:
+    _refuse_foreign_file(path)
+    db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout)
+    try:
+        db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        _refuse_foreign_schema(db, path)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute(f"PRAGMA synchronous = {synchronous}")
+        migrate(db, path)
+    except BaseException:
+        db.close()
+        raise
+    return db
 
 
 def _refuse_foreign_file(path: Path) -> None:

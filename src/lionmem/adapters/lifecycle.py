@@ -1,0 +1,56 @@
+"""Opening and closing the durable stores, shared by every adapter.
+
+Governed by [ADR-0096][adr-0096].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Generator
+from types import TracebackType
+from typing import Any, Generic, Protocol, Self, TypeVar
+
+__all__ = ["ClosesOnExit", "PendingOpen"]
+
+
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+S = TypeVar("S", bound=_Closable)
+
+
+class PendingOpen(Generic[S]):
+    """A store being opened: await it for the store, or use it as an async context
+    manager that closes the store on exit."""
+
+    def __init__(self, opener: Callable[[], Coroutine[Any, Any, S]]) -> None:
+        self._opener = opener
+        self._store: S | None = None
+
+    def __await__(self) -> Generator[Any, None, S]:
+        return self._opener().__await__()
+
+    async def __aenter__(self) -> S:
+        self._store = await self._opener()
+        return self._store
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._store is not None:
+            await self._store.close()
+
+
+class ClosesOnExit:
+    """Makes a store with an async `close()` usable in `async with`."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self: _Closable,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
