@@ -12,7 +12,7 @@ from decimal import Decimal
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
@@ -55,6 +55,8 @@ CHECKS = (
 )
 """The names of the checks: the protocol fence, concurrent writes, one per profile
 dimension, and a stateful comparison with the reference."""
+
+T = TypeVar("T")
 
 _EVENTUAL_WAIT = 5.0
 _ALL = 10_000
@@ -205,31 +207,42 @@ class ConformanceKit:
             return _ids(found) == _ids(expected)
         return sorted(_ids(found)) == sorted(_ids(expected))
 
+    async def _eventually(
+        self,
+        first: Awaitable[T],
+        again: Callable[[], Awaitable[T]],
+        settled: Callable[[T], bool],
+    ) -> T:
+        """`first`, then, for an eventually visible store, `again()` until `settled`.
+
+        Only `first` goes through the recorder, so a reproduction shows one call.
+        """
+        value = await first
+        deadline = asyncio.get_running_loop().time() + _EVENTUAL_WAIT
+        while (
+            self.profile.visibility is Visibility.EVENTUAL
+            and not settled(value)
+            and asyncio.get_running_loop().time() < deadline
+        ):
+            await asyncio.sleep(0.005)
+            value = await again()
+        return value
+
     async def _visible(self, rec: Recorder, query: MemoryQuery, want: int) -> list[MemoryItem]:
         """Search, waiting for `want` results when the store declares eventual visibility."""
-        found = await rec.search(query)
-        deadline = asyncio.get_running_loop().time() + _EVENTUAL_WAIT
-        while (
-            self.profile.visibility is Visibility.EVENTUAL
-            and len(found) < want
-            and asyncio.get_running_loop().time() < deadline
-        ):
-            await asyncio.sleep(0.005)
-            found = await rec.inner.search(query)
-        return found
+        return await self._eventually(
+            rec.search(query), lambda: rec.inner.search(query), lambda found: len(found) >= want
+        )
 
-    async def _retrieved(self, rec: Recorder, item_id: UUID) -> MemoryItem | None:
-        """Retrieve, waiting for the item when the store declares eventual visibility."""
-        found = await rec.retrieve(item_id)
-        deadline = asyncio.get_running_loop().time() + _EVENTUAL_WAIT
-        while (
-            self.profile.visibility is Visibility.EVENTUAL
-            and found is None
-            and asyncio.get_running_loop().time() < deadline
-        ):
-            await asyncio.sleep(0.005)
-            found = await rec.inner.retrieve(item_id)
-        return found
+    async def _retrieved(
+        self, rec: Recorder, item_id: UUID, content: object = None
+    ) -> MemoryItem | None:
+        """Retrieve, waiting (for an eventual store) until the item, or that content, shows."""
+        return await self._eventually(
+            rec.retrieve(item_id),
+            lambda: rec.inner.retrieve(item_id),
+            lambda got: got is not None and (content is None or got.content == content),
+        )
 
     async def _fill(self, rec: Recorder, items: Sequence[MemoryItem]) -> None:
         for item in items:
@@ -424,15 +437,7 @@ class ConformanceKit:
             kept = got is not None and got.content == "a"
             observed = OnExistingId.REJECT.value if kept else "raised, but changed the item"
             return observed, observed == self.profile.on_existing_id.value
-        got = await rec.retrieve(newer.id)
-        deadline = asyncio.get_running_loop().time() + _EVENTUAL_WAIT
-        while (
-            self.profile.visibility is Visibility.EVENTUAL
-            and (got is None or got.content != "a2")
-            and asyncio.get_running_loop().time() < deadline
-        ):
-            await asyncio.sleep(0.005)
-            got = await rec.inner.retrieve(newer.id)
+        got = await self._retrieved(rec, newer.id, content="a2")
         found = await rec.search(MemoryQuery(limit=_ALL))
         if got is None or got.content != "a2":
             return f"store returned, but retrieve gives {got!r}", False
