@@ -327,11 +327,16 @@ class SQLiteMemoryStore(ClosesOnExit):
     def _search(self, query: MemoryQuery) -> list[MemoryItem]:
         clauses: list[str] = []
         params: list[object] = []
+        source, order = "items", "seq"
         if query.text:
             needle = query.text.lower()
             if len(needle) >= _MIN_TRIGRAM:
-                # The trigram index narrows; instr() then decides exactly, wildcards and all.
-                clauses.append("seq IN (SELECT rowid FROM items_text WHERE items_text MATCH ?)")
+                # The trigram index narrows and instr() decides, wildcards and all. Driving
+                # the join from the index, which yields rowids in order, lets a small
+                # limit stop early instead of collecting every candidate first.
+                source = "items_text JOIN items ON items.seq = items_text.rowid"
+                order = "items_text.rowid"
+                clauses.append("items_text MATCH ?")
                 params.append('"' + _indexable(needle).replace('"', '""') + '"')
             clauses.append("instr(folded, ?) > 0")
             params.append(needle)
@@ -347,10 +352,10 @@ class SQLiteMemoryStore(ClosesOnExit):
                 params.extend([key, *narrowing[1]])
             if needs_recheck(value):
                 recheck.append((key, value))
-        sql = f"SELECT {_COLUMNS} FROM items"
+        sql = f"SELECT {_COLUMNS} FROM {source}"
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
-        sql += " ORDER BY seq"
+        sql += f" ORDER BY {order}"
         limit = query.limit
         if not recheck and limit >= 0:
             rows = self._writer.execute(sql + " LIMIT ?", (*params, limit)).fetchall()
