@@ -27,6 +27,23 @@ from lionmem.testing import (
 )
 
 
+class BareStore:
+    """A structural implementor that subclasses nothing."""
+
+    def __init__(self) -> None:
+        self.items: dict[UUID, MemoryItem] = {}
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self.items[item.id] = item
+        return item.id
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return self.items.get(item_id)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return list(self.items.values())[: query.limit]
+
+
 class CopyingStore:
     """Dict-backed, hands out deep copies; the knobs below change one rule each."""
 

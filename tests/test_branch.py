@@ -4,29 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
-from uuid import UUID
 
 import pytest
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.protocols.messages import Log, Message
-
-
-class StructuralStore:
-    """Satisfies MemoryStore without subclassing anything."""
-
-    def __init__(self) -> None:
-        self.items: dict[UUID, MemoryItem] = {}
-
-    async def store(self, item: MemoryItem) -> UUID:
-        self.items[item.id] = item
-        return item.id
-
-    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
-        return self.items.get(item_id)
-
-    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
-        return list(self.items.values())[: query.limit]
+from kit_stores import BareStore
 
 
 def test_branch_is_an_element_with_user_name_messages_and_logs() -> None:
@@ -62,7 +45,7 @@ def test_first_read_creates_and_caches_one_private_store() -> None:
 
 
 def test_an_injected_store_is_kept_as_given() -> None:
-    store = StructuralStore()
+    store = BareStore()
     branch = Branch(memory=store)
     assert branch._memory is store and branch.memory is store
 

@@ -9,23 +9,7 @@ from uuid import UUID, uuid4
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 from lionmem.protocols import types
-
-
-class BareStore:
-    """A structural implementor that subclasses nothing."""
-
-    def __init__(self) -> None:
-        self.items: dict[UUID, MemoryItem] = {}
-
-    async def store(self, item: MemoryItem) -> UUID:
-        self.items[item.id] = item
-        return item.id
-
-    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
-        return self.items.get(item_id)
-
-    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
-        return list(self.items.values())[: query.limit]
+from kit_stores import BareStore
 
 
 def test_protocol_has_exactly_three_async_methods() -> None:
