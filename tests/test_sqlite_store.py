@@ -304,13 +304,21 @@ def test_filters_python_equality_and_none_for_missing(tmp_path: Path) -> None:
 
 
 def test_limits_follow_the_reference(tmp_path: Path) -> None:
-    items = [MemoryItem(content=f"n{i}", metadata={"k": 1}) for i in range(5)]
+    items = [MemoryItem(content=f"n{i}", tags=["t", "u"], metadata={"k": 1, "s": "v"}) for i in range(5)]
+    decoy = MemoryItem(content="other", tags=["x"], metadata={"k": 2})
 
     async def body(store: SQLiteMemoryStore) -> None:
-        await store.store_many(items)
+        await store.store_many([*items[:2], decoy, *items[2:]])
         for limit in (0, 2, 5, 9, -1, -4, -5, -9):
             want = [i.content for i in items][:limit]
-            for query in (MemoryQuery(limit=limit), MemoryQuery(text="N", limit=limit), MemoryQuery(filters={"k": 1.0}, limit=limit)):
+            for query in (
+                MemoryQuery(tags=["t"], limit=limit),
+                MemoryQuery(text="N", limit=limit),
+                MemoryQuery(text="n", tags=["t"], limit=limit),
+                MemoryQuery(filters={"k": 1.0}, limit=limit),
+                MemoryQuery(tags=["t"], filters={"k": True, "s": "v"}, limit=limit),
+                MemoryQuery(tags=["u", "t"], filters={"s": "v", "gone": None}, limit=limit),
+            ):
                 assert [i.content for i in await store.search(query)] == want, query
 
     with_store(tmp_path / "m.db", body)

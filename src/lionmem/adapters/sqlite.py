@@ -96,7 +96,7 @@ MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {1: _versio
 """Each step moves a database from the previous version to this one, inside the
 transaction that records the new `user_version`."""
 
-_COLUMNS = "id, created_at, body"
+_COLUMNS = "items.id, items.created_at, items.body"
 _INT64 = range(-(2**63), 2**63)
 _MIN_TRIGRAM = 3
 
@@ -166,21 +166,21 @@ def _filter_clause(value: object) -> tuple[str, list[object]] | None:
     """SQL that narrows the rows for one filter, never dropping a match; `None` when the
     value has no SQL form and Python alone must decide."""
     if value is None:
-        return "seq NOT IN (SELECT seq FROM item_meta WHERE key = ? AND kind != 'null')", []
+        return "items.seq NOT IN (SELECT seq FROM item_meta WHERE key = ? AND kind != 'null')", []
     kind = type(value)
     if kind is str:
-        return "seq IN (SELECT seq FROM item_meta WHERE key = ? AND value = ? AND kind = 'text')", [value]
+        return "items.seq IN (SELECT seq FROM item_meta WHERE key = ? AND value = ? AND kind = 'text')", [value]
     if kind is bool or kind is float or (kind is int and value in _INT64):
         # Python equality: True == 1 == 1.0; the index stores true and false as 1 and 0.
         return (
-            "seq IN (SELECT seq FROM item_meta WHERE key = ? AND value = ? "
+            "items.seq IN (SELECT seq FROM item_meta WHERE key = ? AND value = ? "
             "AND kind IN ('integer', 'real', 'true', 'false'))",
             [value],
         )
     if kind is list:
-        return "seq IN (SELECT seq FROM item_meta WHERE key = ? AND kind = 'array')", []
+        return "items.seq IN (SELECT seq FROM item_meta WHERE key = ? AND kind = 'array')", []
     if kind is dict:
-        return "seq IN (SELECT seq FROM item_meta WHERE key = ? AND kind = 'object')", []
+        return "items.seq IN (SELECT seq FROM item_meta WHERE key = ? AND kind = 'object')", []
     return None
 
 
@@ -340,9 +340,15 @@ class SQLiteMemoryStore(ClosesOnExit):
                 params.append('"' + _indexable(needle).replace('"', '""') + '"')
             clauses.append("instr(folded, ?) > 0")
             params.append(needle)
-        if query.tags:
+        if query.tags and source == "items" and len(set(query.tags)) == 1:
+            # One tag: its index lists items in order, so a small limit stops early.
+            source = "item_tags JOIN items ON items.seq = item_tags.seq"
+            order = "item_tags.seq"
+            clauses.append("item_tags.tag = ?")
+            params.append(query.tags[0])
+        elif query.tags:
             marks = ", ".join("?" * len(query.tags))
-            clauses.append(f"seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks}))")
+            clauses.append(f"items.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks}))")
             params.extend(query.tags)
         recheck: list[tuple[str, Any]] = []
         for key, value in (query.filters or {}).items():
