@@ -72,7 +72,7 @@ _INDEXES_V2 = [
         seq INTEGER NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, value,
         PRIMARY KEY (seq, key)
     ) WITHOUT ROWID""",
-    "CREATE INDEX item_meta_by_value ON item_meta (key, value, kind, seq)",
+    "CREATE INDEX item_meta_by_value ON item_meta (key, value, seq)",
     """CREATE VIRTUAL TABLE items_text USING fts5(
         indexed, content='', tokenize='trigram case_sensitive 1'
     )""",
@@ -162,24 +162,31 @@ def _put(db: sqlite3.Connection, row: EncodedItem, tags: list[str], metadata: di
     _index(db, seq, row.folded, tags, metadata)
 
 
+def _meta_match(value: object, table: str = "") -> str | None:
+    """The `item_meta` condition (on key, value and kind, columns prefixed by `table`)
+    for a filter value compared by value, or `None` for values compared otherwise."""
+    kind = type(value)
+    if kind is str:
+        kinds = "= 'text'"
+    elif kind is bool or kind is float or (kind is int and value in _INT64):
+        # Python equality: True == 1 == 1.0; the index stores true and false as 1 and 0.
+        kinds = "IN ('integer', 'real', 'true', 'false')"
+    else:
+        return None
+    return f"{table}key = ? AND {table}value = ? AND {table}kind {kinds}"
+
+
 def _filter_clause(value: object) -> tuple[str, list[object]] | None:
     """SQL that narrows the rows for one filter, never dropping a match; `None` when the
     value has no SQL form and Python alone must decide."""
     if value is None:
         return "items.seq NOT IN (SELECT seq FROM item_meta WHERE key = ? AND kind != 'null')", []
-    kind = type(value)
-    if kind is str:
-        return "items.seq IN (SELECT seq FROM item_meta WHERE key = ? AND value = ? AND kind = 'text')", [value]
-    if kind is bool or kind is float or (kind is int and value in _INT64):
-        # Python equality: True == 1 == 1.0; the index stores true and false as 1 and 0.
-        return (
-            "items.seq IN (SELECT seq FROM item_meta WHERE key = ? AND value = ? "
-            "AND kind IN ('integer', 'real', 'true', 'false'))",
-            [value],
-        )
-    if kind is list:
+    by_value = _meta_match(value)
+    if by_value is not None:
+        return f"items.seq IN (SELECT seq FROM item_meta WHERE {by_value})", [value]
+    if type(value) is list:
         return "items.seq IN (SELECT seq FROM item_meta WHERE key = ? AND kind = 'array')", []
-    if kind is dict:
+    if type(value) is dict:
         return "items.seq IN (SELECT seq FROM item_meta WHERE key = ? AND kind = 'object')", []
     return None
 
@@ -351,7 +358,18 @@ class SQLiteMemoryStore(ClosesOnExit):
             clauses.append(f"items.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks}))")
             params.extend(query.tags)
         recheck: list[tuple[str, Any]] = []
-        for key, value in (query.filters or {}).items():
+        filters = dict(query.filters or {})
+        driver = next((k for k, v in filters.items() if _meta_match(v) is not None), None)
+        if source == "items" and driver is not None:
+            # One filter compared by value drives the scan from its index, in order.
+            value = filters.pop(driver)
+            source = "item_meta JOIN items ON items.seq = item_meta.seq"
+            order = "item_meta.seq"
+            clauses.append(str(_meta_match(value, "item_meta.")))
+            params.extend([driver, value])
+            if needs_recheck(value):
+                recheck.append((driver, value))
+        for key, value in filters.items():
             narrowing = _filter_clause(value)
             if narrowing is not None:
                 clauses.append(narrowing[0])
