@@ -1,4 +1,7 @@
-"""The `lionmem` command line: a demo of the default store and the conformance check."""
+"""The `lionmem` command line: a demo of the default store and the conformance check.
+
+`check` runs the kit of [ADR-0093][adr-0093] against a store factory.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""One import path for the memory contract and its primitives."""
+"""One eager import path for the memory contract and its primitives.
+
+See [ADR-0092][adr-0092-d1] and, for the lazy alternative, [ADR-0094][adr-0094].
+"""
 
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
