@@ -284,6 +284,20 @@ def test_filters_follow_python_equality(pg_url: str) -> None:
     with_store(pg_url, body)
 
 
+def test_a_limited_search_reads_further_when_python_drops_candidates(pg_url: str) -> None:
+    # 300 lists narrow by kind but fail Python's ==; the matches sit behind them.
+    items = [MemoryItem(content=i, metadata={"v": [i + 10]}) for i in range(300)]
+    items += [MemoryItem(content=f"hit{i}", metadata={"v": [True]}) for i in range(3)]
+
+    async def body(store: PostgresMemoryStore) -> None:
+        await store.store_many(items)
+        for limit, want in ((1, ["hit0"]), (2, ["hit0", "hit1"]), (9, ["hit0", "hit1", "hit2"]), (0, [])):
+            found = await store.search(MemoryQuery(filters={"v": [1]}, limit=limit))
+            assert [i.content for i in found] == want
+
+    with_store(pg_url, body)
+
+
 # -- consistency across connections and processes -------------------------------------------
 
 

@@ -49,6 +49,7 @@ POSTGRES_PROFILE: Final = FidelityProfile(
 
 _NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
 _EXACT_NUMBER = 2**53
+_FIRST_WINDOW = 64
 _LOCK_KEY = 0x4C4D454D  # "LMEM": serialises schema work across every process
 
 _SCHEMA: list[LiteralString] = [
@@ -288,10 +289,21 @@ class PostgresMemoryStore(ClosesOnExit):
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         """Return copies of the items matching `query`, in insertion order."""
         statement, params, recheck, pushed = self._plan(query)
-        rows = await self._execute(statement, params)
+        limit = query.limit
         if pushed:
-            return [decode_item(*row) for row in rows]
-        return list(matching(rows, recheck, query.limit))[: query.limit]
+            return [decode_item(*row) for row in await self._execute(statement, params)]
+        if limit < 0:
+            rows = await self._execute(statement, params)
+            return list(matching(rows, recheck, limit))[:limit]
+        # Python re-checks some rows, so SQL cannot stop at `limit` itself; read growing
+        # prefixes of the ordered rows until they hold `limit` matches or run out.
+        window = max(_FIRST_WINDOW, 4 * limit)
+        while True:
+            rows = await self._execute(statement + sql.SQL(" LIMIT %s"), [*params, window])
+            found = list(matching(rows, recheck, limit))
+            if len(found) >= limit or len(rows) < window:
+                return found
+            window *= 4
 
     async def explain(self, query: MemoryQuery) -> str:
         """The server's plan for `query`, as `EXPLAIN` prints it."""
