@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import best_of, make_items, queries
+from benchmarks.common import make_items, queries
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import subprocess
-import sys
 from typing import Any, cast
 from uuid import UUID
 
