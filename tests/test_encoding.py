@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 
 import pytest
 from pydantic import ValidationError
@@ -42,6 +43,14 @@ def test_fold_is_the_reference_rule() -> None:
 )
 def test_json_values_pass(value: object) -> None:
     check_json(value, "v")
+
+
+def test_nul_can_be_refused_in_strings_and_keys() -> None:
+    check_json({"a\x00": ["b\x00"]}, "v")
+    with pytest.raises(TypeError, match=r"v\[0\] holds the character U\+0000"):
+        check_json(["b\x00"], "v", allow_nul=False)
+    with pytest.raises(TypeError, match=re.escape("v key 'a\\x00' holds the character U+0000")):
+        check_json({"a\x00": 1}, "v", allow_nul=False)
 
 
 @pytest.mark.parametrize(

@@ -31,10 +31,15 @@ loads = json.JSONDecoder().decode
 """Decode one stored JSON column."""
 
 
-def check_json(value: object, path: str) -> None:
-    """Raise `TypeError` naming `path` unless `value` round-trips through JSON exactly."""
+def check_json(value: object, path: str, *, allow_nul: bool = True) -> None:
+    """Raise `TypeError` naming `path` unless `value` round-trips through JSON exactly
+    (and, with `allow_nul=False`, holds no U+0000 in any string or key)."""
     kind = type(value)
-    if value is None or kind is bool or kind is str or kind is int:
+    if kind is str:
+        if not allow_nul and "\x00" in cast(str, value):
+            raise TypeError(f"{path} holds the character U+0000, which this store cannot keep")
+        return
+    if value is None or kind is bool or kind is int:
         return
     if kind is float:
         if not math.isfinite(cast(float, value)):
@@ -42,13 +47,14 @@ def check_json(value: object, path: str) -> None:
         return
     if kind is list:
         for index, element in enumerate(cast("list[object]", value)):
-            check_json(element, f"{path}[{index}]")
+            check_json(element, f"{path}[{index}]", allow_nul=allow_nul)
         return
     if kind is dict:
         for key, element in cast("dict[object, object]", value).items():
             if type(key) is not str:
                 raise TypeError(f"{path} has a key {key!r}; JSON object keys are strings")
-            check_json(element, f"{path}[{key!r}]")
+            check_json(key, f"{path} key {key!r}", allow_nul=allow_nul)
+            check_json(element, f"{path}[{key!r}]", allow_nul=allow_nul)
         return
     raise TypeError(f"{path} is a {kind.__name__}, not a JSON value")
 
@@ -71,13 +77,13 @@ class EncodedItem(NamedTuple):
     """`str(content).lower()`, what text search matches."""
 
 
-def encode_item(item: object) -> EncodedItem:
+def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
     """Check and encode `item`; raise `TypeError` before anything is written."""
     if not isinstance(item, MemoryItem):
         raise TypeError(f"the store takes MemoryItem, got {type(item).__name__}")
-    check_json(item.content, "content")
-    check_json(item.tags, "tags")
-    check_json(item.metadata, "metadata")
+    check_json(item.content, "content", allow_nul=allow_nul)
+    check_json(item.tags, "tags", allow_nul=allow_nul)
+    check_json(item.metadata, "metadata", allow_nul=allow_nul)
     return EncodedItem(
         str(item.id),
         item.created_at,

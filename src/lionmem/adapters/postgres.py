@@ -85,20 +85,9 @@ class StoreUnavailableError(ConnectionError):
     """The server could not be reached, or did not answer, within the timeout."""
 
 
-def _has_nul(value: object) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, list):
-        return any(_has_nul(v) for v in cast("list[object]", value))
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in cast("dict[str, object]", value).items())
-    return False
-
-
 def _row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
-    encoded: EncodedItem = encode_item(item)
-    if _has_nul(item.content) or _has_nul(item.tags) or _has_nul(item.metadata):
-        raise TypeError("PostgreSQL text cannot hold the character U+0000")
+    # PostgreSQL text cannot hold U+0000, so such strings are refused up front.
+    encoded: EncodedItem = encode_item(item, allow_nul=False)
     return (
         namespace, item.id, encoded.created_at, encoded.body, encoded.folded,
         list(item.tags), Jsonb(item.metadata),
