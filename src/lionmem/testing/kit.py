@@ -8,9 +8,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import math
-from decimal import Decimal
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
+from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar, cast
 from uuid import UUID
@@ -57,6 +58,7 @@ CHECKS = (
 dimension, and a stateful comparison with the reference."""
 
 T = TypeVar("T")
+R = TypeVar("R", bound=Enum)
 
 _EVENTUAL_WAIT = 5.0
 _ALL = 10_000
@@ -249,13 +251,30 @@ class ConformanceKit:
             await rec.store(item)
         await self._visible(rec, MemoryQuery(limit=_ALL), len(items))
 
-    async def _refused(self, rec: Recorder, query: MemoryQuery) -> str | None:
-        """`None` if the store refuses `query` with NotImplementedError, else what it did."""
+    async def _refusal(self, rec: Recorder, query: MemoryQuery) -> tuple[str, bool]:
+        """The verdict on a predicate declared unsupported: it must raise
+        NotImplementedError, never be dropped."""
         try:
             found = await rec.search(query)
         except NotImplementedError:
-            return None
-        return f"the predicate was not refused: it returned {_ids(found)}"
+            return "refused", True
+        return f"the predicate was not refused: it returned {_ids(found)}", False
+
+    async def _rule_that_holds(
+        self,
+        rec: Recorder,
+        items: Sequence[MemoryItem],
+        queries: Iterable[MemoryQuery],
+        rules: dict[R, Callable[[MemoryQuery, MemoryItem], bool]],
+    ) -> R | None:
+        """Run every query and return the first rule predicting all the results."""
+        holds = dict.fromkeys(rules, True)
+        for query in queries:
+            found = await rec.search(query)
+            for rule, predicate in rules.items():
+                expected = [item for item in items if predicate(query, item)]
+                holds[rule] = holds[rule] and self._same_results(found, expected)
+        return next((rule for rule, held in holds.items() if held), None)
 
     # -- the checks -----------------------------------------------------------
 
@@ -314,28 +333,28 @@ class ConformanceKit:
             _item(4, content="nothing here"),
             _item(5, content="100% sure_thing\\ok"),
         ]
+        await self._fill(rec, items)
         declared = self.profile.text_match
         if declared is TextMatch.UNSUPPORTED:
-            await self._fill(rec, items)
-            problem = await self._refused(rec, MemoryQuery(text="hello", limit=_ALL))
-            return (problem or "refused", problem is None)
-        await self._fill(rec, items)
-        observations: list[tuple[bool, bool]] = []
-        for needle in ("hello", "HELLO", "o w", "0% s", "%", "_", "\\"):
-            found = await rec.search(MemoryQuery(text=needle, limit=_ALL))
-            insensitive = [i for i in items if needle.lower() in str(i.content).lower()]
-            sensitive = [i for i in items if needle in str(i.content)]
-            observations.append(
-                (self._same_results(found, insensitive), self._same_results(found, sensitive))
-            )
+            return await self._refusal(rec, MemoryQuery(text="hello", limit=_ALL))
+        needles = ("hello", "HELLO", "o w", "0% s", "%", "_", "\\")
+        observed = await self._rule_that_holds(
+            rec,
+            items,
+            (MemoryQuery(text=needle, limit=_ALL) for needle in needles),
+            {
+                TextMatch.CASE_INSENSITIVE_SUBSTRING: lambda q, i: str(q.text).lower()
+                in str(i.content).lower(),
+                TextMatch.CASE_SENSITIVE_SUBSTRING: lambda q, i: str(q.text) in str(i.content),
+            },
+        )
+        if observed is None:
+            # Another rule: nothing to predict, but results must be stored items.
             known = {i.id for i in items}
-            if declared is TextMatch.OTHER and not all(i.id in known for i in found):
-                return f"text {needle!r} returned items that were never stored", False
-        if all(ins for ins, _ in observations):
-            observed = TextMatch.CASE_INSENSITIVE_SUBSTRING
-        elif all(sens for _, sens in observations):
-            observed = TextMatch.CASE_SENSITIVE_SUBSTRING
-        else:
+            for needle in needles:
+                found = await rec.search(MemoryQuery(text=needle, limit=_ALL))
+                if not all(i.id in known for i in found):
+                    return f"text {needle!r} returned items that were never stored", False
             observed = TextMatch.OTHER
         return observed.value, observed is declared or declared is TextMatch.OTHER
 
@@ -349,19 +368,19 @@ class ConformanceKit:
         ]
         await self._fill(rec, items)
         if self.profile.tag_match is TagMatch.UNSUPPORTED:
-            problem = await self._refused(rec, MemoryQuery(tags=["a"], limit=_ALL))
-            return (problem or "refused", problem is None)
-        any_of = all_of = True
-        for wanted in (["b", "c"], ["a"], ["A"], ["a", "b"], ["b", "b"], ["z"]):
-            found = await rec.search(MemoryQuery(tags=wanted, limit=_ALL))
-            any_of &= self._same_results(found, [i for i in items if set(wanted) & set(i.tags)])
-            all_of &= self._same_results(found, [i for i in items if set(wanted) <= set(i.tags)])
-        observed = "another rule"
-        if any_of:
-            observed = TagMatch.ANY_OF.value
-        elif all_of:
-            observed = TagMatch.ALL_OF.value
-        return observed, observed == self.profile.tag_match.value
+            return await self._refusal(rec, MemoryQuery(tags=["a"], limit=_ALL))
+        wanted = (["b", "c"], ["a"], ["A"], ["a", "b"], ["b", "b"], ["z"])
+        observed = await self._rule_that_holds(
+            rec,
+            items,
+            (MemoryQuery(tags=tags, limit=_ALL) for tags in wanted),
+            {
+                TagMatch.ANY_OF: lambda q, i: bool(set(q.tags or ()) & set(i.tags)),
+                TagMatch.ALL_OF: lambda q, i: set(q.tags or ()) <= set(i.tags),
+            },
+        )
+        shown = "another rule" if observed is None else observed.value
+        return shown, observed is self.profile.tag_match
 
     async def _filter_equality(self, rec: Recorder, path: Path) -> tuple[str, bool]:
         items = [
@@ -375,35 +394,31 @@ class ConformanceKit:
         ]
         await self._fill(rec, items)
         if self.profile.filter_equality is FilterEquality.UNSUPPORTED:
-            problem = await self._refused(rec, MemoryQuery(filters={"n": 1}, limit=_ALL))
-            return (problem or "refused", problem is None)
-        python = json = True
-        for filters in ({"n": 1}, {"n": 1, "m": "x"}, {"n": {"deep": [1, "two", None]}}, {"n": "1"}, {"n": False}):
-            found = await rec.search(MemoryQuery(filters=filters, limit=_ALL))
-
-            def matches(item: MemoryItem, exact: bool, f: dict[str, Any] = filters) -> bool:
-                got = [item.metadata.get(k) for k in f]
-                if exact:
-                    return all(_json_equal(g, v) for g, v in zip(got, f.values(), strict=True))
-                return all(g == v for g, v in zip(got, f.values(), strict=True))
-
-            python &= self._same_results(found, [i for i in items if matches(i, False)])
-            json &= self._same_results(found, [i for i in items if matches(i, True)])
-            if not python and not json:
-                break
-        observed = "another rule"
-        if python:
-            observed = FilterEquality.PYTHON.value
-        elif json:
-            observed = FilterEquality.JSON.value
-        return observed, observed == self.profile.filter_equality.value
+            return await self._refusal(rec, MemoryQuery(filters={"n": 1}, limit=_ALL))
+        probes: list[dict[str, Any]] = [
+            {"n": 1}, {"n": 1, "m": "x"}, {"n": {"deep": [1, "two", None]}}, {"n": "1"}, {"n": False},
+        ]
+        observed = await self._rule_that_holds(
+            rec,
+            items,
+            (MemoryQuery(filters=filters, limit=_ALL) for filters in probes),
+            {
+                FilterEquality.PYTHON: lambda q, i: all(
+                    i.metadata.get(k) == v for k, v in (q.filters or {}).items()
+                ),
+                FilterEquality.JSON: lambda q, i: all(
+                    _json_equal(i.metadata.get(k), v) for k, v in (q.filters or {}).items()
+                ),
+            },
+        )
+        shown = "another rule" if observed is None else observed.value
+        return shown, observed is self.profile.filter_equality
 
     async def _none_filter_matches_missing(self, rec: Recorder, path: Path) -> tuple[str, bool]:
         items = [_item(1), _item(2, metadata={"k": None}), _item(3, metadata={"k": 0})]
         await self._fill(rec, items)
         if self.profile.filter_equality is FilterEquality.UNSUPPORTED:
-            problem = await self._refused(rec, MemoryQuery(filters={"k": None}, limit=_ALL))
-            return (problem or "refused", problem is None)
+            return await self._refusal(rec, MemoryQuery(filters={"k": None}, limit=_ALL))
         found = sorted(_ids(await rec.search(MemoryQuery(filters={"k": None}, limit=_ALL))))
         verdicts: dict[tuple[int, ...], str] = {(1, 2): "True", (2,): "False"}
         observed = verdicts.get(tuple(found), f"matched ids {found}")
