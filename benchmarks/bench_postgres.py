@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from benchmarks.common import make_items, queries
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
@@ -60,7 +62,8 @@ async def measure(url: str, n: int, directory: Path, names: list[str] | None) ->
         stores: dict[str, Any] = {"memory": memory, "sqlite": sqlite, "postgres": pg}
         out["store_many (per item)"] = {k: await fill(s, items) for k, s in stores.items()}
         # What autovacuum would do soon after a bulk load: give the planner statistics.
-        await pg._execute("ANALYZE lionmem_items")  # noqa: SLF001
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            await conn.execute("ANALYZE lionmem_items")
         one = make_items(500, seed=99)
         for name, store in stores.items():
             start = time.perf_counter()
