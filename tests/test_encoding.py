@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import copy
+import json
 import math
+import pickle
 import re
+import uuid
+from typing import cast
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
+from pydantic_core import from_json
 
 from lionmem import MemoryItem
-from lionmem.adapters._encoding import check_json, decode_item, encode_item, fold
+from lionmem.adapters._encoding import check_json, decode_item, encode_item, fold, loads
 
 
 def test_decoded_items_are_indistinguishable_from_constructed_ones() -> None:
@@ -68,3 +75,71 @@ def test_nul_can_be_refused_in_strings_and_keys() -> None:
 def test_other_values_are_refused_by_path(value: object, message: str) -> None:
     with pytest.raises(TypeError, match=message):
         check_json(value, "v")
+
+
+def test_lone_surrogates_are_refused_by_path() -> None:
+    check_json("🙂 \U0001d11e", "v")
+    with pytest.raises(TypeError, match=r"v\[0\] holds the lone surrogate U\+D800"):
+        check_json(["a\ud800"], "v")
+    with pytest.raises(TypeError, match=re.escape("v key 'k\\udfff' holds the lone surrogate U+DFFF")):
+        check_json({"k\udfff": 1}, "v")
+
+
+def _typed(value: object) -> object:
+    """`value` with every float replaced by its bits and every scalar tagged by type, so
+    that equal results mean identical values (1 vs 1.0 vs True, 0.0 vs -0.0)."""
+    if isinstance(value, list):
+        return ["list", [_typed(v) for v in value]]
+    if isinstance(value, dict):
+        return ["dict", [[k, _typed(v)] for k, v in value.items()]]
+    if isinstance(value, float):
+        return ["float", value.hex()]
+    return [type(value).__name__, value]
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**200), max_value=2**200)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(exclude_categories=["Cs"])),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(st.characters(exclude_categories=["Cs"]), max_size=5), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON)
+def test_stored_json_decodes_to_identical_values(value: object) -> None:
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    assert _typed(loads(text)) == _typed(json.loads(text)) == _typed(value)
+
+
+def test_nesting_beyond_the_fast_parser_still_decodes() -> None:
+    deep: list[object] = []
+    inner = deep
+    for _ in range(600):
+        inner.append([])
+        inner = cast("list[object]", inner[0])
+    item = MemoryItem(content=deep, metadata={"deep": deep})
+    row = encode_item(item)
+    with pytest.raises(ValueError, match="recursion limit"):
+        from_json(row.body)
+    assert decode_item(row.id, row.created_at, row.body) == item
+
+
+def test_stored_ids_decode_to_ordinary_uuids() -> None:
+    for original in [uuid.uuid4() for _ in range(200)] + [uuid.UUID(int=0), uuid.UUID(int=2**128 - 1)]:
+        item = MemoryItem(id=original, content="x")
+        row = encode_item(item)
+        got = decode_item(row.id, row.created_at, row.body).id
+        assert type(got) is uuid.UUID and got == original and hash(got) == hash(original)
+        assert str(got) == str(original) and got.version == original.version
+        assert got.is_safe is uuid.SafeUUID.unknown
+        assert pickle.loads(pickle.dumps(got)) == original
+    # Any other spelling is parsed, and refused, by UUID itself.
+    braced = "{" + str(original) + "}"
+    assert decode_item(braced, 1.0, '["x",[],{}]').id == original
+    with pytest.raises(ValueError, match="badly formed"):
+        decode_item("not-a-uuid", 1.0, '["x",[],{}]')

@@ -225,6 +225,7 @@ def test_round_trip_is_exact(pg_url: str) -> None:
         ({"content": "a\x00b"}, "U\\+0000"),
         ({"tags": ["a\x00"]}, "U\\+0000"),
         ({"metadata": {"k\x00": 1}}, "U\\+0000"),
+        ({"metadata": {"k": "\ud800"}}, "lone surrogate U\\+D800"),
     ],
 )
 def test_refused_values_write_nothing(pg_url: str, fields: dict[str, Any], problem: str) -> None:

@@ -374,6 +374,8 @@ def test_round_trip_is_exact(tmp_path: Path) -> None:
         ({"content": (1, 2)}, "content is a tuple"),
         ({"content": {1: "x"}}, "content has a key 1"),
         ({"metadata": {"k": {3}}}, r"metadata\['k'\] is a set"),
+        ({"content": "a\ud800"}, "content holds the lone surrogate U\\+D800"),
+        ({"tags": ["\udc00"]}, r"tags\[0\] holds the lone surrogate"),
     ],
 )
 def test_non_json_values_are_refused_and_nothing_is_written(

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple, cast
-from uuid import UUID
+from uuid import UUID, SafeUUID
+
+from pydantic_core import from_json
 
 from lionmem.protocols.memory import MemoryItem
 
@@ -27,17 +30,40 @@ __all__ = [
 ]
 
 _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
-loads = json.JSONDecoder().decode
-"""Decode one stored JSON column."""
+_json_loads = json.JSONDecoder().decode
+
+
+def loads(text: str) -> Any:
+    """Decode one stored JSON column.
+
+    pydantic-core's parser is about three times faster than the standard library's
+    and gives the same values (floats bit-exact, integers unbounded); it refuses
+    nesting deeper than about 200 levels, which the standard library then decodes.
+    """
+    try:
+        return from_json(text)
+    except ValueError:
+        return _json_loads(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def check_json(value: object, path: str, *, allow_nul: bool = True) -> None:
     """Raise `TypeError` naming `path` unless `value` round-trips through JSON exactly
-    (and, with `allow_nul=False`, holds no U+0000 in any string or key)."""
+    (and, with `allow_nul=False`, holds no U+0000 in any string or key).
+
+    A string must be Unicode text: a lone surrogate has no UTF-8 form to store.
+    """
     kind = type(value)
     if kind is str:
-        if not allow_nul and "\x00" in cast(str, value):
+        text = cast(str, value)
+        if not allow_nul and "\x00" in text:
             raise TypeError(f"{path} holds the character U+0000, which this store cannot keep")
+        if not text.isascii() and (found := _SURROGATE.search(text)):
+            raise TypeError(
+                f"{path} holds the lone surrogate U+{ord(found.group()):04X}, which is not text"
+            )
         return
     if value is None or kind is bool or kind is int:
         return
@@ -95,6 +121,17 @@ def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
 _FIELDS = frozenset(MemoryItem.model_fields)
 _new = object.__new__
 _set = object.__setattr__
+_UUID_TEXT_LENGTH = 36
+
+
+def _uuid(text: str) -> UUID:
+    """`UUID(text)` for the canonical form a store wrote, in half the time."""
+    if len(text) != _UUID_TEXT_LENGTH:
+        return UUID(text)
+    value = _new(UUID)
+    _set(value, "int", int(text.replace("-", ""), 16))
+    _set(value, "is_safe", SafeUUID.unknown)
+    return value
 
 
 def decode_item(item_id: str, created_at: float, body: str) -> MemoryItem:
@@ -107,7 +144,7 @@ def decode_item(item_id: str, created_at: float, body: str) -> MemoryItem:
     content, tags, metadata = loads(body)
     item = _new(MemoryItem)
     _set(item, "__dict__", {
-        "id": UUID(item_id),
+        "id": _uuid(item_id),
         "created_at": created_at,
         "metadata": metadata,
         "content": content,

@@ -51,6 +51,11 @@ copies, items survive a restart and content must be a JSON value."""
 
 _HEADER = b"SQLite format 3\x00"
 
+# SQLite's default 2 MB page cache holds about 2% of a 100k-item database; a search
+# that joins thousands of index hits to their rows then reads pages from the OS, which
+# made a 5,000-row tag search 2.5 times slower. A limit, not an allocation.
+_CACHE_SIZE = "PRAGMA cache_size = -65536"
+
 _ITEMS_V1 = """
     CREATE TABLE items (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -401,6 +406,7 @@ async def _open(path: Path, busy_timeout: float, synchronous: str) -> SQLiteMemo
     reader = sqlite3.connect(path, isolation_level=None)
     reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     reader.execute("PRAGMA query_only = 1")
+    reader.execute(_CACHE_SIZE)
     return SQLiteMemoryStore(path, executor, writer, reader)
 
 
@@ -412,6 +418,7 @@ def _connect_and_migrate(path: Path, busy_timeout: float, synchronous: str) -> s
         _refuse_foreign_schema(db, path)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute(f"PRAGMA synchronous = {synchronous}")
+        db.execute(_CACHE_SIZE)
         migrate(db, path)
     except BaseException:
         db.close()
