@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import math
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -18,7 +19,7 @@ from uuid import UUID
 
 import pytest
 
-from lionmem import MemoryItem, MemoryQuery
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters import sqlite as sqlite_module
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.sqlite import (
@@ -299,6 +300,138 @@ def test_filters_python_equality_and_none_for_missing(tmp_path: Path) -> None:
         assert await ids(n=2**70) == []
         assert await ids(n=(1, 2)) == []  # a tuple never equals a JSON list
         assert await ids(missing=None, n=1) == [0, 1, 2]
+
+    with_store(path, body)
+
+
+TRICKY: list[Any] = [
+    0, 1, -1, True, False, 0.0, -0.0, 1.0, 0.5, "1", "", None, [1], [True], {"a": 1}, {},
+    2**53, 2**53 + 1, float(2**53), 2**63 - 1, -(2**63), -(2**63) - 1, 2**63, 2.0**63,
+    -(2.0**63), 2**64, 2**64 + 1, 2.0**64, 10**400, 1e300,
+]
+
+
+def test_searches_agree_with_the_reference_on_tricky_values(tmp_path: Path) -> None:
+    """Random queries over every kind of stored value, each compared with InMemoryStore."""
+    rng = random.Random(96)
+    items = []
+    for n in range(120):
+        metadata = {key: rng.choice(TRICKY) for key in ("a", "b") if rng.random() < 0.8}
+        tags = rng.sample(["x", "y", "z"], rng.randrange(3))
+        items.append(MemoryItem(content=f"item {n} {rng.choice(['red', 'blue'])}", tags=tags, metadata=metadata))
+    def query() -> MemoryQuery:
+        filters = {}
+        for key in rng.sample(["a", "b", "c"], rng.randrange(3)):
+            filters[key] = rng.choice(TRICKY)
+        text = rng.choice([None, None, "red", "BLUE", "m 1", "e"])
+        tags = rng.choice([None, None, ["x"], ["y", "z"], ["z", "z"]])
+        limit = rng.choice([0, 1, 3, 20, 1000, -1, -3])
+        return MemoryQuery(text=text, tags=tags, filters=filters or None, limit=limit)
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        reference = InMemoryStore()
+        for item in items:
+            await reference.store(item)
+        await store.store_many(items)
+        for _ in range(1500):
+            q = query()
+            got = [i.id for i in await store.search(q)]
+            assert got == [i.id for i in await reference.search(q)], q
+
+    with_store(tmp_path / "m.db", body)
+
+
+def test_big_integers_are_stored_and_compared_exactly(tmp_path: Path) -> None:
+    big = MemoryItem(content="big", metadata={"k": 10**400, "n": -(2**63) - 1, "b": 2**64 + 1})
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store.store(big)
+
+        async def found(**filters: Any) -> bool:
+            return [i.id for i in await store.search(MemoryQuery(filters=filters))] == [big.id]
+
+        assert await found(k=10**400) and not await found(k=10**400 + 1)
+        assert await found(n=-(2**63) - 1) and not await found(n=-(2**63))
+        assert not await found(n=-(2.0**63))
+        assert await found(b=2**64 + 1) and not await found(b=2.0**64)
+
+    with_store(tmp_path / "m.db", body)
+
+
+def _version_two(path: Path, items: list[MemoryItem]) -> None:
+    """A database as version 2 wrote it: integers beyond 64 bits indexed as rounded floats."""
+    from lionmem.adapters._encoding import encode_item
+
+    db = sqlite3.connect(path, isolation_level=None)
+    MIGRATIONS[1](db)
+    MIGRATIONS[2](db)
+    db.execute("DROP INDEX item_meta_by_value")
+    db.execute("CREATE INDEX item_meta_by_value ON item_meta (key, value, seq)")
+    for item in items:
+        row = encode_item(item)
+        seq = db.execute("INSERT INTO items (id, created_at, body, folded) VALUES (?, ?, ?, ?)", row).lastrowid
+        for key, value in item.metadata.items():
+            db.execute(
+                "INSERT INTO item_meta (seq, key, kind, value) VALUES (?, ?, ?, ?)",
+                (seq, key, "integer", value if -(2**63) <= value < 2**63 else float(value)),
+            )
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db.execute("PRAGMA user_version = 2")
+    db.close()
+
+
+def test_version_two_is_migrated_to_exact_big_integers(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    big, small = MemoryItem(content="big", metadata={"n": -(2**63) - 1}), MemoryItem(content="small", metadata={"n": 5})
+    _version_two(path, [big, small])
+    # Version 2's index holds -(2**63) for both -(2**63) - 1 and -(2**63).
+    assert sqlite3.connect(path).execute("SELECT value FROM item_meta ORDER BY seq").fetchall() == [(-(2.0**63),), (5,)]
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        assert await store.search(MemoryQuery(filters={"n": -(2**63)})) == []
+        assert [i.id for i in await store.search(MemoryQuery(filters={"n": -(2**63) - 1}))] == [big.id]
+        assert [i.id for i in await store.search(MemoryQuery(filters={"n": 5.0}))] == [small.id]
+
+    with_store(path, body)
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    assert db.execute("SELECT kind, value FROM item_meta ORDER BY seq").fetchall() == [("bigint", None), ("integer", 5)]
+    columns = [row[2] for row in db.execute("PRAGMA index_info(item_meta_by_value)")]
+    assert columns == ["key", "value", "seq", "kind"]
+
+
+def test_limited_searches_check_other_predicates_row_by_row(tmp_path: Path) -> None:
+    """The driving index is read in order and the other predicates are looked up per
+    row, so nothing is collected before the first result (no temporary b-tree)."""
+    path = tmp_path / "m.db"
+    captured: list[str] = []
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store.store(MemoryItem(content="abcd", tags=["t", "u"], metadata={"k": 1, "s": "v"}))
+
+        def plans() -> None:
+            store._writer.set_trace_callback(captured.append)  # noqa: SLF001
+            for query in (
+                MemoryQuery(text="abc", tags=["t", "u"], filters={"k": 1, "s": "v", "gone": None}),
+                MemoryQuery(tags=["t"], filters={"k": 1, "l": [1]}),
+                MemoryQuery(filters={"s": "v", "k": True}),
+            ):
+                store._search(query)  # noqa: SLF001
+            store._writer.set_trace_callback(None)  # noqa: SLF001
+
+        await store._on_writer(plans)  # noqa: SLF001
+        statements = [sql for sql in captured if sql.startswith("SELECT")]
+        assert len(statements) == 3
+
+        def explain() -> list[str]:
+            return [
+                " / ".join(row[-1] for row in store._writer.execute("EXPLAIN QUERY PLAN " + sql))  # noqa: SLF001
+                for sql in statements
+            ]
+
+        for plan in await store._on_writer(explain):  # noqa: SLF001
+            assert "TEMP B-TREE" not in plan and "LIST SUBQUERY" not in plan, plan
+            assert "CORRELATED SCALAR SUBQUERY" in plan, plan
 
     with_store(path, body)
 

@@ -12,7 +12,7 @@ from functools import partial
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 from uuid import UUID
 
 from lionmem.adapters._encoding import (
@@ -21,7 +21,6 @@ from lionmem.adapters._encoding import (
     encode_item,
     loads,
     matching,
-    needs_recheck,
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
@@ -38,7 +37,7 @@ __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SQLITE_PROFILE", "
 APPLICATION_ID: Final = 0x4C4D454D
 """`PRAGMA application_id` of a lionmem database ("LMEM")."""
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 """The schema this code writes; `PRAGMA user_version` of a current database."""
 
 SQLITE_PROFILE: Final = FidelityProfile(
@@ -97,10 +96,24 @@ def _version_2(db: sqlite3.Connection) -> None:
         _index(db, seq, folded, tags, metadata)
 
 
-MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {1: _version_1, 2: _version_2}
+def _version_3(db: sqlite3.Connection) -> None:
+    # Version 2 indexed integers beyond 64 bits as 'integer' rows holding a rounded
+    # float, which SQL cannot compare exactly; they become 'bigint' rows without a
+    # value. The value index gains `kind`, so a filter never reads the table.
+    db.execute("UPDATE item_meta SET kind = 'bigint', value = NULL WHERE kind = 'integer' AND typeof(value) = 'real'")
+    db.execute("DROP INDEX item_meta_by_value")
+    db.execute(_META_BY_VALUE)
+
+
+MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
+    1: _version_1,
+    2: _version_2,
+    3: _version_3,
+}
 """Each step moves a database from the previous version to this one, inside the
 transaction that records the new `user_version`."""
 
+_META_BY_VALUE = "CREATE INDEX item_meta_by_value ON item_meta (key, value, seq, kind)"
 _COLUMNS = "items.id, items.created_at, items.body"
 _INT64 = range(-(2**63), 2**63)
 _MIN_TRIGRAM = 3
@@ -119,7 +132,7 @@ def _meta_row(value: object) -> tuple[str, object]:
     if value is True or value is False:
         return ("true" if value else "false"), int(value)
     if type(value) is int:
-        return "integer", value if value in _INT64 else float(value)
+        return ("integer", value) if value in _INT64 else ("bigint", None)
     if type(value) is float:
         return "real", value
     if type(value) is str:
@@ -167,33 +180,50 @@ def _put(db: sqlite3.Connection, row: EncodedItem, tags: list[str], metadata: di
     _index(db, seq, row.folded, tags, metadata)
 
 
-def _meta_match(value: object, table: str = "") -> str | None:
-    """The `item_meta` condition (on key, value and kind, columns prefixed by `table`)
-    for a filter value compared by value, or `None` for values compared otherwise."""
+_NUMBER_KINDS = "('integer', 'real', 'true', 'false')"
+
+
+def _same_value(value: object, row: str) -> str | None:
+    """The condition on the `item_meta` row named `row` that holds exactly when its
+    value `==` `value` in Python (given its key), or `None` when SQL cannot decide that.
+
+    SQLite compares a 64-bit integer with a float exactly, as Python does, and stores
+    `True` and `False` as 1 and 0. Integers beyond 64 bits are 'bigint' rows without a
+    value; no float smaller than 2**63 in size can equal one.
+    """
     kind = type(value)
     if kind is str:
-        kinds = "= 'text'"
-    elif kind is bool or kind is float or (kind is int and value in _INT64):
-        # Python equality: True == 1 == 1.0; the index stores true and false as 1 and 0.
-        kinds = "IN ('integer', 'real', 'true', 'false')"
+        return f"{row}.value = ? AND {row}.kind = 'text'"
+    if (kind is bool or kind is int) and value in _INT64 or (
+        kind is float and -(2.0**63) <= cast(float, value) < 2.0**63
+    ):
+        return f"{row}.value = ? AND {row}.kind IN {_NUMBER_KINDS}"
+    return None
+
+
+def _filter_condition(key: str, value: object) -> tuple[str, list[object], bool] | None:
+    """`(condition on items, its parameters, exact)` for one filter: the condition keeps
+    every match, and `exact` says it also drops every other item. `None` when nothing
+    narrows it (a value that is no JSON value), so Python alone decides."""
+    same = _same_value(value, "m")
+    if same is not None:
+        return f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {same})", [key, value], True
+    if value is None:  # a missing key matches, so does a stored null
+        return f"NOT EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND m.kind != 'null')", [key], True
+    kind = type(value)
+    if kind is int or kind is float:
+        # Beyond 64 bits (or NaN): a float or a big integer may be equal; Python decides.
+        kinds = "m.kind IN ('real', 'bigint')"
+    elif kind is list:
+        kinds = "m.kind = 'array'"
+    elif kind is dict:
+        kinds = "m.kind = 'object'"
     else:
         return None
-    return f"{table}key = ? AND {table}value = ? AND {table}kind {kinds}"
+    return f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {kinds})", [key], False
 
 
-def _filter_clause(value: object) -> tuple[str, list[object]] | None:
-    """SQL that narrows the rows for one filter, never dropping a match; `None` when the
-    value has no SQL form and Python alone must decide."""
-    if value is None:
-        return "items.seq NOT IN (SELECT seq FROM item_meta WHERE key = ? AND kind != 'null')", []
-    by_value = _meta_match(value)
-    if by_value is not None:
-        return f"items.seq IN (SELECT seq FROM item_meta WHERE {by_value})", [value]
-    if type(value) is list:
-        return "items.seq IN (SELECT seq FROM item_meta WHERE key = ? AND kind = 'array')", []
-    if type(value) is dict:
-        return "items.seq IN (SELECT seq FROM item_meta WHERE key = ? AND kind = 'object')", []
-    return None
+_ROW = "m.seq = items.seq AND m.key = ?"
 
 
 class SQLiteMemoryStore(ClosesOnExit):
@@ -337,50 +367,48 @@ class SQLiteMemoryStore(ClosesOnExit):
         db.execute("COMMIT")
 
     def _search(self, query: MemoryQuery) -> list[MemoryItem]:
+        # One index drives the scan in insertion order (the trigram index for text, else
+        # the tag index for a single tag, else the value index for a filter SQL decides),
+        # so a limit stops it early; the other predicates are checked row by row.
+        source, order = "items", "items.seq"
         clauses: list[str] = []
         params: list[object] = []
-        source, order = "items", "seq"
+        recheck: list[tuple[str, Any]] = []
+        filters = dict(query.filters or {})
+        tags = list(dict.fromkeys(query.tags or ()))
+        driver = next((k for k, v in filters.items() if _same_value(v, "d") is not None), None)
         if query.text:
             needle = query.text.lower()
             if len(needle) >= _MIN_TRIGRAM:
-                # The trigram index narrows and instr() decides, wildcards and all. Driving
-                # the join from the index, which yields rowids in order, lets a small
-                # limit stop early instead of collecting every candidate first.
+                # The index narrows and instr() decides, so wildcards stay literal.
                 source = "items_text JOIN items ON items.seq = items_text.rowid"
                 order = "items_text.rowid"
                 clauses.append("items_text MATCH ?")
                 params.append('"' + _indexable(needle).replace('"', '""') + '"')
-            clauses.append("instr(folded, ?) > 0")
+            clauses.append("instr(items.folded, ?) > 0")
             params.append(needle)
-        if query.tags and source == "items" and len(set(query.tags)) == 1:
-            # One tag: its index lists items in order, so a small limit stops early.
-            source = "item_tags JOIN items ON items.seq = item_tags.seq"
-            order = "item_tags.seq"
-            clauses.append("item_tags.tag = ?")
-            params.append(query.tags[0])
-        elif query.tags:
-            marks = ", ".join("?" * len(query.tags))
-            clauses.append(f"items.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks}))")
-            params.extend(query.tags)
-        recheck: list[tuple[str, Any]] = []
-        filters = dict(query.filters or {})
-        driver = next((k for k, v in filters.items() if _meta_match(v) is not None), None)
-        if source == "items" and driver is not None:
-            # One filter compared by value drives the scan from its index, in order.
+        if len(tags) == 1 and source == "items":
+            source = "item_tags AS t JOIN items ON items.seq = t.seq"
+            order = "t.seq"
+            clauses.append("t.tag = ?")
+            params.append(tags[0])
+        elif tags:
+            marks = ", ".join("?" * len(tags))
+            clauses.append(f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))")
+            params.extend(tags)
+        if driver is not None and source == "items":
             value = filters.pop(driver)
-            source = "item_meta JOIN items ON items.seq = item_meta.seq"
-            order = "item_meta.seq"
-            clauses.append(str(_meta_match(value, "item_meta.")))
+            source = "item_meta AS d JOIN items ON items.seq = d.seq"
+            order = "d.seq"
+            clauses.append(f"d.key = ? AND {_same_value(value, 'd')}")
             params.extend([driver, value])
-            if needs_recheck(value):
-                recheck.append((driver, value))
         for key, value in filters.items():
-            narrowing = _filter_clause(value)
-            if narrowing is not None:
-                clauses.append(narrowing[0])
-                params.extend([key, *narrowing[1]])
-            if needs_recheck(value):
+            condition = _filter_condition(key, value)
+            if condition is None or not condition[2]:
                 recheck.append((key, value))
+            if condition is not None:
+                clauses.append(condition[0])
+                params.extend(condition[1])
         sql = f"SELECT {_COLUMNS} FROM {source}"
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
