@@ -28,6 +28,7 @@ from lionmem.adapters.postgres import (
 from lionmem.testing import FidelityProfile, StoreFactory
 from lionmem.testing.pytest_plugin import MemoryStoreContract
 from pg_server import running_server
+from search_agreement import assert_big_integers_exact, assert_searches_agree
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -239,6 +240,14 @@ def test_refused_values_write_nothing(pg_url: str, fields: dict[str, Any], probl
         assert await store.search(MemoryQuery()) == []
 
     with_store(pg_url, body)
+
+
+def test_searches_agree_with_the_reference_on_awkward_values(pg_url: str) -> None:
+    with_store(pg_url, lambda store: assert_searches_agree(store, seed=97, rounds=400))
+
+
+def test_big_integers_are_stored_and_compared_exactly(pg_url: str) -> None:
+    with_store(pg_url, assert_big_integers_exact)
 
 
 HOSTILE = ["it's", 'say "hi"', "a.b", "$.a", "$", "{a}", "'; DROP TABLE lionmem_items; --", "\\", "%", "_", "%s", "?"]

@@ -6,7 +6,6 @@ import asyncio
 import hashlib
 import math
 import os
-import random
 import signal
 import sqlite3
 import subprocess
@@ -19,7 +18,7 @@ from uuid import UUID
 
 import pytest
 
-from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters import sqlite as sqlite_module
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.sqlite import (
@@ -31,6 +30,7 @@ from lionmem.adapters.sqlite import (
 )
 from lionmem.testing import FidelityProfile, StoreFactory
 from lionmem.testing.pytest_plugin import MemoryStoreContract
+from search_agreement import assert_big_integers_exact, assert_searches_agree
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -304,58 +304,12 @@ def test_filters_python_equality_and_none_for_missing(tmp_path: Path) -> None:
     with_store(path, body)
 
 
-TRICKY: list[Any] = [
-    0, 1, -1, True, False, 0.0, -0.0, 1.0, 0.5, "1", "", None, [1], [True], {"a": 1}, {},
-    2**53, 2**53 + 1, float(2**53), 2**63 - 1, -(2**63), -(2**63) - 1, 2**63, 2.0**63,
-    -(2.0**63), 2**64, 2**64 + 1, 2.0**64, 10**400, 1e300,
-]
-
-
-def test_searches_agree_with_the_reference_on_tricky_values(tmp_path: Path) -> None:
-    """Random queries over every kind of stored value, each compared with InMemoryStore."""
-    rng = random.Random(96)
-    items = []
-    for n in range(120):
-        metadata = {key: rng.choice(TRICKY) for key in ("a", "b") if rng.random() < 0.8}
-        tags = rng.sample(["x", "y", "z"], rng.randrange(3))
-        items.append(MemoryItem(content=f"item {n} {rng.choice(['red', 'blue'])}", tags=tags, metadata=metadata))
-    def query() -> MemoryQuery:
-        filters = {}
-        for key in rng.sample(["a", "b", "c"], rng.randrange(3)):
-            filters[key] = rng.choice(TRICKY)
-        text = rng.choice([None, None, "red", "BLUE", "m 1", "e"])
-        tags = rng.choice([None, None, ["x"], ["y", "z"], ["z", "z"]])
-        limit = rng.choice([0, 1, 3, 20, 1000, -1, -3])
-        return MemoryQuery(text=text, tags=tags, filters=filters or None, limit=limit)
-
-    async def body(store: SQLiteMemoryStore) -> None:
-        reference = InMemoryStore()
-        for item in items:
-            await reference.store(item)
-        await store.store_many(items)
-        for _ in range(1500):
-            q = query()
-            got = [i.id for i in await store.search(q)]
-            assert got == [i.id for i in await reference.search(q)], q
-
-    with_store(tmp_path / "m.db", body)
+def test_searches_agree_with_the_reference_on_awkward_values(tmp_path: Path) -> None:
+    with_store(tmp_path / "m.db", lambda store: assert_searches_agree(store, seed=96, rounds=1500))
 
 
 def test_big_integers_are_stored_and_compared_exactly(tmp_path: Path) -> None:
-    big = MemoryItem(content="big", metadata={"k": 10**400, "n": -(2**63) - 1, "b": 2**64 + 1})
-
-    async def body(store: SQLiteMemoryStore) -> None:
-        await store.store(big)
-
-        async def found(**filters: Any) -> bool:
-            return [i.id for i in await store.search(MemoryQuery(filters=filters))] == [big.id]
-
-        assert await found(k=10**400) and not await found(k=10**400 + 1)
-        assert await found(n=-(2**63) - 1) and not await found(n=-(2**63))
-        assert not await found(n=-(2.0**63))
-        assert await found(b=2**64 + 1) and not await found(b=2.0**64)
-
-    with_store(tmp_path / "m.db", body)
+    with_store(tmp_path / "m.db", assert_big_integers_exact)
 
 
 def _version_two(path: Path, items: list[MemoryItem]) -> None:

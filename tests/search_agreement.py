@@ -1,0 +1,56 @@
+"""Random searches over awkward stored values, compared with InMemoryStore."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+
+AWKWARD: list[Any] = [
+    0, 1, -1, True, False, 0.0, -0.0, 1.0, 0.5, "1", "", None, [1], [True], {"a": 1}, {},
+    2**53, 2**53 + 1, float(2**53), 2**63 - 1, -(2**63), -(2**63) - 1, 2**63, 2.0**63,
+    -(2.0**63), 2**64, 2**64 + 1, 2.0**64, 10**400, 1e300,
+]
+"""Values where Python's `==` is easy to get wrong in SQL: bool against int against
+float, the edges of 64-bit and float-exact integers, integers beyond float range."""
+
+
+async def assert_searches_agree(store: MemoryStore, *, seed: int, rounds: int) -> None:
+    """Store the same 120 items in `store` and an InMemoryStore, then check that
+    `rounds` random queries return the same ids in the same order from both."""
+    rng = random.Random(seed)
+    items = []
+    for n in range(120):
+        metadata = {key: rng.choice(AWKWARD) for key in ("a", "b") if rng.random() < 0.8}
+        tags = rng.sample(["x", "y", "z"], rng.randrange(3))
+        items.append(MemoryItem(content=f"item {n} {rng.choice(['red', 'blue'])}", tags=tags, metadata=metadata))
+    reference = InMemoryStore()
+    for item in items:
+        await reference.store(item)
+        await store.store(item)
+    for _ in range(rounds):
+        filters = {key: rng.choice(AWKWARD) for key in rng.sample(["a", "b", "c"], rng.randrange(3))}
+        query = MemoryQuery(
+            text=rng.choice([None, None, "red", "BLUE", "m 1", "e"]),
+            tags=rng.choice([None, None, ["x"], ["y", "z"], ["z", "z"]]),
+            filters=filters or None,
+            limit=rng.choice([0, 1, 3, 20, 1000, -1, -3]),
+        )
+        got = [i.id for i in await store.search(query)]
+        assert got == [i.id for i in await reference.search(query)], query
+
+
+async def assert_big_integers_exact(store: MemoryStore) -> None:
+    """Integers beyond 64 bits and beyond float range are kept and compared exactly."""
+    big = MemoryItem(content="big", metadata={"k": 10**400, "n": -(2**63) - 1, "b": 2**64 + 1})
+    await store.store(big)
+    assert await store.retrieve(big.id) == big
+
+    async def found(**filters: Any) -> bool:
+        return [i.id for i in await store.search(MemoryQuery(filters=filters))] == [big.id]
+
+    assert await found(k=10**400) and not await found(k=10**400 + 1)
+    assert await found(n=-(2**63) - 1) and not await found(n=-(2**63))
+    assert not await found(n=-(2.0**63))
+    assert await found(b=2**64 + 1) and not await found(b=2.0**64)
