@@ -354,40 +354,44 @@ def test_version_two_is_migrated_to_exact_big_integers(tmp_path: Path) -> None:
     assert columns == ["key", "value", "seq", "kind"]
 
 
-def test_limited_searches_check_other_predicates_row_by_row(tmp_path: Path) -> None:
-    """The driving index is read in order and the other predicates are looked up per
-    row, so nothing is collected before the first result (no temporary b-tree)."""
+def test_searches_read_only_rows_an_index_leads_to(tmp_path: Path) -> None:
+    """One index drives each search in order and the other predicates are looked up per
+    row, so no search scans the items table, and none but a several-tags-only search
+    collects rows before returning the first (a LIST SUBQUERY or TEMP B-TREE)."""
     path = tmp_path / "m.db"
-    captured: list[str] = []
+    queries = [
+        MemoryQuery(text="abc", tags=["t", "u"], filters={"k": 1, "s": "v", "gone": None}),
+        MemoryQuery(tags=["t"], filters={"k": 1, "l": [1]}),
+        MemoryQuery(filters={"s": "v", "k": True}),
+        MemoryQuery(tags=["t", "u"], filters={"gone": None}),
+    ]
 
-    async def body(store: SQLiteMemoryStore) -> None:
-        await store.store(MemoryItem(content="abcd", tags=["t", "u"], metadata={"k": 1, "s": "v"}))
+    async def body(store: SQLiteMemoryStore) -> list[str]:
+        await store.store(MemoryItem(content="abcd", tags=["t", "u"], metadata={"k": 1, "s": "v", "l": [1]}))
 
-        def plans() -> None:
-            store._writer.set_trace_callback(captured.append)  # noqa: SLF001
-            for query in (
-                MemoryQuery(text="abc", tags=["t", "u"], filters={"k": 1, "s": "v", "gone": None}),
-                MemoryQuery(tags=["t"], filters={"k": 1, "l": [1]}),
-                MemoryQuery(filters={"s": "v", "k": True}),
-            ):
-                store._search(query)  # noqa: SLF001
-            store._writer.set_trace_callback(None)  # noqa: SLF001
-
-        await store._on_writer(plans)  # noqa: SLF001
-        statements = [sql for sql in captured if sql.startswith("SELECT")]
-        assert len(statements) == 3
-
-        def explain() -> list[str]:
+        def plans() -> list[str]:
+            db = store._writer  # noqa: SLF001
+            captured: list[str] = []
+            db.set_trace_callback(captured.append)
+            for query in queries:
+                assert len(store._search(query)) == 1  # noqa: SLF001
+            db.set_trace_callback(None)
             return [
-                " / ".join(row[-1] for row in store._writer.execute("EXPLAIN QUERY PLAN " + sql))  # noqa: SLF001
-                for sql in statements
+                " / ".join(row[-1] for row in db.execute("EXPLAIN QUERY PLAN " + sql))
+                for sql in captured
+                if not sql.startswith("--")  # statements FTS5 runs internally
             ]
 
-        for plan in await store._on_writer(explain):  # noqa: SLF001
-            assert "TEMP B-TREE" not in plan and "LIST SUBQUERY" not in plan, plan
-            assert "CORRELATED SCALAR SUBQUERY" in plan, plan
+        found: list[str] = await store._on_writer(plans)  # noqa: SLF001
+        return found
 
-    with_store(path, body)
+    plans = with_store(path, body)
+    assert len(plans) == len(queries)
+    for plan in plans:
+        assert "SCAN items " not in plan + " " and "TEMP B-TREE" not in plan, plan
+    for plan in plans[:3]:
+        assert "LIST SUBQUERY" not in plan and "CORRELATED SCALAR SUBQUERY" in plan, plan
+    assert "LIST SUBQUERY" in plans[3] and "SEARCH items USING INTEGER PRIMARY KEY" in plans[3]
 
 
 def test_limits_follow_the_reference(tmp_path: Path) -> None:

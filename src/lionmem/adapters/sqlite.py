@@ -368,8 +368,9 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     def _search(self, query: MemoryQuery) -> list[MemoryItem]:
         # One index drives the scan in insertion order (the trigram index for text, else
-        # the tag index for a single tag, else the value index for a filter SQL decides),
-        # so a limit stops it early; the other predicates are checked row by row.
+        # the tag index for a single tag, else the value index for a filter SQL decides,
+        # else the set of items holding one of several tags), so a limit stops it early;
+        # the other predicates are checked row by row.
         source, order = "items", "items.seq"
         clauses: list[str] = []
         params: list[object] = []
@@ -387,21 +388,27 @@ class SQLiteMemoryStore(ClosesOnExit):
                 params.append('"' + _indexable(needle).replace('"', '""') + '"')
             clauses.append("instr(items.folded, ?) > 0")
             params.append(needle)
+        marks = ", ".join("?" * len(tags))
         if len(tags) == 1 and source == "items":
             source = "item_tags AS t JOIN items ON items.seq = t.seq"
             order = "t.seq"
             clauses.append("t.tag = ?")
             params.append(tags[0])
-        elif tags:
-            marks = ", ".join("?" * len(tags))
-            clauses.append(f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))")
-            params.extend(tags)
+            tags = []
         if driver is not None and source == "items":
             value = filters.pop(driver)
             source = "item_meta AS d JOIN items ON items.seq = d.seq"
             order = "d.seq"
             clauses.append(f"d.key = ? AND {_same_value(value, 'd')}")
             params.extend([driver, value])
+        if tags and source == "items":
+            # Several tags and nothing else to drive: SQLite collects their items into
+            # a sorted set and walks it, so only tagged rows are read.
+            clauses.append(f"items.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks}))")
+            params.extend(tags)
+        elif tags:
+            clauses.append(f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))")
+            params.extend(tags)
         for key, value in filters.items():
             condition = _filter_condition(key, value)
             if condition is None or not condition[2]:
