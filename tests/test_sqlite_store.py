@@ -379,7 +379,7 @@ def test_searches_read_only_rows_an_index_leads_to(tmp_path: Path) -> None:
             return [
                 " / ".join(row[-1] for row in db.execute("EXPLAIN QUERY PLAN " + sql))
                 for sql in captured
-                if not sql.startswith("--")  # statements FTS5 runs internally
+                if sql.startswith("SELECT items.")  # not FTS5's own or the index counts
             ]
 
         found: list[str] = await store._on_writer(plans)  # noqa: SLF001
@@ -392,6 +392,53 @@ def test_searches_read_only_rows_an_index_leads_to(tmp_path: Path) -> None:
     for plan in plans[:3]:
         assert "LIST SUBQUERY" not in plan and "CORRELATED SCALAR SUBQUERY" in plan, plan
     assert "LIST SUBQUERY" in plans[3] and "SEARCH items USING INTEGER PRIMARY KEY" in plans[3]
+
+
+def test_the_narrowest_index_drives(tmp_path: Path) -> None:
+    """Of several usable indexes, the one with the fewest entries leads the search."""
+    common = [MemoryItem(content=f"common note {n}", tags=["all"], metadata={"kind": 1, "owner": "many"}) for n in range(400)]
+    rare = MemoryItem(content="common note rare", tags=["all", "few"], metadata={"kind": 1, "owner": "one"})
+    cases = [
+        (MemoryQuery(filters={"kind": 1, "owner": "one"}), "d.key = 'owner'"),
+        (MemoryQuery(filters={"owner": "one", "kind": 1}), "d.key = 'owner'"),
+        (MemoryQuery(text="common", tags=["few"]), "d.tag = 'few'"),
+        (MemoryQuery(text="rare", tags=["all"], filters={"kind": 1}), "items_text MATCH"),
+        (MemoryQuery(tags=["all", "few"], filters={"owner": "one"}), "d.key = 'owner'"),
+        (MemoryQuery(tags=["few", "nothing"], filters={"kind": 1}), "items.seq IN"),
+    ]
+
+    async def body(store: SQLiteMemoryStore) -> list[str]:
+        await store.store_many([*common[:200], rare, *common[200:]])
+
+        def statements() -> list[str]:
+            captured: list[str] = []
+            store._writer.set_trace_callback(captured.append)  # noqa: SLF001
+            for query, _ in cases:
+                assert [i.id for i in store._search(query)] == [rare.id], query  # noqa: SLF001
+            store._writer.set_trace_callback(None)  # noqa: SLF001
+            return [sql for sql in captured if sql.startswith("SELECT items.")]
+
+        found: list[str] = await store._on_writer(statements)  # noqa: SLF001
+        return found
+
+    for sql, (query, lead) in zip(with_store(tmp_path / "m.db", body), cases, strict=True):
+        assert sql.split(" WHERE ")[1].startswith(lead), (query, sql)
+
+
+def test_a_metadata_key_named_like_a_predicate_is_still_checked(tmp_path: Path) -> None:
+    both = MemoryItem(content="a", tags=["t"], metadata={"tags": "t", "text": 1})
+    tag_only = MemoryItem(content="b", tags=["t"])
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store.store_many([both, tag_only])
+        for query in (
+            MemoryQuery(tags=["t"], filters={"tags": "t"}),
+            MemoryQuery(tags=["t", "u"], filters={"tags": "t"}),
+            MemoryQuery(text="a", filters={"text": 1}),
+        ):
+            assert [i.id for i in await store.search(query)] == [both.id], query
+
+    with_store(tmp_path / "m.db", body)
 
 
 def test_limits_follow_the_reference(tmp_path: Path) -> None:

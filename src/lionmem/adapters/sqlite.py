@@ -12,7 +12,7 @@ from functools import partial
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal, NamedTuple, cast
 from uuid import UUID
 
 from lionmem.adapters._encoding import (
@@ -117,6 +117,7 @@ _META_BY_VALUE = "CREATE INDEX item_meta_by_value ON item_meta (key, value, seq,
 _COLUMNS = "items.id, items.created_at, items.body"
 _INT64 = range(-(2**63), 2**63)
 _MIN_TRIGRAM = 3
+_PROBE = 256
 
 
 def _indexable(folded: str) -> str:
@@ -224,6 +225,59 @@ def _filter_condition(key: str, value: object) -> tuple[str, list[object], bool]
 
 
 _ROW = "m.seq = items.seq AND m.key = ?"
+
+
+class _Driver(NamedTuple):
+    """An index that lists a search's candidates in insertion order."""
+
+    source: str
+    """The `FROM` clause joining the index to `items`."""
+    order: str
+    """The index column in insertion order."""
+    condition: str
+    """Which index rows are candidates."""
+    params: list[object]
+    """The values of `condition`."""
+    entries: str
+    """A query for those index rows alone, to count them."""
+    settles_tags: bool = False
+    """Whether the condition decides the tag predicate exactly."""
+    settles_key: str | None = None
+    """The filter key whose predicate the condition decides exactly, if any."""
+
+
+def _drivers(query: MemoryQuery, tags: list[str], filters: dict[str, Any]) -> list[_Driver]:
+    """The indexes that could drive `query`, in the order preferred on a tie: the
+    trigram index comes last because each of its candidates costs the most to list."""
+    drivers: list[_Driver] = []
+    if len(tags) == 1:
+        drivers.append(_Driver(
+            "item_tags AS d JOIN items ON items.seq = d.seq", "d.seq",
+            "d.tag = ?", [tags[0]], "SELECT 1 FROM item_tags AS d WHERE d.tag = ?", settles_tags=True,
+        ))
+    for key, value in filters.items():
+        same = _same_value(value, "d")
+        if same is not None:
+            drivers.append(_Driver(
+                "item_meta AS d JOIN items ON items.seq = d.seq", "d.seq",
+                f"d.key = ? AND {same}", [key, value],
+                f"SELECT 1 FROM item_meta AS d WHERE d.key = ? AND {same}", settles_key=key,
+            ))
+    if len(tags) > 1:
+        # SQLite collects the items holding any of the tags into a sorted set and
+        # walks it in order.
+        within = f"SELECT seq FROM item_tags WHERE tag IN ({', '.join('?' * len(tags))})"
+        drivers.append(_Driver("items", "items.seq", f"items.seq IN ({within})", [*tags], within, settles_tags=True))
+    needle = (query.text or "").lower()
+    if len(needle) >= _MIN_TRIGRAM:
+        # Narrows only: instr() on the stored text decides, so wildcards stay literal.
+        phrase = '"' + _indexable(needle).replace('"', '""') + '"'
+        drivers.append(_Driver(
+            "items_text JOIN items ON items.seq = items_text.rowid", "items_text.rowid",
+            "items_text MATCH ?", [phrase],
+            "SELECT 1 FROM items_text WHERE items_text MATCH ?",
+        ))
+    return drivers
 
 
 class SQLiteMemoryStore(ClosesOnExit):
@@ -367,55 +421,31 @@ class SQLiteMemoryStore(ClosesOnExit):
         db.execute("COMMIT")
 
     def _search(self, query: MemoryQuery) -> list[MemoryItem]:
-        # One index drives the scan in insertion order (the trigram index for text, else
-        # the tag index for a single tag, else the value index for a filter SQL decides,
-        # else the set of items holding one of several tags), so a limit stops it early;
-        # the other predicates are checked row by row.
-        source, order = "items", "items.seq"
-        clauses: list[str] = []
-        params: list[object] = []
-        recheck: list[tuple[str, Any]] = []
-        filters = dict(query.filters or {})
         tags = list(dict.fromkeys(query.tags or ()))
-        driver = next((k for k, v in filters.items() if _same_value(v, "d") is not None), None)
+        filters = dict(query.filters or {})
+        driver = self._narrowest(_drivers(query, tags, filters))
+        # The driving index lists candidates in insertion order, so a limit stops the
+        # scan early; every other predicate is looked up row by row on primary keys.
+        clauses = [] if driver is None else [driver.condition]
+        params = [] if driver is None else [*driver.params]
         if query.text:
-            needle = query.text.lower()
-            if len(needle) >= _MIN_TRIGRAM:
-                # The index narrows and instr() decides, so wildcards stay literal.
-                source = "items_text JOIN items ON items.seq = items_text.rowid"
-                order = "items_text.rowid"
-                clauses.append("items_text MATCH ?")
-                params.append('"' + _indexable(needle).replace('"', '""') + '"')
             clauses.append("instr(items.folded, ?) > 0")
-            params.append(needle)
-        marks = ", ".join("?" * len(tags))
-        if len(tags) == 1 and source == "items":
-            source = "item_tags AS t JOIN items ON items.seq = t.seq"
-            order = "t.seq"
-            clauses.append("t.tag = ?")
-            params.append(tags[0])
-            tags = []
-        if driver is not None and source == "items":
-            value = filters.pop(driver)
-            source = "item_meta AS d JOIN items ON items.seq = d.seq"
-            order = "d.seq"
-            clauses.append(f"d.key = ? AND {_same_value(value, 'd')}")
-            params.extend([driver, value])
-        if tags and source == "items":
-            # Several tags and nothing else to drive: SQLite collects their items into
-            # a sorted set and walks it, so only tagged rows are read.
-            clauses.append(f"items.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks}))")
-            params.extend(tags)
-        elif tags:
+            params.append(query.text.lower())
+        if tags and (driver is None or not driver.settles_tags):
+            marks = ", ".join("?" * len(tags))
             clauses.append(f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))")
             params.extend(tags)
+        recheck: list[tuple[str, Any]] = []
         for key, value in filters.items():
+            if driver is not None and key == driver.settles_key:
+                continue
             condition = _filter_condition(key, value)
             if condition is None or not condition[2]:
                 recheck.append((key, value))
             if condition is not None:
                 clauses.append(condition[0])
                 params.extend(condition[1])
+        source, order = ("items", "items.seq") if driver is None else (driver.source, driver.order)
         sql = f"SELECT {_COLUMNS} FROM {source}"
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
@@ -426,6 +456,17 @@ class SQLiteMemoryStore(ClosesOnExit):
             return [decode_item(*row) for row in rows]
         matches = list(matching(self._writer.execute(sql, params), recheck, limit))
         return matches[:limit]
+
+    def _narrowest(self, drivers: list[_Driver]) -> _Driver | None:
+        """The driver with the fewest index entries, counting at most `_PROBE` of each;
+        without statistics, a few hundred index reads tell a rare value from a common one."""
+        if len(drivers) < 2:
+            return drivers[0] if drivers else None
+        counts = [
+            self._writer.execute(f"SELECT count(*) FROM ({d.entries} LIMIT {_PROBE})", d.params).fetchone()[0]
+            for d in drivers
+        ]
+        return drivers[counts.index(min(counts))]
 
 
 async def _open(path: Path, busy_timeout: float, synchronous: str) -> SQLiteMemoryStore:
