@@ -425,6 +425,34 @@ def test_the_narrowest_index_drives(tmp_path: Path) -> None:
         assert sql.split(" WHERE ")[1].startswith(lead), (query, sql)
 
 
+@pytest.mark.parametrize(("limit", "lead"), [(1000, "d.key = 'owner'"), (-1, "d.key = 'owner'"), (4, "d.key = 'kind'")])
+def test_ties_at_the_count_cap_are_counted_further_for_long_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, lead: str
+) -> None:
+    """With a cap of 4, kind (60 items) and owner (30) tie; a search wanting more than
+    4 rows counts them to 64 and is led by owner, a shorter one keeps the first."""
+    monkeypatch.setattr(sqlite_module, "_PROBE", 4)
+    items = [MemoryItem(content=n, metadata={"kind": 1, "owner": "half" if n % 2 else "other"}) for n in range(60)]
+    query = MemoryQuery(filters={"kind": 1, "owner": "half"}, limit=limit)
+
+    async def body(store: SQLiteMemoryStore) -> tuple[list[Any], list[str]]:
+        await store.store_many(items)
+
+        def traced() -> tuple[list[Any], list[str]]:
+            captured: list[str] = []
+            store._writer.set_trace_callback(captured.append)  # noqa: SLF001
+            found = [i.content for i in store._search(query)]  # noqa: SLF001
+            store._writer.set_trace_callback(None)  # noqa: SLF001
+            return found, [sql for sql in captured if sql.startswith("SELECT items.")]
+
+        result: tuple[list[Any], list[str]] = await store._on_writer(traced)  # noqa: SLF001
+        return result
+
+    found, statements = with_store(tmp_path / "m.db", body)
+    assert found == list(range(1, 60, 2))[:limit]
+    assert statements[0].split(" WHERE ")[1].startswith(lead), statements
+
+
 def test_a_metadata_key_named_like_a_predicate_is_still_checked(tmp_path: Path) -> None:
     both = MemoryItem(content="a", tags=["t"], metadata={"tags": "t", "text": 1})
     tag_only = MemoryItem(content="b", tags=["t"])

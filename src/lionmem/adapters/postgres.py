@@ -21,6 +21,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from lionmem.adapters._encoding import (
     EncodedItem,
     decode_item,
+    decode_rows,
     encode_item,
     matching,
     needs_recheck,
@@ -280,7 +281,7 @@ class PostgresMemoryStore(ClosesOnExit):
         statement, params, recheck, pushed = self._plan(query)
         limit = query.limit
         if pushed:
-            return [decode_item(*row) for row in await self._execute(statement, params)]
+            return decode_rows(await self._execute(statement, params))
         if limit < 0:
             rows = await self._execute(statement, params)
             return list(matching(rows, recheck, limit))[:limit]

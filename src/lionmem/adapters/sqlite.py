@@ -18,6 +18,7 @@ from uuid import UUID
 from lionmem.adapters._encoding import (
     EncodedItem,
     decode_item,
+    decode_rows,
     encode_item,
     loads,
     matching,
@@ -423,7 +424,7 @@ class SQLiteMemoryStore(ClosesOnExit):
     def _search(self, query: MemoryQuery) -> list[MemoryItem]:
         tags = list(dict.fromkeys(query.tags or ()))
         filters = dict(query.filters or {})
-        driver = self._narrowest(_drivers(query, tags, filters))
+        driver = self._narrowest(_drivers(query, tags, filters), query.limit)
         # The driving index lists candidates in insertion order, so a limit stops the
         # scan early; every other predicate is looked up row by row on primary keys.
         clauses = [] if driver is None else [driver.condition]
@@ -452,21 +453,27 @@ class SQLiteMemoryStore(ClosesOnExit):
         sql += f" ORDER BY {order}"
         limit = query.limit
         if not recheck and limit >= 0:
-            rows = self._writer.execute(sql + " LIMIT ?", (*params, limit)).fetchall()
-            return [decode_item(*row) for row in rows]
+            return decode_rows(self._writer.execute(sql + " LIMIT ?", (*params, limit)).fetchall())
         matches = list(matching(self._writer.execute(sql, params), recheck, limit))
         return matches[:limit]
 
-    def _narrowest(self, drivers: list[_Driver]) -> _Driver | None:
-        """The driver with the fewest index entries, counting at most `_PROBE` of each;
-        without statistics, a few hundred index reads tell a rare value from a common one."""
-        if len(drivers) < 2:
-            return drivers[0] if drivers else None
-        counts = [
-            self._writer.execute(f"SELECT count(*) FROM ({d.entries} LIMIT {_PROBE})", d.params).fetchone()[0]
-            for d in drivers
-        ]
-        return drivers[counts.index(min(counts))]
+    def _narrowest(self, drivers: list[_Driver], limit: int) -> _Driver | None:
+        """The driver with the fewest index entries, without statistics: count at most
+        `_PROBE` entries of each and, while the smallest count is a tie at that cap and
+        the search wants more rows than the cap, count the tied ones 16 times further.
+        A count below the cap is exact, so the loop ends once one index runs out."""
+        cap = _PROBE
+        while len(drivers) > 1:
+            counts = [
+                self._writer.execute(f"SELECT count(*) FROM ({d.entries} LIMIT {cap})", d.params).fetchone()[0]
+                for d in drivers
+            ]
+            least = min(counts)
+            if least < cap or 0 <= limit <= cap:
+                return drivers[counts.index(least)]
+            drivers = [d for d, count in zip(drivers, counts, strict=True) if count == least]
+            cap *= 16
+        return drivers[0] if drivers else None
 
 
 async def _open(path: Path, busy_timeout: float, synchronous: str) -> SQLiteMemoryStore:
