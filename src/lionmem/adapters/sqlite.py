@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from functools import partial
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -101,7 +102,10 @@ def _version_3(db: sqlite3.Connection) -> None:
     # Version 2 indexed integers beyond 64 bits as 'integer' rows holding a rounded
     # float, which SQL cannot compare exactly; they become 'bigint' rows without a
     # value. The value index gains `kind`, so a filter never reads the table.
-    db.execute("UPDATE item_meta SET kind = 'bigint', value = NULL WHERE kind = 'integer' AND typeof(value) = 'real'")
+    db.execute(
+        "UPDATE item_meta SET kind = 'bigint', value = NULL"
+        " WHERE kind = 'integer' AND typeof(value) = 'real'"
+    )
     db.execute("DROP INDEX item_meta_by_value")
     db.execute(_META_BY_VALUE)
 
@@ -203,6 +207,10 @@ def _same_value(value: object, row: str) -> str | None:
     return None
 
 
+_ROW = "m.seq = items.seq AND m.key = ?"
+"""Correlates a lookup of one item's metadata row for one key."""
+
+
 def _filter_condition(key: str, value: object) -> tuple[str, list[object], bool] | None:
     """`(condition on items, its parameters, exact)` for one filter: the condition keeps
     every match, and `exact` says it also drops every other item. `None` when nothing
@@ -225,7 +233,18 @@ def _filter_condition(key: str, value: object) -> tuple[str, list[object], bool]
     return f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {kinds})", [key], False
 
 
-_ROW = "m.seq = items.seq AND m.key = ?"
+_SHARE_EVERY = 500
+
+
+def _decode_sharing_the_gil(rows: list[tuple[str, float, str]]) -> list[MemoryItem]:
+    """Decode on the worker thread in slices of `_SHARE_EVERY` rows (about 1.2 ms),
+    letting the event loop's thread take the GIL between them instead of waiting for
+    the interpreter's 5 ms switch interval."""
+    items = decode_rows(rows[:_SHARE_EVERY])
+    for start in range(_SHARE_EVERY, len(rows), _SHARE_EVERY):
+        time.sleep(0)
+        items += decode_rows(rows[start : start + _SHARE_EVERY])
+    return items
 
 
 class _Driver(NamedTuple):
@@ -268,7 +287,9 @@ def _drivers(query: MemoryQuery, tags: list[str], filters: dict[str, Any]) -> li
         # SQLite collects the items holding any of the tags into a sorted set and
         # walks it in order.
         within = f"SELECT seq FROM item_tags WHERE tag IN ({', '.join('?' * len(tags))})"
-        drivers.append(_Driver("items", "items.seq", f"items.seq IN ({within})", [*tags], within, settles_tags=True))
+        drivers.append(
+            _Driver("items", "items.seq", f"items.seq IN ({within})", [*tags], within, settles_tags=True)
+        )
     needle = (query.text or "").lower()
     if len(needle) >= _MIN_TRIGRAM:
         # Narrows only: instr() on the stored text decides, so wildcards stay literal.
@@ -434,7 +455,9 @@ class SQLiteMemoryStore(ClosesOnExit):
             params.append(query.text.lower())
         if tags and (driver is None or not driver.settles_tags):
             marks = ", ".join("?" * len(tags))
-            clauses.append(f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))")
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))"
+            )
             params.extend(tags)
         recheck: list[tuple[str, Any]] = []
         for key, value in filters.items():
@@ -453,7 +476,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         sql += f" ORDER BY {order}"
         limit = query.limit
         if not recheck and limit >= 0:
-            return decode_rows(self._writer.execute(sql + " LIMIT ?", (*params, limit)).fetchall())
+            return _decode_sharing_the_gil(self._writer.execute(sql + " LIMIT ?", (*params, limit)).fetchall())
         matches = list(matching(self._writer.execute(sql, params), recheck, limit))
         return matches[:limit]
 
@@ -465,7 +488,8 @@ class SQLiteMemoryStore(ClosesOnExit):
         cap = _PROBE
         while len(drivers) > 1:
             counts = [
-                self._writer.execute(f"SELECT count(*) FROM ({d.entries} LIMIT {cap})", d.params).fetchone()[0]
+                self._writer.execute(f"SELECT count(*) FROM ({d.entries} LIMIT ?)", [*d.params, cap])
+                .fetchone()[0]
                 for d in drivers
             ]
             least = min(counts)
