@@ -24,7 +24,8 @@ async def assert_searches_agree(store: MemoryStore, *, seed: int, rounds: int) -
     for n in range(120):
         metadata = {key: rng.choice(AWKWARD) for key in ("a", "b") if rng.random() < 0.8}
         tags = rng.sample(["x", "y", "z"], rng.randrange(3))
-        items.append(MemoryItem(content=f"item {n} {rng.choice(['red', 'blue'])}", tags=tags, metadata=metadata))
+        content = f"item {n} {rng.choice(['red', 'blue'])}"
+        items.append(MemoryItem(content=content, tags=tags, metadata=metadata))
     reference = InMemoryStore()
     for item in items:
         await reference.store(item)

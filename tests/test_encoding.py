@@ -127,6 +127,7 @@ def test_nesting_beyond_the_fast_parser_still_decodes() -> None:
     with pytest.raises(ValueError, match="recursion limit"):
         from_json(row.body)
     assert decode_item(row.id, row.created_at, row.body) == item
+    assert loads(row.body) == [deep, [], {"deep": deep}]
 
 
 def test_stored_ids_decode_to_ordinary_uuids() -> None:

@@ -336,10 +336,12 @@ def _version_two(path: Path, items: list[MemoryItem]) -> None:
 
 def test_version_two_is_migrated_to_exact_big_integers(tmp_path: Path) -> None:
     path = tmp_path / "v2.db"
-    big, small = MemoryItem(content="big", metadata={"n": -(2**63) - 1}), MemoryItem(content="small", metadata={"n": 5})
+    big = MemoryItem(content="big", metadata={"n": -(2**63) - 1})
+    small = MemoryItem(content="small", metadata={"n": 5})
     _version_two(path, [big, small])
     # Version 2's index holds -(2**63) for both -(2**63) - 1 and -(2**63).
-    assert sqlite3.connect(path).execute("SELECT value FROM item_meta ORDER BY seq").fetchall() == [(-(2.0**63),), (5,)]
+    old = sqlite3.connect(path).execute("SELECT value FROM item_meta ORDER BY seq").fetchall()
+    assert old == [(-(2.0**63),), (5,)]
 
     async def body(store: SQLiteMemoryStore) -> None:
         assert await store.search(MemoryQuery(filters={"n": -(2**63)})) == []
@@ -349,7 +351,8 @@ def test_version_two_is_migrated_to_exact_big_integers(tmp_path: Path) -> None:
     with_store(path, body)
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
-    assert db.execute("SELECT kind, value FROM item_meta ORDER BY seq").fetchall() == [("bigint", None), ("integer", 5)]
+    new = db.execute("SELECT kind, value FROM item_meta ORDER BY seq").fetchall()
+    assert new == [("bigint", None), ("integer", 5)]
     columns = [row[2] for row in db.execute("PRAGMA index_info(item_meta_by_value)")]
     assert columns == ["key", "value", "seq", "kind"]
 
@@ -396,7 +399,10 @@ def test_searches_read_only_rows_an_index_leads_to(tmp_path: Path) -> None:
 
 def test_the_narrowest_index_drives(tmp_path: Path) -> None:
     """Of several usable indexes, the one with the fewest entries leads the search."""
-    common = [MemoryItem(content=f"common note {n}", tags=["all"], metadata={"kind": 1, "owner": "many"}) for n in range(400)]
+    common = [
+        MemoryItem(content=f"common note {n}", tags=["all"], metadata={"kind": 1, "owner": "many"})
+        for n in range(400)
+    ]
     rare = MemoryItem(content="common note rare", tags=["all", "few"], metadata={"kind": 1, "owner": "one"})
     cases = [
         (MemoryQuery(filters={"kind": 1, "owner": "one"}), "d.key = 'owner'"),
@@ -425,14 +431,18 @@ def test_the_narrowest_index_drives(tmp_path: Path) -> None:
         assert sql.split(" WHERE ")[1].startswith(lead), (query, sql)
 
 
-@pytest.mark.parametrize(("limit", "lead"), [(1000, "d.key = 'owner'"), (-1, "d.key = 'owner'"), (4, "d.key = 'kind'")])
+@pytest.mark.parametrize(
+    ("limit", "lead"), [(1000, "d.key = 'owner'"), (-1, "d.key = 'owner'"), (4, "d.key = 'kind'")]
+)
 def test_ties_at_the_count_cap_are_counted_further_for_long_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, lead: str
 ) -> None:
     """With a cap of 4, kind (60 items) and owner (30) tie; a search wanting more than
     4 rows counts them to 64 and is led by owner, a shorter one keeps the first."""
     monkeypatch.setattr(sqlite_module, "_PROBE", 4)
-    items = [MemoryItem(content=n, metadata={"kind": 1, "owner": "half" if n % 2 else "other"}) for n in range(60)]
+    items = [
+        MemoryItem(content=n, metadata={"kind": 1, "owner": "half" if n % 2 else "other"}) for n in range(60)
+    ]
     query = MemoryQuery(filters={"kind": 1, "owner": "half"}, limit=limit)
 
     async def body(store: SQLiteMemoryStore) -> tuple[list[Any], list[str]]:
@@ -592,6 +602,41 @@ def test_store_many_is_all_or_nothing_and_replaces(tmp_path: Path) -> None:
     with_store(tmp_path / "m.db", body)
 
 
+def index_rows(path: Path) -> list[tuple[Any, ...]]:
+    db = sqlite3.connect(path)
+    return db.execute("SELECT * FROM item_meta").fetchall() + db.execute("SELECT * FROM item_tags").fetchall()
+
+
+def test_a_write_failing_in_the_database_leaves_everything_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = MemoryItem(content="kept", tags=["t"], metadata={"k": 1})
+    replaced = MemoryItem(id=kept.id, content="replaced", tags=["u"], metadata={"k": 2})
+    path = tmp_path / "m.db"
+    with_store(path, lambda store: store.store(kept))
+    before = index_rows(path)
+    real_index = sqlite_module._index  # noqa: SLF001
+
+    def failing(db: sqlite3.Connection, seq: int, *args: Any) -> None:
+        real_index(db, seq, *args)
+        if seq > 1:
+            raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(sqlite_module, "_index", failing)
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+            await store.store_many([replaced, MemoryItem(content="new")])
+        assert [i.content for i in await store.search(MemoryQuery(text="e"))] == ["kept"]
+        assert [i.content for i in await store.search(MemoryQuery(tags=["t"], filters={"k": 1}))] == ["kept"]
+        monkeypatch.setattr(sqlite_module, "_index", real_index)
+        await store.store(MemoryItem(content="later"))  # the store still writes
+        assert [i.content for i in await store.search(MemoryQuery())] == ["kept", "later"]
+
+    with_store(path, body)
+    assert index_rows(path) == before  # the later item has no tags and no metadata
+
+
 # -- durability -----------------------------------------------------------------------
 
 
@@ -715,7 +760,9 @@ def test_a_long_search_does_not_hold_the_event_loop(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("count", [0, 1, 499, 500, 501, 1200])
-def test_results_are_decoded_in_slices_that_share_the_gil(monkeypatch: pytest.MonkeyPatch, count: int) -> None:
+def test_results_are_decoded_in_slices_that_share_the_gil(
+    monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
     from lionmem.adapters._encoding import decode_rows, encode_item
 
     encoded = [encode_item(MemoryItem(content=n)) for n in range(count)]

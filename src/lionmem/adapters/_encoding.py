@@ -27,7 +27,6 @@ __all__ = [
     "fold",
     "loads",
     "matching",
-    "needs_recheck",
 ]
 
 _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
@@ -167,15 +166,6 @@ def decode_rows(rows: Iterable[tuple[str, float, str]]) -> list[MemoryItem]:
 def decode_item(item_id: str, created_at: float, body: str) -> MemoryItem:
     """Rebuild one stored item; see `decode_rows`."""
     return decode_rows(((item_id, created_at, body),))[0]
-
-
-def needs_recheck(value: object) -> bool:
-    """Whether a filter value needs Python's `==` after the database narrowed the rows.
-
-    A string or `None` is decided exactly in SQL; numbers (where `True == 1 == 1.0`),
-    lists, objects and non-JSON values are not.
-    """
-    return value is not None and type(value) is not str
 
 
 def matching(

@@ -24,7 +24,6 @@ from lionmem.adapters._encoding import (
     decode_rows,
     encode_item,
     matching,
-    needs_recheck,
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
@@ -113,6 +112,13 @@ def _filter_clause(key: str, value: object) -> tuple[LiteralString, list[object]
     if kind is dict:
         return "jsonb_typeof(metadata -> %s) = 'object'", [key]
     return None
+
+
+def _needs_recheck(value: object) -> bool:
+    """Whether a filter value needs Python's `==` after `_filter_clause` narrowed the
+    rows: a string or `None` is decided there exactly; numbers (where
+    `True == 1 == 1.0`), lists, objects and non-JSON values are not."""
+    return value is not None and type(value) is not str
 
 
 def _unavailable(conninfo: str, error: Exception) -> StoreUnavailableError:
@@ -326,7 +332,7 @@ class PostgresMemoryStore(ClosesOnExit):
             if narrowing is not None:
                 clauses.append(sql.SQL(narrowing[0]))
                 params += narrowing[1]
-            if needs_recheck(value):
+            if _needs_recheck(value):
                 recheck.append((key, value))
         statement = sql.SQL(
             "SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq"

@@ -476,7 +476,8 @@ class SQLiteMemoryStore(ClosesOnExit):
         sql += f" ORDER BY {order}"
         limit = query.limit
         if not recheck and limit >= 0:
-            return _decode_sharing_the_gil(self._writer.execute(sql + " LIMIT ?", (*params, limit)).fetchall())
+            rows = self._writer.execute(sql + " LIMIT ?", (*params, limit)).fetchall()
+            return _decode_sharing_the_gil(rows)
         matches = list(matching(self._writer.execute(sql, params), recheck, limit))
         return matches[:limit]
 
