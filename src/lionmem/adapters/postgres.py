@@ -94,31 +94,30 @@ def _row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
     )
 
 
-def _filter_clause(key: str, value: object) -> tuple[LiteralString, list[object]] | None:
-    """SQL narrowing one filter without dropping a match, or `None` to leave it to Python."""
+def _filter_clause(key: str, value: object) -> tuple[LiteralString, list[object], bool] | None:
+    """`(SQL, parameters, exact)` narrowing one filter without dropping a match, where
+    `exact` says the SQL also drops every non-match; `None` to leave it to Python.
+
+    JSON containment compares numbers as decimals, which agrees with Python's `==`
+    (1 == 1.0, -0.0 == 0) up to 2**53; beyond that a float's shortest decimal form
+    need not equal the integer it is equal to.
+    """
     if value is None:
-        return "(NOT metadata ? %s OR metadata -> %s = 'null'::jsonb)", [key, key]
+        return "(NOT metadata ? %s OR metadata -> %s = 'null'::jsonb)", [key, key], True
     kind = type(value)
     if kind is str:
-        return "metadata @> %s", [Jsonb({key: value})]
+        return "metadata @> %s", [Jsonb({key: value})], True
     if kind in (bool, int, float) and abs(cast(float, value)) <= _EXACT_NUMBER:
         # Python equality: True == 1 == 1.0, but JSON true is not the number 1.
         number = Jsonb({key: int(cast(bool, value)) if kind is bool else value})
         if value in (0, 1):
-            return "(metadata @> %s OR metadata @> %s)", [number, Jsonb({key: bool(value)})]
-        return "metadata @> %s", [number]
+            return "(metadata @> %s OR metadata @> %s)", [number, Jsonb({key: bool(value)})], True
+        return "metadata @> %s", [number], True
     if kind is list:
-        return "jsonb_typeof(metadata -> %s) = 'array'", [key]
+        return "jsonb_typeof(metadata -> %s) = 'array'", [key], False
     if kind is dict:
-        return "jsonb_typeof(metadata -> %s) = 'object'", [key]
+        return "jsonb_typeof(metadata -> %s) = 'object'", [key], False
     return None
-
-
-def _needs_recheck(value: object) -> bool:
-    """Whether a filter value needs Python's `==` after `_filter_clause` narrowed the
-    rows: a string or `None` is decided there exactly; numbers (where
-    `True == 1 == 1.0`), lists, objects and non-JSON values are not."""
-    return value is not None and type(value) is not str
 
 
 def _unavailable(conninfo: str, error: Exception) -> StoreUnavailableError:
@@ -332,7 +331,7 @@ class PostgresMemoryStore(ClosesOnExit):
             if narrowing is not None:
                 clauses.append(sql.SQL(narrowing[0]))
                 params += narrowing[1]
-            if _needs_recheck(value):
+            if narrowing is None or not narrowing[2]:
                 recheck.append((key, value))
         statement = sql.SQL(
             "SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq"
