@@ -134,14 +134,11 @@ def decode_rows(rows: Iterable[tuple[str, float, str]]) -> list[MemoryItem]:
     than a call per row, and the UUID of the canonical text a store wrote is built
     from its integer, in half the time `UUID(text)` takes.
     """
-    new, put, fields, unknown = _new, _set, _FIELDS, SafeUUID.unknown
+    new, put, parse, fields, unknown = _new, _set, loads, _FIELDS, SafeUUID.unknown
     items: list[MemoryItem] = []
     append = items.append
     for item_id, created_at, body in rows:
-        try:
-            content, tags, metadata = from_json(body)
-        except ValueError:  # nesting deeper than pydantic-core's limit
-            content, tags, metadata = _json_loads(body)
+        content, tags, metadata = parse(body)
         if len(item_id) == _UUID_TEXT_LENGTH:
             uuid = new(UUID)
             put(uuid, "int", int(item_id.replace("-", ""), 16))
