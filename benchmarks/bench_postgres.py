@@ -19,7 +19,7 @@ from typing import Any
 
 import psycopg
 
-from benchmarks.common import make_items, queries
+from benchmarks.common import best_time, make_items, queries
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
@@ -28,15 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from pg_server import postgres_url  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-async def timed(fn: Any, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        await fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 async def fill(store: Any, items: list[MemoryItem]) -> float:
@@ -76,7 +67,7 @@ async def measure(url: str, n: int, directory: Path, names: list[str] | None) ->
                 for item_id in sample:
                     await s.retrieve(item_id)
 
-            out.setdefault("retrieve", {})[name] = await timed(retrieve_all, repeat) / len(sample)
+            out.setdefault("retrieve", {})[name] = await best_time(repeat, retrieve_all) / len(sample)
         for qname, query in queries(n).items():
             if names and not any(qname.startswith(f"search.{k}") for k in names):
                 continue
@@ -84,7 +75,7 @@ async def measure(url: str, n: int, directory: Path, names: list[str] | None) ->
                 async def one_search(s: Any = store, q: MemoryQuery = query) -> None:
                     await s.search(q)
 
-                out.setdefault(qname, {})[name] = await timed(one_search, repeat)
+                out.setdefault(qname, {})[name] = await best_time(repeat, one_search)
         # Eight clients at once, each running selective searches: throughput per second.
         selective = [MemoryQuery(tags=[f"t{k}"]) for k in range(40)]
         for name, store in stores.items():

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import make_items, queries
+from benchmarks.common import best_time, make_items, queries
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 
@@ -75,12 +75,7 @@ def measure(n: int, items: list[MemoryItem], directory: Path) -> dict[str, tuple
             results["store_many (per item)"] = (mem_store, batched)
 
             async def timed(store: Any, fn: Any) -> float:
-                best = float("inf")
-                for _ in range(repeat):
-                    start = time.perf_counter()
-                    await fn(store)
-                    best = min(best, time.perf_counter() - start)
-                return best
+                return await best_time(repeat, lambda: fn(store))
 
             async def retrieve_all(store: Any) -> None:
                 for item_id in sample:

@@ -14,6 +14,7 @@ MILLION = "1000000"
 
 
 def ratios(results: dict[str, dict[str, dict[str, float]]], store: str) -> str:
+    """One column per size below a million: `store`'s time over the in-memory store's."""
     sizes = [n for n in results if n != MILLION]
     lines = [
         "| Operation | " + " | ".join(f"{int(n):,}" for n in sizes) + " |",
@@ -28,6 +29,7 @@ def ratios(results: dict[str, dict[str, dict[str, float]]], store: str) -> str:
 
 
 def absolute(rows: dict[str, dict[str, float]]) -> str:
+    """Each store's own time (or rate) for one size."""
     lines = ["| Operation | in-memory | SQLite | PostgreSQL |", "| --- | --- | --- | --- |"]
     for name, row in rows.items():
         if name.endswith("/s"):
