@@ -164,7 +164,7 @@ class Session(Element):
             KeyError: the branch is not in this session.
         """
         with OWNERSHIP_LOCK:
-            removed = self.branches.exclude(self._branch_id(branch))
+            removed = self.branches.exclude(self._branch_key(branch))
             removed._owner = None
             if removed.id in self._linked_users:
                 self._linked_users.discard(removed.id)
@@ -199,7 +199,7 @@ class Session(Element):
                 raise ValueError(f"{len(named)} branches are named {key!r}; use an id")
             if named:
                 return named[0]
-        return self.branches.get(self._branch_id(key))
+        return self.branches.get(self._branch_key(key))
 
     def change_default_branch(self, branch: Branch | UUID | str) -> None:
         """Make a branch of this session the default.
@@ -209,14 +209,10 @@ class Session(Element):
         """
         self.default_branch = self.get_branch(branch)
 
-    def _branch_id(self, key: Branch | UUID | str) -> UUID:
-        if isinstance(key, Branch):
-            key = key.id
-        elif isinstance(key, str):
-            try:
-                key = UUID(key)
-            except ValueError:
-                raise KeyError(f"no branch {key!r} in session {self.id}") from None
-        if key not in self.branches:
-            raise KeyError(f"no branch {key} in session {self.id}")
-        return key
+    def _branch_key(self, key: Branch | UUID | str) -> UUID | str:
+        """`key` as a key of `branches` (which parses UUID strings), or a `KeyError`
+        naming this session."""
+        found = key.id if isinstance(key, Branch) else key
+        if found not in self.branches:
+            raise KeyError(f"no branch {str(found)!r} in session {self.id}")
+        return found
