@@ -17,7 +17,17 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from lionmem import MemoryItem
-from lionmem.adapters._encoding import check_json, decode_item, encode_item, fold, loads
+from lionmem.adapters._encoding import (
+    SHARE_EVERY,
+    Row,
+    check_json,
+    decode_in_slices,
+    decode_item,
+    encode_item,
+    fold,
+    loads,
+    matching,
+)
 
 
 def test_decoded_items_are_indistinguishable_from_constructed_ones() -> None:
@@ -144,3 +154,36 @@ def test_stored_ids_decode_to_ordinary_uuids() -> None:
     assert decode_item(braced, 1.0, '["x",[],{}]').id == original
     with pytest.raises(ValueError, match="badly formed"):
         decode_item("not-a-uuid", 1.0, '["x",[],{}]')
+
+
+def _rows(count: int) -> tuple[list[MemoryItem], list[Row]]:
+    items = [MemoryItem(content=n, metadata={"even": n % 2 == 0}) for n in range(count)]
+    encoded = [encode_item(item) for item in items]
+    return items, [(row.id, row.created_at, row.body) for row in encoded]
+
+
+@pytest.mark.parametrize("count", [0, 1, SHARE_EVERY - 1, SHARE_EVERY, SHARE_EVERY + 1, 1200])
+def test_slices_hand_over_the_gil_between_them(monkeypatch: pytest.MonkeyPatch, count: int) -> None:
+    items, rows = _rows(count)
+    pauses: list[float] = []
+    monkeypatch.setattr("lionmem.adapters._encoding.time.sleep", pauses.append)
+    decoded = decode_in_slices(rows)
+    assert [item.__dict__ for item in decoded] == [item.__dict__ for item in items]
+    assert pauses == [0] * max(0, (count - 1) // SHARE_EVERY)
+
+
+@pytest.mark.parametrize(("count", "limit"), [(1200, -1), (1200, 3), (1200, 400), (1200, 0), (499, -1)])
+def test_matching_rechecks_in_order_and_hands_over_the_gil(
+    monkeypatch: pytest.MonkeyPatch, count: int, limit: int
+) -> None:
+    items, rows = _rows(count)
+    pauses: list[float] = []
+    monkeypatch.setattr("lionmem.adapters._encoding.time.sleep", pauses.append)
+    found = list(matching(rows, [("even", True)], limit))
+    expected = [item for item in items if item.metadata["even"]]
+    expected = expected if limit < 0 else expected[:limit]
+    assert [item.__dict__ for item in found] == [item.__dict__ for item in expected]
+    # Decoding stops at the limit's last match; a pause comes before every
+    # SHARE_EVERY-th row decoded after the first.
+    decoded = count if limit < 0 else min(count, 2 * limit - 1) if limit else 0
+    assert pauses == [0] * max(0, (decoded - 1) // SHARE_EVERY)

@@ -8,6 +8,7 @@ import math
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -309,6 +310,45 @@ def test_a_limited_search_reads_further_when_python_drops_candidates(pg_url: str
         for limit, want in ((1, ["hit0"]), (2, ["hit0", "hit1"]), (9, ["hit0", "hit1", "hit2"]), (0, [])):
             found = await store.search(MemoryQuery(filters={"v": [1]}, limit=limit))
             assert [i.content for i in found] == want
+
+    with_store(pg_url, body)
+
+
+def test_long_results_are_decoded_off_the_event_loop(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lionmem.adapters import _encoding
+
+    threads: list[tuple[str, bool]] = []
+
+    def recorded(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any) -> Any:
+            threads.append((name, threading.get_ident() == loop_thread))
+            return function(*args)
+
+        return wrapper
+
+    monkeypatch.setattr(
+        "lionmem.adapters.postgres.decode_in_slices", recorded("slices", _encoding.decode_in_slices)
+    )
+    monkeypatch.setattr("lionmem.adapters.postgres.matching", recorded("matching", _encoding.matching))
+    loop_thread = threading.get_ident()
+    few = _encoding.SHARE_EVERY
+    items = [MemoryItem(content=i, metadata={"v": [i % 2]}) for i in range(few + 2)]
+
+    async def body(store: PostgresMemoryStore) -> None:
+        await store.store_many(items)
+        for query, count, where in [
+            (MemoryQuery(limit=few), few, ("slices", True)),
+            (MemoryQuery(limit=few + 1), few + 1, ("slices", False)),
+            (MemoryQuery(limit=-1), few + 1, ("slices", False)),
+            (MemoryQuery(filters={"v": [0]}, limit=-1), few // 2, ("matching", False)),
+            (MemoryQuery(filters={"v": [0]}, limit=2), 2, ("matching", True)),
+        ]:
+            threads.clear()
+            found = await store.search(query)
+            assert [i.content for i in found] == [
+                i.content for i in items if not query.filters or i.metadata["v"] == [0]
+            ][:count]
+            assert threads == [where], query
 
     with_store(pg_url, body)
 

@@ -759,20 +759,6 @@ def test_a_long_search_does_not_hold_the_event_loop(tmp_path: Path) -> None:
     with_store(tmp_path / "m.db", body)
 
 
-@pytest.mark.parametrize("count", [0, 1, 499, 500, 501, 1200])
-def test_results_are_decoded_in_slices_that_share_the_gil(
-    monkeypatch: pytest.MonkeyPatch, count: int
-) -> None:
-    from lionmem.adapters._encoding import decode_rows, encode_item
-
-    encoded = [encode_item(MemoryItem(content=n)) for n in range(count)]
-    rows = [(row.id, row.created_at, row.body) for row in encoded]
-    pauses: list[float] = []
-    monkeypatch.setattr("lionmem.adapters.sqlite.time.sleep", pauses.append)
-    assert sqlite_module._decode_sharing_the_gil(rows) == decode_rows(rows)  # noqa: SLF001
-    assert pauses == [0] * max(0, (count - 1) // sqlite_module._SHARE_EVERY)  # noqa: SLF001
-
-
 def test_import_lionmem_does_not_import_the_adapter() -> None:
     out = subprocess.run(
         [sys.executable, "-c", "import lionmem, sys; lionmem.MemoryItem; lionmem.Session; "

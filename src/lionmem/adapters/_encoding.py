@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, cast
 from uuid import UUID, SafeUUID
 
@@ -19,8 +20,10 @@ from pydantic_core import from_json
 from lionmem.protocols.memory import MemoryItem
 
 __all__ = [
+    "SHARE_EVERY",
     "EncodedItem",
     "check_json",
+    "decode_in_slices",
     "decode_item",
     "decode_rows",
     "encode_item",
@@ -118,13 +121,16 @@ def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
     )
 
 
+Row = tuple[str, float, str]
+"""`(id, created_at, body)` as a store reads them back."""
+
 _FIELDS = frozenset(MemoryItem.model_fields)
 _new = object.__new__
 _set = object.__setattr__
 _UUID_TEXT_LENGTH = 36
 
 
-def decode_rows(rows: Iterable[tuple[str, float, str]]) -> list[MemoryItem]:
+def decode_rows(rows: Iterable[Row]) -> list[MemoryItem]:
     """Rebuild stored items from `(id, created_at, body)` rows without validating again
     what `encode_item` checked.
 
@@ -165,15 +171,31 @@ def decode_item(item_id: str, created_at: float, body: str) -> MemoryItem:
     return decode_rows(((item_id, created_at, body),))[0]
 
 
-def matching(
-    rows: Iterable[tuple[str, float, str]], recheck: list[tuple[str, Any]], limit: int
-) -> Iterator[MemoryItem]:
+SHARE_EVERY = 500
+"""Rows decoded (about 1.2 ms of work) before a worker thread lets the event loop's
+thread take the GIL, instead of making it wait for the interpreter's 5 ms switch
+interval. Each hand-over costs about 70 µs."""
+
+def decode_in_slices(rows: Sequence[Row]) -> list[MemoryItem]:
+    """`decode_rows` in slices of `SHARE_EVERY`, handing over the GIL between them;
+    for a worker thread."""
+    items = decode_rows(rows[:SHARE_EVERY])
+    for start in range(SHARE_EVERY, len(rows), SHARE_EVERY):
+        time.sleep(0)
+        items += decode_rows(rows[start : start + SHARE_EVERY])
+    return items
+
+
+def matching(rows: Iterable[Row], recheck: list[tuple[str, Any]], limit: int) -> Iterator[MemoryItem]:
     """Decode rows whose metadata passes `recheck` with Python equality, in order,
-    stopping after `limit` matches when `limit` is not negative."""
+    stopping after `limit` matches when `limit` is not negative. Hands over the GIL
+    after every `SHARE_EVERY` rows decoded, as `decode_in_slices` does."""
     wanted = limit if limit >= 0 else -1
-    for row in rows:
+    for index, row in enumerate(rows):
         if wanted == 0:
             return
+        if index and index % SHARE_EVERY == 0:
+            time.sleep(0)
         item = decode_item(*row)
         metadata = item.metadata
         if all(metadata.get(key) == value for key, value in recheck):

@@ -6,6 +6,7 @@ psycopg_pool); `import lionmem` never imports this module.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from functools import partial
 from collections.abc import Iterable
@@ -19,9 +20,11 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from lionmem.adapters._encoding import (
+    SHARE_EVERY,
     EncodedItem,
+    Row,
+    decode_in_slices,
     decode_item,
-    decode_rows,
     encode_item,
     matching,
 )
@@ -286,16 +289,16 @@ class PostgresMemoryStore(ClosesOnExit):
         statement, params, recheck, pushed = self._plan(query)
         limit = query.limit
         if pushed:
-            return decode_rows(await self._execute(statement, params))
+            return await _decode(await self._execute(statement, params), recheck, limit)
         if limit < 0:
             rows = await self._execute(statement, params)
-            return list(matching(rows, recheck, limit))[:limit]
+            return (await _decode(rows, recheck, limit))[:limit]
         # Python re-checks some rows, so SQL cannot stop at `limit` itself; read growing
         # prefixes of the ordered rows until they hold `limit` matches or run out.
         window = max(_FIRST_WINDOW, 4 * limit)
         while True:
             rows = await self._execute(statement + sql.SQL(" LIMIT %s"), [*params, window])
-            found = list(matching(rows, recheck, limit))
+            found = await _decode(rows, recheck, limit)
             if len(found) >= limit or len(rows) < window:
                 return found
             window *= 4
@@ -341,6 +344,20 @@ class PostgresMemoryStore(ClosesOnExit):
             statement += sql.SQL(" LIMIT %s")
             params.append(query.limit)
         return statement, params, recheck, pushed
+
+
+async def _decode(rows: list[Row], recheck: list[tuple[str, Any]], limit: int) -> list[MemoryItem]:
+    """The items of `rows` that pass `recheck`, at most `limit` of them when it is not
+    negative. psycopg hands rows over on the event loop's thread; up to `SHARE_EVERY`
+    of them (about a millisecond) are decoded there, more on a worker thread that
+    gives the GIL back between slices, so the loop never waits for a whole result."""
+
+    def decode() -> list[MemoryItem]:
+        return list(matching(rows, recheck, limit)) if recheck else decode_in_slices(rows)
+
+    if len(rows) <= SHARE_EVERY:
+        return decode()
+    return await asyncio.to_thread(decode)
 
 
 async def _open(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import time
 from functools import partial
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,8 +17,8 @@ from uuid import UUID
 
 from lionmem.adapters._encoding import (
     EncodedItem,
+    decode_in_slices,
     decode_item,
-    decode_rows,
     encode_item,
     loads,
     matching,
@@ -231,21 +230,6 @@ def _filter_condition(key: str, value: object) -> tuple[str, list[object], bool]
     else:
         return None
     return f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {kinds})", [key], False
-
-
-_SHARE_EVERY = 500
-
-
-def _decode_sharing_the_gil(rows: list[tuple[str, float, str]]) -> list[MemoryItem]:
-    """Decode on the worker thread in slices of `_SHARE_EVERY` rows (about 1.2 ms),
-    letting the event loop's thread take the GIL between them instead of waiting for
-    the interpreter's 5 ms switch interval. Each hand-over costs about 70 µs, 9% of a
-    long result's decoding."""
-    items = decode_rows(rows[:_SHARE_EVERY])
-    for start in range(_SHARE_EVERY, len(rows), _SHARE_EVERY):
-        time.sleep(0)
-        items += decode_rows(rows[start : start + _SHARE_EVERY])
-    return items
 
 
 class _Driver(NamedTuple):
@@ -478,7 +462,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         limit = query.limit
         if not recheck and limit >= 0:
             rows = self._writer.execute(sql + " LIMIT ?", (*params, limit)).fetchall()
-            return _decode_sharing_the_gil(rows)
+            return decode_in_slices(rows)
         matches = list(matching(self._writer.execute(sql, params), recheck, limit))
         return matches[:limit]
 
