@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -19,7 +21,7 @@ from typing import Any
 
 import psycopg
 
-from benchmarks.common import best_time, make_items, queries
+from benchmarks.common import STALL, best_time, longest_stall, make_items, queries
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
@@ -76,6 +78,17 @@ async def measure(url: str, n: int, directory: Path, names: list[str] | None) ->
                     await s.search(q)
 
                 out.setdefault(qname, {})[name] = await best_time(repeat, one_search)
+        # The event loop's longest pause (median of `repeat`) while each store finds and
+        # returns the broad filter's matches; the heap is frozen so that a full collection
+        # of the benchmark's own objects does not stand in for the store's work.
+        broad = MemoryQuery(filters={"kind": 3}, limit=n)
+        gc.freeze()
+        try:
+            for name, store in stores.items():
+                stalls = [await longest_stall(store, broad) for _ in range(repeat)]
+                out.setdefault(STALL, {})[name] = statistics.median(stalls)
+        finally:
+            gc.unfreeze()
         # Eight clients at once, each running selective searches: throughput per second.
         selective = [MemoryQuery(tags=[f"t{k}"]) for k in range(40)]
         for name, store in stores.items():

@@ -15,32 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import best_time, make_items, queries
+from benchmarks.common import best_time, longest_stall, make_items, queries
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
-
-
-async def longest_stall(store: SQLiteMemoryStore, query: MemoryQuery) -> float:
-    """The longest gap between ticks of a 1 ms heartbeat while `query` runs."""
-    worst = 0.0
-    running = True
-
-    async def heartbeat() -> None:
-        nonlocal worst
-        last = time.perf_counter()
-        while running:
-            await asyncio.sleep(0.001)
-            now = time.perf_counter()
-            worst = max(worst, now - last)
-            last = now
-
-    beat = asyncio.create_task(heartbeat())
-    await asyncio.sleep(0.005)
-    found = await store.search(query)
-    running = False
-    await beat
-    del found  # freeing thousands of results is the caller's time, after the heartbeat
-    return worst
 
 
 def measure(n: int, items: list[MemoryItem], directory: Path) -> dict[str, tuple[float, float]]:

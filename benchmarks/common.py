@@ -64,6 +64,34 @@ async def best_time(repeat: int, fn: Callable[[], Awaitable[Any]]) -> float:
     return best
 
 
+STALL = "loop stall, broad filter"
+"""The name of the result that holds `longest_stall` of the broad filter, per store."""
+
+
+async def longest_stall(store: Any, query: MemoryQuery) -> float:
+    """The longest gap between ticks of a 1 ms heartbeat on the event loop while
+    `store` runs `query`, in seconds."""
+    worst = 0.0
+    running = True
+
+    async def heartbeat() -> None:
+        nonlocal worst
+        last = time.perf_counter()
+        while running:
+            await asyncio.sleep(0.001)
+            now = time.perf_counter()
+            worst = max(worst, now - last)
+            last = now
+
+    beat = asyncio.create_task(heartbeat())
+    await asyncio.sleep(0.005)
+    found = await store.search(query)
+    running = False
+    await beat
+    del found  # freeing thousands of results is the caller's time, after the heartbeat
+    return worst
+
+
 def best_of(repeat: int, fn: Callable[[], Awaitable[Any]]) -> float:
     """`best_time` in a fresh event loop."""
     return asyncio.run(best_time(repeat, fn))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchmarks.common import STALL
+
 RESULTS = Path(__file__).resolve().parent / "results" / "stores.json"
 MILLION = "1000000"
 
@@ -21,7 +23,7 @@ def ratios(results: dict[str, dict[str, dict[str, float]]], store: str) -> str:
         "| --- |" + " --- |" * len(sizes),
     ]
     for name in results[sizes[-1]]:
-        if name.endswith("/s"):
+        if name.endswith("/s") or name == STALL:
             continue
         cells = [f"{results[n][name][store] / results[n][name]['memory']:.2f}x" for n in sizes]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
@@ -49,6 +51,11 @@ def main() -> None:
     for n in (n for n in results if n != MILLION):
         row = results[n]["8 clients, searches/s"]
         print(f"\n8 clients at {int(n):,}: " + ", ".join(f"{k} {v:.0f}/s" for k, v in row.items()))
+    sizes = [n for n in results if n != MILLION and STALL in results[n]]
+    print(f"\n{STALL} (ms)\n\n| Items | in-memory | SQLite | PostgreSQL |\n| --- | --- | --- | --- |")
+    for n in sizes:
+        row = results[n][STALL]
+        print(f"| {int(n):,} | " + " | ".join(f"{row[k] * 1e3:.1f}" for k in ("memory", "sqlite", "postgres")) + " |")
     if MILLION in results:
         print("\nAt 1,000,000 items\n\n" + absolute(results[MILLION]))
 
