@@ -104,6 +104,12 @@ def test_bad_open_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str
         SQLiteMemoryStore.open(tmp_path / "m.db", **kwargs)
 
 
+@pytest.mark.parametrize("path", [":memory:", Path(":memory:")])
+def test_an_in_memory_database_is_refused(path: str | Path) -> None:
+    with pytest.raises(ValueError, match="needs a file.*InMemoryStore"):
+        SQLiteMemoryStore.open(path)
+
+
 def test_bad_call_arguments(tmp_path: Path) -> None:
     async def body(store: SQLiteMemoryStore) -> None:
         with pytest.raises(TypeError, match="UUID"):

@@ -344,8 +344,16 @@ class SQLiteMemoryStore(ClosesOnExit):
         `synchronous="FULL"` also survives power loss, at the cost of an fsync a write.
 
         Raises:
+            ValueError: `path` is `":memory:"` (each connection would get its own
+                database; `InMemoryStore` is the store for memory that ends with the
+                process), or a bad setting.
             IncompatibleDatabaseError: the file is not a lionmem database, or is newer.
         """
+        if str(path) == ":memory:":
+            raise ValueError(
+                "SQLiteMemoryStore needs a file: ':memory:' would give its writer and its "
+                "reader separate databases; use InMemoryStore for memory that ends with the process"
+            )
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
         if busy_timeout < 0:
