@@ -1,14 +1,19 @@
 """Test configuration for the whole repository: the PostgreSQL fixture, and Sybil,
-which runs every Python example in docs/ and in the docstrings under src/."""
+which runs every Python example in docs/ and in the docstrings under src/, and every
+`console` example in docs/."""
 
 from __future__ import annotations
 
 import ast
 import asyncio
 import inspect
+import shlex
+import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
-from doctest import ELLIPSIS
+from doctest import ELLIPSIS, OutputChecker
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +52,49 @@ def evaluate_with_await(example: Example) -> None:
         namespace["__loop__"].run_until_complete(result)
 
 
+def run_console(example: Example) -> str | None:
+    """Run each `$ python -m lionmem ...` line of a console block in its document's
+    own directory and compare stdout and stderr with the lines below it (`...`
+    matches anything)."""
+    namespace = example.namespace
+    if "__cwd__" not in namespace:
+        namespace["__cwd__"] = tempfile.mkdtemp(prefix="lionmem-docs-")
+    commands: list[tuple[str, list[str]]] = []
+    for line in str(example.parsed).splitlines():
+        if line.startswith("$ "):
+            commands.append((line[2:], []))
+        elif commands:
+            commands[-1][1].append(line)
+        else:
+            return f"output before any command: {line!r}"
+    checker = OutputChecker()
+    for command, expected in commands:
+        argv = shlex.split(command)
+        if argv[:3] != ["python", "-m", "lionmem"]:
+            return f"only python -m lionmem runs here, not {command!r}"
+        done = subprocess.run(
+            [sys.executable, *argv[1:]], cwd=namespace["__cwd__"],
+            capture_output=True, text=True, check=False,
+        )
+        want = "".join(f"{line}\n" for line in expected)
+        got = done.stdout + done.stderr
+        if not checker.check_output(want, got, ELLIPSIS):
+            return f"$ {command}\nexpected:\n{want}got:\n{got}"
+    return None
+
+
 def teardown(namespace: dict[str, Any]) -> None:
     if "__loop__" in namespace:
         namespace["__loop__"].close()
+    if "__cwd__" in namespace:
+        shutil.rmtree(namespace["__cwd__"])
 
 
 markdown = Sybil(
-    parsers=[CodeBlockParser(language="python", evaluator=evaluate_with_await)],
+    parsers=[
+        CodeBlockParser(language="python", evaluator=evaluate_with_await),
+        CodeBlockParser(language="console", evaluator=run_console),
+    ],
     patterns=["*.md"],
     path="docs",
     teardown=teardown,
