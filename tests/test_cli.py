@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
+from uuid import UUID, uuid4
 
 import pytest
 
@@ -34,3 +38,148 @@ def test_module_entry_point() -> None:
         [sys.executable, "-m", "lionmem", "demo"], capture_output=True, text=True, check=True
     )
     assert done.stdout.startswith("stored 4 items")
+
+
+# -- commands on a store named by URL --------------------------------------------------
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def lines_of(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+KNOWN = "6f1c2a9e-1d1b-4b7e-9a49-8a4c1f0f6a11"
+
+
+def test_put_get_and_search_a_sqlite_file_across_invocations(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'notes.db'}"
+    status, out, _ = run_cli(
+        capsys, "put", url, "Paris is the capital", "--id", KNOWN, "--tag", "geo",
+        "--meta", "source=atlas", "--meta", "year:=2024", "--meta", "code=2024",
+    )
+    assert (status, out) == (0, KNOWN + "\n")
+    status, out, _ = run_cli(capsys, "put", url, '{"a": [1, 2.5, null]}', "--json", "--tag", "data")
+    second = UUID(out.strip())
+    run_cli(capsys, "put", url, "The Seine flows through Paris", "--tag", "geo")
+
+    status, out, _ = run_cli(capsys, "get", url, KNOWN)
+    [got] = lines_of(out)
+    assert status == 0
+    assert got["content"] == "Paris is the capital" and got["tags"] == ["geo"]
+    assert got["metadata"] == {"source": "atlas", "year": 2024, "code": "2024"}
+    assert lines_of(run_cli(capsys, "get", url, str(second))[1])[0]["content"] == {"a": [1, 2.5, None]}
+
+    def contents(*options: str) -> list[Any]:
+        status, out, _ = run_cli(capsys, "search", url, *options)
+        assert status == 0
+        return [line["content"] for line in lines_of(out)]
+
+    assert contents("--text", "PARIS") == ["Paris is the capital", "The Seine flows through Paris"]
+    assert contents("--filter", "year:=2024") == ["Paris is the capital"]
+    assert contents("--filter", "year=2024") == []  # the string "2024" is not the number
+    assert contents("--filter", "code=2024") == ["Paris is the capital"]
+    assert contents("--filter", "missing:=null", "--tag", "data") == [{"a": [1, 2.5, None]}]
+    assert contents("--tag", "data", "--tag", "geo", "--limit", "-1") == [
+        "Paris is the capital", {"a": [1, 2.5, None]}
+    ]
+    assert contents("--limit", "0") == []
+
+    # --id replaces the item in place: same position, new content.
+    run_cli(capsys, "put", url, "Paris, capital of France", "--id", KNOWN)
+    assert contents("--text", "paris") == ["Paris, capital of France", "The Seine flows through Paris"]
+
+
+def test_get_of_a_missing_id_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "get", f"sqlite:///{tmp_path / 'n.db'}", KNOWN)
+    assert (status, out, err) == (1, "", f"no item {KNOWN}\n")
+
+
+def test_demo_runs_on_any_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    assert run_cli(capsys, "demo", url)[1].splitlines()[0] == "stored 4 items"
+    status, out, _ = run_cli(capsys, "search", url, "--limit", "-1")
+    assert status == 0 and len(lines_of(out)) == 3  # the four notes, less the last
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["search", "ftp://host/x"], "starts with one of memory:, sqlite:, postgresql:"),
+        (["search", "memory:x"], "takes nothing after the colon"),
+        (["search", "sqlite://host/x.db"], "names a local file"),
+        (["search", "sqlite:///"], "names no file"),
+        (["search", "sqlite:///n.db?mode=ro"], "unknown sqlite URL option 'mode'"),
+        (["search", "sqlite:///n.db?busy_timeout=soon"], "busy_timeout must be a number"),
+        (["search", "sqlite:///n.db?synchronous=off"], "synchronous must be 'NORMAL' or 'FULL'"),
+        (["search", "postgresql://u:s3cret@h/db"], "needs ?namespace=NAME"),
+        (["search", "postgresql://u:s3cret@h/db?namespace=a&namespace=b"], "'namespace' twice"),
+        (["search", "memory:", "--filter", "k"], "--filter 'k' is not KEY=TEXT or KEY:=JSON"),
+        (["search", "memory:", "--filter", "=v"], "is not KEY=TEXT or KEY:=JSON"),
+        (["search", "memory:", "--filter", "k:=nope"], "--filter 'k' is not JSON"),
+        (["search", "memory:", "--filter", "k:=NaN"], "NaN is not a JSON value"),
+        (["search", "memory:", "--filter", "k=1", "--filter", "k:=1"], "gives the key 'k' twice"),
+        (["put", "memory:", "{", "--json"], "CONTENT is not JSON"),
+        (["put", "memory:", "x", "--id", "seven"], "'seven' is not a UUID"),
+        (["get", "memory:", "seven"], "'seven' is not a UUID"),
+        (["search", "memory:", "--limit", "many"], "invalid int value"),
+    ],
+)
+def test_bad_usage_exits_2_naming_the_problem(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert message in err
+    assert "s3cret" not in err
+
+
+def test_a_store_that_fails_exits_1_with_its_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    foreign = tmp_path / "other.db"
+    foreign.write_bytes(b"not a database at all, but long enough to read a header")
+    missing_dir = tmp_path / "no" / "such" / "dir.db"
+    for url, message in [
+        (f"sqlite:///{foreign}", "is not an SQLite database"),
+        (f"sqlite:///{missing_dir}", "unable to open database file"),
+    ]:
+        status, out, err = run_cli(capsys, "search", url)
+        assert (status, out) == (1, "")
+        assert err.startswith("python -m lionmem: error: ") and message in err
+    assert foreign.read_bytes().startswith(b"not a database")
+
+
+def test_put_refuses_content_a_durable_store_cannot_keep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Undecodable bytes on a command line reach Python as lone surrogates.
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+    status, out, err = run_cli(capsys, "put", url, "bad \udcff byte")
+    assert (status, out) == (1, "")
+    assert "lone surrogate U+DCFF" in err
+    assert run_cli(capsys, "search", url)[1] == ""
+
+
+def with_namespace(url: str, namespace: str) -> str:
+    return f"{url}{'&' if '?' in url else '?'}namespace={namespace}"
+
+
+def test_put_get_and_search_postgres_by_url(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    namespace = f"cli-{uuid4().hex[:12]}"
+    url = with_namespace(pg_url, namespace)
+    assert run_cli(capsys, "put", url, "kept in postgres", "--id", KNOWN, "--meta", "n:=1")[:2] == (0, KNOWN + "\n")
+    assert lines_of(run_cli(capsys, "get", url, KNOWN)[1])[0]["content"] == "kept in postgres"
+    assert [line["content"] for line in lines_of(run_cli(capsys, "search", url, "--filter", "n:=1")[1])] == [
+        "kept in postgres"
+    ]
+    other = with_namespace(pg_url, f"{namespace}-other")
+    assert run_cli(capsys, "get", other, KNOWN)[0] == 1

@@ -1,6 +1,9 @@
-"""The `lionmem` command line: a demo of the default store and the conformance check.
+"""The `lionmem` command line: stores named by URL, a demo, and the conformance check.
 
-`check` runs the kit of [ADR-0093][adr-0093] against a store factory.
+`put`, `get` and `search` work on any store a URL names (see
+[`open_store`][lionmem.adapters.urls.open_store] and [ADR-0098][adr-0098]) and print
+items as JSON lines; `check` runs the kit of [ADR-0093][adr-0093] against a store
+factory. Exit status: 0 done, 1 nothing found or a store error, 2 bad usage.
 """
 
 from __future__ import annotations
@@ -8,10 +11,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-from collections.abc import Sequence
-from typing import Any, cast
+import json
+import sqlite3
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, NoReturn, cast
+from uuid import UUID
 
-from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
 __all__ = ["main"]
 
@@ -23,7 +31,7 @@ _DEMO_NOTES: list[tuple[str, list[str], dict[str, str]]] = [
 ]
 
 
-async def _demo(store: MemoryStore) -> None:
+async def _demo(store: MemoryStore) -> int:
     ids = [
         await store.store(MemoryItem(content=content, tags=tags, metadata=metadata))
         for content, tags, metadata in _DEMO_NOTES
@@ -40,6 +48,7 @@ async def _demo(store: MemoryStore) -> None:
         found = await store.search(query)
         shown = query.model_dump(exclude_defaults=True) or "everything"
         print(f"search {shown} -> {[item.content for item in found]}")
+    return 0
 
 
 def _load(reference: str) -> Any:
@@ -89,22 +98,144 @@ def _check(factory_ref: str, profile_ref: str | None, names: list[str] | None) -
     return 1 if failed else 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line and return its exit status."""
+def _not_json(constant: str) -> NoReturn:
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+def _json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text, parse_constant=_not_json)
+    except ValueError as exc:
+        raise ValueError(f"{what} is not JSON: {exc}") from None
+
+
+def _pairs(given: list[str] | None, option: str) -> dict[str, Any]:
+    """`KEY=TEXT` gives a string, `KEY:=JSON` any JSON value; each key once."""
+    pairs: dict[str, Any] = {}
+    for pair in given or ():
+        key, equals, value = pair.partition("=")
+        is_json = key.endswith(":")
+        key = key.removesuffix(":")
+        if not equals or not key:
+            raise ValueError(f"{option} {pair!r} is not KEY=TEXT or KEY:=JSON")
+        if key in pairs:
+            raise ValueError(f"{option} gives the key {key!r} twice")
+        pairs[key] = _json(value, f"{option} {key!r}") if is_json else value
+    return pairs
+
+
+def _item_id(text: str) -> UUID:
+    try:
+        return UUID(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a UUID") from None
+
+
+def _print_items(items: list[MemoryItem]) -> None:
+    for item in items:
+        print(item.model_dump_json())
+
+
+def _command(args: argparse.Namespace) -> Callable[[MemoryStore], Awaitable[int]]:
+    """What to do with the opened store; every argument is checked here, before."""
+    if args.command == "demo":
+        return _demo
+    if args.command == "put":
+        fields: dict[str, Any] = {
+            "content": _json(args.content, "CONTENT") if args.json else args.content,
+            "tags": args.tag or [],
+            "metadata": _pairs(args.meta, "--meta"),
+        }
+        if args.id is not None:
+            fields["id"] = _item_id(args.id)
+        item = MemoryItem(**fields)
+
+        async def put(store: MemoryStore) -> int:
+            print(await store.store(item))
+            return 0
+
+        return put
+    if args.command == "get":
+        item_id = _item_id(args.id)
+
+        async def get(store: MemoryStore) -> int:
+            found = await store.retrieve(item_id)
+            if found is None:
+                print(f"no item {item_id}", file=sys.stderr)
+                return 1
+            _print_items([found])
+            return 0
+
+        return get
+    query = MemoryQuery(
+        text=args.text, tags=args.tag, filters=_pairs(args.filter, "--filter") or None, limit=args.limit
+    )
+
+    async def search(store: MemoryStore) -> int:
+        _print_items(await store.search(query))
+        return 0
+
+    return search
+
+
+async def _run(
+    opening: AbstractAsyncContextManager[MemoryStore], command: Callable[[MemoryStore], Awaitable[int]]
+) -> int:
+    async with opening as store:
+        return await command(store)
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m lionmem", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="store, retrieve and search a few notes in memory")
+    url_help = "the store: memory:, sqlite:///PATH or postgresql://...?namespace=NAME"
+    demo = commands.add_parser("demo", help="store, retrieve and search a few notes")
+    demo.add_argument("url", nargs="?", default="memory:", help=url_help + " (default: memory:)")
+    put = commands.add_parser("put", help="store one item and print its id")
+    put.add_argument("url", help=url_help)
+    put.add_argument("content", help="the content, a string (or JSON with --json)")
+    put.add_argument("--json", action="store_true", help="read CONTENT as a JSON value")
+    put.add_argument("--id", help="the item's id, to replace an item in place (default: new)")
+    put.add_argument("--tag", action="append", help="a tag (repeatable)")
+    put.add_argument("--meta", action="append", metavar="KEY=TEXT|KEY:=JSON", help="metadata (repeatable)")
+    get = commands.add_parser("get", help="print the item with an id as JSON")
+    get.add_argument("url", help=url_help)
+    get.add_argument("id", help="the item's UUID")
+    search = commands.add_parser("search", help="print the matching items as JSON lines")
+    search.add_argument("url", help=url_help)
+    search.add_argument("--text", help="a substring of the content, any case")
+    search.add_argument("--tag", action="append", help="any one of these tags (repeatable)")
+    search.add_argument(
+        "--filter", action="append", metavar="KEY=TEXT|KEY:=JSON", help="metadata[KEY] equals (repeatable)"
+    )
+    search.add_argument("--limit", type=int, default=20, help="results[:LIMIT] (default: 20)")
     check = commands.add_parser("check", help="check a store against its fidelity profile")
     check.add_argument("factory", help="module:callable that builds a fresh store")
     check.add_argument("--profile", help="module:NAME of its FidelityProfile (default: reference)")
     check.add_argument(
         "--only", action="append", metavar="CHECK", help="run only this check (repeatable)"
     )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return its exit status."""
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "check":
         try:
             return _check(args.factory, args.profile, args.only)
         except ValueError as exc:
             parser.error(str(exc))
-    asyncio.run(_demo(InMemoryStore()))
-    return 0
+    from lionmem.adapters.urls import open_store
+
+    try:
+        command = _command(args)
+        opening = open_store(args.url)  # checks the URL; opens nothing yet
+    except (ValueError, ModuleNotFoundError) as exc:
+        parser.error(str(exc))
+    try:
+        return asyncio.run(_run(opening, command))
+    except (OSError, RuntimeError, TypeError, ValueError, sqlite3.Error) as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 1

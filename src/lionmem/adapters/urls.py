@@ -1,0 +1,129 @@
+"""Naming a store by URL, as the command line and configuration files do.
+
+| URL | Store |
+| --- | --- |
+| `memory:` | a new `InMemoryStore`, gone when the process ends |
+| `sqlite:///notes.db`, `sqlite:////var/lib/notes.db` | `SQLiteMemoryStore` on a relative or absolute path |
+| `postgresql://user:pw@host/db?namespace=notes` | `PostgresMemoryStore` bound to that namespace |
+
+A SQLite URL takes the `synchronous` (`NORMAL` or `FULL`) and `busy_timeout`
+(seconds) options as query parameters; a PostgreSQL URL (also `postgres://`) needs
+`namespace` and passes its other parameters to libpq. Governed by
+[ADR-0098][adr-0098].
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Final
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+from lionmem.protocols.memory import InMemoryStore, MemoryStore
+
+__all__ = ["SCHEMES", "open_store"]
+
+SCHEMES: Final = ("memory", "sqlite", "postgresql", "postgres")
+"""The URL schemes `open_store` knows."""
+
+_SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout"})
+
+
+def open_store(url: str) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
+    """The store `url` names, to open with `async with`, which also closes it.
+
+    The URL is checked before anything is opened; no error message repeats it, so a
+    password in it stays out of logs.
+
+    Examples:
+        ```python
+        import tempfile
+        from pathlib import Path
+
+        from lionmem import MemoryItem
+        from lionmem.adapters.urls import open_store
+
+        url = f"sqlite:///{Path(tempfile.mkdtemp()) / 'notes.db'}"
+        async with open_store(url) as store:
+            item = MemoryItem(content="kept")
+            await store.store(item)
+        async with open_store(url) as store:
+            assert (await store.retrieve(item.id)).content == "kept"
+        ```
+
+    Raises:
+        ValueError: an unknown scheme, a URL without what its store needs, or an
+            unknown or malformed option.
+        ModuleNotFoundError: a PostgreSQL URL without the `postgres` extra installed.
+    """
+    if not isinstance(url, str):
+        raise TypeError(f"url must be a str, got {type(url).__name__}")
+    scheme, colon, _ = url.partition(":")
+    if not colon or scheme not in SCHEMES:
+        known = ", ".join(f"{name}:" for name in SCHEMES)
+        raise ValueError(f"a store URL starts with one of {known}; got {scheme + colon!r}")
+    if scheme == "memory":
+        if url != "memory:":
+            raise ValueError("a memory: URL takes nothing after the colon")
+        store: MemoryStore = InMemoryStore()
+        return contextlib.nullcontext(store)
+    if scheme == "sqlite":
+        return _sqlite(url)
+    return _postgres(url)
+
+
+def _sqlite(url: str) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
+    parts = urlsplit(url)
+    if not url.startswith("sqlite:///") or parts.fragment:
+        raise ValueError(
+            "a sqlite URL names a local file: sqlite:///relative.db or sqlite:////absolute.db"
+        )
+    path = unquote(url[len("sqlite:///") :].partition("?")[0])
+    if not path:
+        raise ValueError("the sqlite URL names no file")
+    options = _options(parts.query, "sqlite")
+    unknown = sorted(set(options) - _SQLITE_OPTIONS)
+    if unknown:
+        raise ValueError(
+            f"unknown sqlite URL option {unknown[0]!r}; known: {', '.join(sorted(_SQLITE_OPTIONS))}"
+        )
+    settings: dict[str, Any] = {}
+    if "synchronous" in options:
+        settings["synchronous"] = options["synchronous"].upper()
+    if "busy_timeout" in options:
+        try:
+            settings["busy_timeout"] = float(options["busy_timeout"])
+        except ValueError:
+            raise ValueError("the sqlite URL option busy_timeout must be a number of seconds") from None
+    from lionmem.adapters.sqlite import SQLiteMemoryStore
+
+    return SQLiteMemoryStore.open(path, **settings)
+
+
+def _postgres(url: str) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
+    parts = urlsplit(url)
+    options = _options(parts.query, "postgresql")
+    namespace = options.pop("namespace", None)
+    if not namespace:
+        raise ValueError("a postgresql URL needs ?namespace=NAME, the namespace its items live in")
+    try:
+        from lionmem.adapters.postgres import PostgresMemoryStore
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(
+            f"postgresql URLs need the postgres extra (pip install 'lionmem[postgres]'): {exc}"
+        ) from None
+    dsn = urlunsplit(parts._replace(query=urlencode(options)))
+    return PostgresMemoryStore.open(dsn, namespace=namespace)
+
+
+def _options(query: str, scheme: str) -> dict[str, str]:
+    """The query parameters, each given once."""
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError:
+        raise ValueError(f"the {scheme} URL's query is not name=value pairs joined by &") from None
+    options: dict[str, str] = {}
+    for name, value in pairs:
+        if name in options:
+            raise ValueError(f"the {scheme} URL gives the option {name!r} twice")
+        options[name] = value
+    return options

@@ -1,0 +1,117 @@
+"""`open_store`: which store a URL names, with which settings, and what it refuses."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import pytest
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem.adapters.postgres import PostgresMemoryStore
+from lionmem.adapters.sqlite import SQLiteMemoryStore
+from lionmem.adapters.urls import SCHEMES, open_store
+
+
+def opened(url: str, inspect: Any) -> Any:
+    async def scenario() -> Any:
+        async with open_store(url) as store:
+            return await inspect(store)
+
+    return asyncio.run(scenario())
+
+
+def test_memory_is_a_new_in_memory_store_each_time() -> None:
+    async def kind(store: Any) -> Any:
+        await store.store(MemoryItem(content="x"))
+        return type(store), len(await store.search(MemoryQuery()))
+
+    assert opened("memory:", kind) == (InMemoryStore, 1)
+    assert opened("memory:", kind) == (InMemoryStore, 1)
+
+
+def test_sqlite_paths_relative_absolute_and_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    async def path_of(store: Any) -> Path:
+        assert isinstance(store, SQLiteMemoryStore)
+        return store.path
+
+    assert opened("sqlite:///rel.db", path_of) == Path("rel.db")
+    assert (tmp_path / "rel.db").exists()
+    absolute = tmp_path / "abs dir"
+    absolute.mkdir()
+    assert opened(f"sqlite:///{absolute}/a.db", path_of) == absolute / "a.db"
+    assert opened("sqlite:///my%20notes.db", path_of) == Path("my notes.db")
+    assert (tmp_path / "my notes.db").exists()
+
+
+def test_sqlite_options_reach_the_database(tmp_path: Path) -> None:
+    def pragmas(db: sqlite3.Connection) -> tuple[int, int]:
+        return db.execute("PRAGMA synchronous").fetchone()[0], db.execute("PRAGMA busy_timeout").fetchone()[0]
+
+    async def settings(store: Any) -> tuple[int, int]:
+        # The writer connection, which the options configure, lives on the store's thread.
+        return await store._on_writer(pragmas, store._writer)  # type: ignore[no-any-return]  # noqa: SLF001
+
+    base = f"sqlite:///{tmp_path / 'o.db'}"
+    assert opened(base, settings) == (1, 10_000)  # NORMAL, the store's default 10 s
+    assert opened(f"{base}?synchronous=full&busy_timeout=2.5", settings) == (2, 2500)
+
+
+def test_postgres_takes_its_namespace_and_passes_other_options_to_libpq(pg_url: str) -> None:
+    namespace = f"url-{uuid4().hex[:12]}"
+    separator = "&" if "?" in pg_url else "?"
+
+    async def seen(store: Any) -> tuple[str, str]:
+        assert isinstance(store, PostgresMemoryStore)
+        [(name,)] = await store._execute("SELECT current_setting('application_name')")  # noqa: SLF001
+        return store.namespace, name
+
+    url = f"{pg_url}{separator}namespace={namespace}&application_name=lionmem-url-test"
+    assert opened(url, seen) == (namespace, "lionmem-url-test")
+    assert opened(url.replace("postgresql://", "postgres://", 1), seen)[0] == namespace
+
+
+def test_postgres_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "lionmem.adapters.postgres", None)
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'lionmem\[postgres\]'"):
+        open_store("postgresql://h/db?namespace=n")
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("", "starts with one of"),
+        ("sqlite", "starts with one of"),
+        ("SQLITE:///x.db", "got 'SQLITE:'"),
+        ("memory://", "nothing after the colon"),
+        ("sqlite:relative.db", "names a local file"),
+        ("sqlite:///x.db#frag", "names a local file"),
+        ("sqlite:///?synchronous=FULL", "names no file"),
+        ("sqlite:///x.db?synchronous", "not name=value pairs"),
+        ("sqlite:///x.db?busy_timeout=1&busy_timeout=2", "'busy_timeout' twice"),
+        ("postgresql://h/db?namespace=", "needs ?namespace=NAME"),
+    ],
+)
+def test_malformed_urls_are_refused_before_anything_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        open_store(url)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_url_must_be_a_string() -> None:
+    with pytest.raises(TypeError, match="url must be a str, got PosixPath|url must be a str, got WindowsPath"):
+        open_store(Path("x.db"))  # type: ignore[arg-type]
+
+
+def test_the_known_schemes() -> None:
+    assert SCHEMES == ("memory", "sqlite", "postgresql", "postgres")
