@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any, assert_type
 from uuid import UUID, uuid4
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore, Session
+from lionmem.adapters.postgres import PostgresMemoryStore
+from lionmem.adapters.sqlite import SQLiteMemoryStore
+from lionmem.adapters.urls import open_store
 
 
 class BareStore:
@@ -60,3 +65,20 @@ assert_type(query.text, str | None)
 assert_type(query.tags, list[str] | None)
 assert_type(query.filters, dict[str, Any] | None)
 assert_type(query.limit, int)
+
+
+async def durable_stores(path: Path, dsn: str) -> None:
+    """The shipped adapters conform to the protocol, opened either way."""
+    async with SQLiteMemoryStore.open(path, synchronous="FULL") as sqlite:
+        assert_type(sqlite, SQLiteMemoryStore)
+        wants_a_store(sqlite)
+        Branch(memory=sqlite)
+        assert_type(await sqlite.store_many([MemoryItem()]), list[UUID])
+    postgres = await PostgresMemoryStore.open(dsn, namespace="notes")
+    assert_type(postgres, PostgresMemoryStore)
+    Session(memory=postgres)
+    await postgres.close()
+    assert_type(open_store("memory:"), AbstractAsyncContextManager[MemoryStore])
+    async with open_store("sqlite:///notes.db") as named:
+        assert_type(named, MemoryStore)
+        Branch(memory=named)

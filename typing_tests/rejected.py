@@ -6,9 +6,12 @@ so if a checker stops rejecting a line, the run fails (never run).
 
 from __future__ import annotations
 
+from pathlib import Path
 from uuid import UUID
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+from lionmem.adapters.postgres import PostgresMemoryStore
+from lionmem.adapters.sqlite import SQLiteMemoryStore
 
 
 def wants_a_store(store: MemoryStore) -> MemoryStore:
@@ -78,3 +81,11 @@ async def forgotten_await(store: MemoryStore) -> None:
     item_id: UUID = store.store(MemoryItem())  # type: ignore[assignment]
     found: list[MemoryItem] = store.search(MemoryQuery())  # type: ignore[assignment]
     print(item_id, found)
+
+
+async def unopened_stores(path: Path, dsn: str) -> None:
+    """`open` returns a pending open, not a store: it must be awaited or entered."""
+    wants_a_store(SQLiteMemoryStore.open(path))  # type: ignore[arg-type]
+    Branch(memory=PostgresMemoryStore.open(dsn, namespace="n"))  # type: ignore[arg-type]
+    SQLiteMemoryStore.open(path, synchronous="OFF")  # type: ignore[arg-type]
+    PostgresMemoryStore.open(dsn)  # type: ignore[call-arg]
