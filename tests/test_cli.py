@@ -33,6 +33,15 @@ def test_a_command_is_required(capsys: pytest.CaptureFixture[str]) -> None:
     assert "required" in capsys.readouterr().err
 
 
+def test_help_is_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0
+    assert "KEY:=JSON any JSON value" in out and "{demo,put,get,search,check}" in out
+    assert "][" not in out and "`" not in out  # no documentation markup in a terminal
+
+
 def test_module_entry_point() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "lionmem", "demo"], capture_output=True, text=True, check=True

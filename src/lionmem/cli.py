@@ -185,8 +185,17 @@ async def _run(
         return await command(store)
 
 
+_HELP = """\
+Read and write any lionmem store a URL names, run a demo, or check an adapter.
+Items print as JSON lines. In --meta and --filter, KEY=TEXT is a string and
+KEY:=JSON any JSON value. Exit status: 0 done, 1 no such item or a store error,
+2 bad usage."""
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m lionmem", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m lionmem", description=_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     url_help = "the store: memory:, sqlite:///PATH or postgresql://...?namespace=NAME"
     demo = commands.add_parser("demo", help="store, retrieve and search a few notes")
