@@ -22,6 +22,7 @@ from lionmem.protocols.memory import MemoryItem
 __all__ = [
     "SHARE_EVERY",
     "EncodedItem",
+    "Row",
     "check_json",
     "decode_in_slices",
     "decode_item",
@@ -174,7 +175,8 @@ def decode_item(item_id: str, created_at: float, body: str) -> MemoryItem:
 SHARE_EVERY = 500
 """Rows decoded (about 1.2 ms of work) before a worker thread lets the event loop's
 thread take the GIL, instead of making it wait for the interpreter's 5 ms switch
-interval. Each hand-over costs about 70 µs."""
+interval. Each hand-over costs about 70 µs, 9% of a long result's decoding."""
+
 
 def decode_in_slices(rows: Sequence[Row]) -> list[MemoryItem]:
     """`decode_rows` in slices of `SHARE_EVERY`, handing over the GIL between them;
