@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import hashlib
 import math
 import os
@@ -237,6 +238,40 @@ def test_another_sqlite_database_is_refused_untouched(tmp_path: Path) -> None:
 def test_a_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(IncompatibleDatabaseError, match="directory"):
         with_store(tmp_path, lambda store: store.search(MemoryQuery()))
+
+
+def test_a_missing_directory_is_named_and_not_created(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such"
+    with pytest.raises(FileNotFoundError, match=f"{re.escape(str(missing))} is not a directory"):
+        with_store(missing / "m.db", lambda store: store.search(MemoryQuery()))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_one_pending_open_holds_one_store_at_a_time(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        pending = SQLiteMemoryStore.open(tmp_path / "m.db")
+
+        async def enter_again() -> None:
+            async with pending:
+                raise AssertionError("entered twice")
+
+        def closed(store: SQLiteMemoryStore) -> bool:
+            return store.closed  # a call, so that mypy does not narrow the property
+
+        async with pending as first:
+            with pytest.raises(RuntimeError, match="already entered"):
+                await enter_again()
+            assert not closed(first)
+        assert closed(first)
+        async with pending as again:  # left, so it may be entered again
+            assert again is not first and not closed(again)
+        assert closed(again)
+        awaited = [await pending, await pending]  # each await is its own store
+        assert awaited[0] is not awaited[1]
+        for store in awaited:
+            await store.close()
+
+    asyncio.run(scenario())
 
 
 # -- semantics ----------------------------------------------------------------------

@@ -21,7 +21,12 @@ S = TypeVar("S", bound=_Closable)
 
 class PendingOpen(Generic[S]):
     """A store being opened: await it for the store, or use it as an async context
-    manager that closes the store on exit."""
+    manager that closes the store on exit.
+
+    Each `await` opens another store. As a context manager it holds one store at a
+    time: entering it again before leaving raises `RuntimeError`, since the second
+    exit could close only one of the two.
+    """
 
     def __init__(self, opener: Callable[[], Coroutine[Any, Any, S]]) -> None:
         self._opener = opener
@@ -31,14 +36,17 @@ class PendingOpen(Generic[S]):
         return self._opener().__await__()
 
     async def __aenter__(self) -> S:
+        if self._store is not None:
+            raise RuntimeError("this open() is already entered; call open() again for a second store")
         self._store = await self._opener()
         return self._store
 
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._store is not None:
-            await self._store.close()
+        store, self._store = self._store, None
+        if store is not None:
+            await store.close()
 
 
 class ClosesOnExit:

@@ -348,6 +348,7 @@ class SQLiteMemoryStore(ClosesOnExit):
                 database; `InMemoryStore` is the store for memory that ends with the
                 process), or a bad setting.
             IncompatibleDatabaseError: the file is not a lionmem database, or is newer.
+            FileNotFoundError: the directory that should hold the file does not exist.
         """
         if str(path) == ":memory:":
             raise ValueError(
@@ -530,6 +531,11 @@ def _connect_and_migrate(path: Path, busy_timeout: float, synchronous: str) -> s
 def _refuse_foreign_file(path: Path) -> None:
     if path.is_dir():
         raise IncompatibleDatabaseError(f"{path} is a directory, not a database file")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(
+            f"{path.parent} is not a directory; SQLiteMemoryStore creates its database file, "
+            "not the directories above it"
+        )
     if path.exists() and path.stat().st_size > 0:
         with path.open("rb") as handle:
             if handle.read(len(_HEADER)) != _HEADER:
