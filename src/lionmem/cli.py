@@ -228,7 +228,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line and return its exit status."""
+    """Run the command line and return its exit status (see [ADR-0098][adr-0098])."""
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "check":

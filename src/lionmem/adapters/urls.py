@@ -32,7 +32,7 @@ def open_store(url: str) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
     """The store `url` names, to open with `async with`, which also closes it.
 
     The URL is checked before anything is opened; no error message repeats it, so a
-    password in it stays out of logs.
+    password in it stays out of logs. See [ADR-0098][adr-0098].
 
     Examples:
         ```python
