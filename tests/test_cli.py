@@ -159,7 +159,7 @@ def test_a_store_that_fails_exits_1_with_its_message(
     missing_dir = tmp_path / "no" / "such" / "dir.db"
     for url, message in [
         (f"sqlite:///{foreign}", "is not an SQLite database"),
-        (f"sqlite:///{missing_dir}", "unable to open database file"),
+        (f"sqlite:///{missing_dir}", "no/such is not a directory"),
     ]:
         status, out, err = run_cli(capsys, "search", url)
         assert (status, out) == (1, "")
