@@ -192,3 +192,48 @@ def test_put_get_and_search_postgres_by_url(pg_url: str, capsys: pytest.CaptureF
     ]
     other = with_namespace(pg_url, f"{namespace}-other")
     assert run_cli(capsys, "get", other, KNOWN)[0] == 1
+
+
+# -- check on a URL template -------------------------------------------------------------
+
+
+def test_check_opens_a_fresh_store_per_check_from_a_url(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(
+        capsys, "check", "--url", "sqlite:///{workspace}/kit.db",
+        "--profile", "lionmem.adapters.sqlite:SQLITE_PROFILE",
+    )
+    assert status == 0 and out.rstrip().endswith("17 passed, 0 failed")
+    # The reference profile does not hold for SQLite: copies, not live objects.
+    status, out, _ = run_cli(
+        capsys, "check", "--url", "sqlite:///{workspace}/kit.db", "--only", "returned_objects"
+    )
+    assert status == 1 and "returned_objects: declared live, observed copies" in out
+    assert run_cli(capsys, "check", "--url", "memory:")[0] == 0
+
+
+def test_check_on_a_postgres_url_template(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(
+        capsys, "check", "--url", with_namespace(pg_url, "kit-{name}"),
+        "--profile", "lionmem.adapters.postgres:POSTGRES_PROFILE",
+    )
+    assert status == 0 and out.rstrip().endswith("17 passed, 0 failed")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["check"], "give either FACTORY or --url"),
+        (["check", "tests.kit_stores:Copying", "--url", "memory:"], "give either FACTORY or --url"),
+        (["check", "--url", "sqlite:///kit.db"], "must hold {workspace} or {name}"),
+        (["check", "--url", "sqlite:///{workspace}/{store}.db"], "only the fields {workspace} and {name}"),
+        (["check", "--url", "sqlite:///{workspace}/{0}.db"], "only the fields {workspace} and {name}"),
+        (["check", "--url", "ftp://{name}"], "starts with one of"),
+    ],
+)
+def test_check_refuses_a_bad_url_template(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err

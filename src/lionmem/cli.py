@@ -14,8 +14,10 @@ import importlib
 import json
 import sqlite3
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any, NoReturn, cast
 from uuid import UUID
 
@@ -66,7 +68,30 @@ def _load(reference: str) -> Any:
         raise ValueError(f"module {module_name!r} has no attribute {attribute!r}") from None
 
 
-def _check(factory_ref: str, profile_ref: str | None, names: list[str] | None) -> int:
+_PLACES = ("{workspace}", "{name}")
+
+
+def _url_factory(template: str) -> Callable[[Path], AbstractAsyncContextManager[MemoryStore]]:
+    """A store factory from a URL template: `{workspace}` becomes the check's fresh
+    directory and `{name}` its name, so that every check gets a store of its own."""
+    from lionmem.adapters.urls import open_store
+
+    if template != "memory:" and not any(place in template for place in _PLACES):
+        raise ValueError("--url must hold {workspace} or {name}, so that each check gets a fresh store")
+
+    def url_for(workspace: Path) -> str:
+        try:
+            return template.format(workspace=workspace, name=workspace.name)
+        except (KeyError, IndexError, ValueError):
+            raise ValueError("--url may hold only the fields {workspace} and {name}") from None
+
+    open_store(url_for(Path(tempfile.gettempdir()) / "lionmem-kit-example"))  # check it now
+    return lambda workspace: open_store(url_for(workspace))
+
+
+def _check(
+    factory_ref: str | None, url: str | None, profile_ref: str | None, names: list[str] | None
+) -> int:
     from lionmem.testing import (
         CHECKS,
         REFERENCE_PROFILE,
@@ -75,9 +100,15 @@ def _check(factory_ref: str, profile_ref: str | None, names: list[str] | None) -
         StoreFactory,
     )
 
-    factory = _load(factory_ref)
-    if not callable(factory):
-        raise ValueError(f"{factory_ref} is not callable")
+    if (factory_ref is None) == (url is None):
+        raise ValueError("give either FACTORY or --url")
+    if url is not None:
+        factory: Any = _url_factory(url)
+    else:
+        assert factory_ref is not None  # one of the two, checked above
+        factory = _load(factory_ref)
+        if not callable(factory):
+            raise ValueError(f"{factory_ref} is not callable")
     profile = REFERENCE_PROFILE if profile_ref is None else _load(profile_ref)
     if not isinstance(profile, FidelityProfile):
         raise ValueError(f"{profile_ref} is a {type(profile).__name__}, not a FidelityProfile")
@@ -219,7 +250,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--limit", type=int, default=20, help="results[:LIMIT] (default: 20)")
     check = commands.add_parser("check", help="check a store against its fidelity profile")
-    check.add_argument("factory", help="module:callable that builds a fresh store")
+    check.add_argument("factory", nargs="?", help="module:callable that builds a fresh store")
+    check.add_argument(
+        "--url",
+        help="instead of FACTORY, a store URL holding {workspace} or {name} "
+        "(e.g. sqlite:///{workspace}/kit.db), opened fresh for each check",
+    )
     check.add_argument("--profile", help="module:NAME of its FidelityProfile (default: reference)")
     check.add_argument(
         "--only", action="append", metavar="CHECK", help="run only this check (repeatable)"
@@ -233,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "check":
         try:
-            return _check(args.factory, args.profile, args.only)
+            return _check(args.factory, args.url, args.profile, args.only)
         except ValueError as exc:
             parser.error(str(exc))
     from lionmem.adapters.urls import open_store
