@@ -10,6 +10,8 @@ from typing import Any
 from uuid import UUID, uuid4
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lionmem.cli import main
 
@@ -237,3 +239,26 @@ def test_check_refuses_a_bad_url_template(
         main(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+KEYS = st.text(min_size=1, max_size=8).filter(lambda key: "=" not in key and not key.endswith(":"))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=KEYS, value=JSON_VALUES, text=st.text(max_size=10))
+def test_values_typed_in_a_shell_round_trip_and_find_their_item(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: Any, text: str
+) -> None:
+    url = f"sqlite:///{tmp_path / f'{uuid4().hex}.db'}"
+    as_json = json.dumps(value)
+    status, out, err = run_cli(capsys, "put", url, "x", "--meta", f"{key}:={as_json}", "--meta", f"{key}_t={text}")
+    assert (status, err) == (0, "")
+    [stored] = lines_of(run_cli(capsys, "get", url, out.strip())[1])
+    assert stored["metadata"] == {key: value, f"{key}_t": text}
+    found = run_cli(capsys, "search", url, "--filter", f"{key}:={as_json}", "--filter", f"{key}_t={text}")[1]
+    assert [line["id"] for line in lines_of(found)] == [out.strip()]
