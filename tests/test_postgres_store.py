@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import socket
 import subprocess
 import sys
 import textwrap
@@ -102,6 +103,53 @@ def test_invalid_namespaces_are_refused(pg_url: str, namespace: str) -> None:
 def test_invalid_pool_settings_are_refused(pg_url: str, kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         PostgresMemoryStore.open(pg_url, namespace="ok", **kwargs)
+
+
+def test_a_malformed_dsn_is_refused_before_connecting() -> None:
+    with pytest.raises(ValueError, match='invalid URI query parameter: "colour"') as refused:
+        PostgresMemoryStore.open("postgresql://me:s3cret@db.invalid/x?colour=red", namespace="n")
+    assert "s3cret" not in str(refused.value)
+    with pytest.raises(ValueError, match="not a libpq connection string"):
+        PostgresMemoryStore.open("host=h password=s3cret dangling", namespace="n")
+
+
+def _unused_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def test_opening_says_why_the_server_cannot_be_used(pg_url: str) -> None:
+    parts = psycopg.conninfo.conninfo_to_dict(pg_url)
+    nobody = f"postgresql://me:s3cret@127.0.0.1:{_unused_port()}/db"
+    wrong_password = psycopg.conninfo.make_conninfo(pg_url, password="not-the-s3cret")
+    no_database = psycopg.conninfo.make_conninfo(pg_url, dbname=f"missing_{uuid4().hex[:8]}")
+    for dsn, reason, secret in [
+        (nobody, "refused", "s3cret"),
+        (wrong_password, "password authentication failed", "not-the-s3cret"),
+        (no_database, "does not exist", str(parts["password"])),
+    ]:
+        async def attempt(dsn: str = dsn) -> None:
+            await PostgresMemoryStore.open(dsn, namespace="n", timeout=5)
+
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailableError, match="is unavailable") as failure:
+            run(attempt())
+        message = str(failure.value)
+        assert reason in message and secret not in message and "***" in message
+        assert time.monotonic() - started < 5  # a refusal is reported at once, not at the timeout
+
+
+def test_options_in_the_dsn_are_kept_beside_the_statement_timeout(pg_url: str) -> None:
+    dsn = psycopg.conninfo.make_conninfo(pg_url, options="-c application_name=kept-by-lionmem")
+
+    async def settings(store: PostgresMemoryStore) -> list[tuple[Any, ...]]:
+        return await store._execute(  # noqa: SLF001
+            "SELECT current_setting('application_name'), current_setting('statement_timeout')"
+        )
+
+    assert with_store(dsn, settings, statement_timeout=7) == [("kept-by-lionmem", "7s")]
 
 
 def test_bad_arguments_raise_type_errors(pg_url: str) -> None:

@@ -11,6 +11,7 @@ import re
 from functools import partial
 from collections.abc import Iterable
 from typing import Any, Final, LiteralString, cast
+from urllib.parse import urlsplit
 from uuid import UUID
 
 import psycopg
@@ -197,7 +198,7 @@ class PostgresMemoryStore(ClosesOnExit):
         `statement_timeout` bounds each statement on the server.
 
         Raises:
-            ValueError: an invalid namespace or pool setting.
+            ValueError: an invalid namespace, pool setting or connection string.
             IncompatibleDatabaseError: the schema is newer than this lionmem.
             StoreUnavailableError: the server cannot be reached in time.
         """
@@ -210,9 +211,21 @@ class PostgresMemoryStore(ClosesOnExit):
             raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
         if timeout <= 0 or statement_timeout <= 0:
             raise ValueError("timeout and statement_timeout must be positive")
-        return PendingOpen(
-            partial(_open, dsn, namespace, min_size, max_size, timeout, statement_timeout)
-        )
+        try:
+            given = conninfo_to_dict(dsn).get("options")
+            limit = f"-c statement_timeout={int(statement_timeout * 1000)}"
+            conninfo = make_conninfo(
+                dsn,
+                connect_timeout=max(1, round(timeout)),
+                options=limit if given is None else f"{given} {limit}",
+            )
+        except psycopg.ProgrammingError as exc:
+            message = str(exc)
+            password = urlsplit(dsn).password if "://" in dsn else None
+            if password:
+                message = message.replace(password, "***")
+            raise ValueError(f"dsn is not a libpq connection string or URL: {message}") from None
+        return PendingOpen(partial(_open, conninfo, namespace, min_size, max_size, timeout))
 
     def __repr__(self) -> str:
         state = "closed" if self._pool is None else "open"
@@ -361,13 +374,16 @@ async def _decode(rows: list[Row], recheck: list[tuple[str, Any]], limit: int) -
 
 
 async def _open(
-    dsn: str, namespace: str, min_size: int, max_size: int, timeout: float, statement_timeout: float
+    conninfo: str, namespace: str, min_size: int, max_size: int, timeout: float
 ) -> PostgresMemoryStore:
-    conninfo = make_conninfo(
-        dsn,
-        connect_timeout=max(1, round(timeout)),
-        options=f"-c statement_timeout={int(statement_timeout * 1000)}",
-    )
+    # The schema is checked on a connection of its own before the pool opens: a pool
+    # that cannot connect only reports that it timed out, while a direct attempt says
+    # why (refused, unknown host, wrong password, no such database).
+    try:
+        async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
+            trigram = await _migrate(conn)
+    except psycopg.OperationalError as exc:
+        raise _unavailable(conninfo, exc) from None
     pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
         conninfo,
         min_size=min_size,
@@ -377,18 +393,15 @@ async def _open(
         check=AsyncConnectionPool.check_connection,
         open=False,
     )
-    store = PostgresMemoryStore(pool, namespace, conninfo, trigram=False)
     try:
         await pool.open(wait=True, timeout=timeout)
-        async with pool.connection() as conn:
-            store.trigram = await _migrate(conn)
     except (PoolTimeout, psycopg.OperationalError) as exc:
         await pool.close()
         raise _unavailable(conninfo, exc) from None
     except BaseException:
         await pool.close()
         raise
-    return store
+    return PostgresMemoryStore(pool, namespace, conninfo, trigram=trigram)
 
 
 async def _migrate(conn: psycopg.AsyncConnection[Any]) -> bool:
