@@ -230,6 +230,7 @@ def test_check_on_a_postgres_url_template(pg_url: str, capsys: pytest.CaptureFix
         (["check", "--url", "sqlite:///{workspace}/{store}.db"], "only the fields {workspace} and {name}"),
         (["check", "--url", "sqlite:///{workspace}/{0}.db"], "only the fields {workspace} and {name}"),
         (["check", "--url", "ftp://{name}"], "starts with one of"),
+        (["check", "--url", "memory:", "--only", "text"], "unknown check 'text'; the checks are protocol,"),
     ],
 )
 def test_check_refuses_a_bad_url_template(
@@ -262,3 +263,10 @@ def test_values_typed_in_a_shell_round_trip_and_find_their_item(
     assert stored["metadata"] == {key: value, f"{key}_t": text}
     found = run_cli(capsys, "search", url, "--filter", f"{key}:={as_json}", "--filter", f"{key}_t={text}")[1]
     assert [line["id"] for line in lines_of(found)] == [out.strip()]
+
+
+def test_check_reports_a_store_that_cannot_be_opened(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "check", "--url", "sqlite:///{workspace}/no/such/kit.db")
+    assert (status, out) == (1, "")
+    assert err.startswith("python -m lionmem: error: no store to check: FileNotFoundError: ")
+    assert "no/such is not a directory" in err

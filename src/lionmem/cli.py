@@ -112,8 +112,15 @@ def _check(
     profile = REFERENCE_PROFILE if profile_ref is None else _load(profile_ref)
     if not isinstance(profile, FidelityProfile):
         raise ValueError(f"{profile_ref} is a {type(profile).__name__}, not a FidelityProfile")
+    unknown = [name for name in names or () if name not in CHECKS]
+    if unknown:
+        raise ValueError(f"unknown check {unknown[0]!r}; the checks are {', '.join(CHECKS)}")
     kit = ConformanceKit(cast("StoreFactory", factory), profile)
-    results = kit.run_all(names or CHECKS)
+    try:
+        results = kit.run_all(names or CHECKS)
+    except Exception as exc:  # the factory's own code, outside any check
+        print(f"python -m lionmem: error: no store to check: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
     rows = [("check", "declared", "observed", "")] + [
         (r.dimension, r.declared, r.observed, "ok" if r.passed else "MISMATCH") for r in results
     ]
