@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -13,6 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lionmem import MemoryItem
+from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.cli import main
 
 
@@ -270,3 +273,21 @@ def test_check_reports_a_store_that_cannot_be_opened(capsys: pytest.CaptureFixtu
     assert (status, out) == (1, "")
     assert err.startswith("python -m lionmem: error: no store to check: FileNotFoundError: ")
     assert "no/such is not a directory" in err
+
+
+def test_a_reader_that_stops_early_ends_the_output_quietly(tmp_path: Path) -> None:
+    async def fill() -> None:
+        async with SQLiteMemoryStore.open(tmp_path / "many.db") as store:
+            await store.store_many([MemoryItem(content="x" * 1000) for _ in range(2000)])
+
+    asyncio.run(fill())
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "lionmem", "search", f"sqlite:///{tmp_path / 'many.db'}", "--limit", "-1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    assert json.loads(reader.stdout.readline())["content"] == "x" * 1000
+    reader.stdout.close()  # as `| head -1` does, with 2 MB still to come
+    with reader.stderr:
+        assert reader.wait(timeout=60) == 1
+        assert reader.stderr.read() == b""

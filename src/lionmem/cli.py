@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import importlib
 import json
+import os
 import sqlite3
 import sys
 import tempfile
@@ -288,6 +289,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(exc))
     try:
         return asyncio.run(_run(opening, command))
+    except BrokenPipeError:
+        # Whoever read the output stopped (`| head`): end quietly, and point stdout at
+        # nothing so that Python's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (OSError, RuntimeError, TypeError, ValueError, sqlite3.Error) as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 1
