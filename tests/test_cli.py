@@ -110,6 +110,16 @@ def test_put_get_and_search_a_sqlite_file_across_invocations(
     assert contents("--text", "paris") == ["Paris, capital of France", "The Seine flows through Paris"]
 
 
+def test_each_item_is_one_line_whatever_its_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+    awkward = "a\nb\rc\x85d\u2028e\u2029f\x00g"
+    run_cli(capsys, "put", url, awkward, "--meta", f"k={awkward}", "--tag", awkward)
+    out = run_cli(capsys, "search", url)[1]
+    assert out.count("\n") == 1 and len(out.splitlines()) == 1
+    [item] = lines_of(out)
+    assert item["content"] == item["metadata"]["k"] == item["tags"][0] == awkward
+
+
 def test_get_of_a_missing_id_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run_cli(capsys, "get", f"sqlite:///{tmp_path / 'n.db'}", KNOWN)
     assert (status, out, err) == (1, "", f"no item {KNOWN}\n")
@@ -260,11 +270,12 @@ def test_values_typed_in_a_shell_round_trip_and_find_their_item(
 ) -> None:
     url = f"sqlite:///{tmp_path / f'{uuid4().hex}.db'}"
     as_json = json.dumps(value)
-    status, out, err = run_cli(capsys, "put", url, "x", "--meta", f"{key}:={as_json}", "--meta", f"{key}_t={text}")
+    # --meta=PAIR, so that a key starting with '-' is not read as an option.
+    status, out, err = run_cli(capsys, "put", url, "x", f"--meta={key}:={as_json}", f"--meta={key}_t={text}")
     assert (status, err) == (0, "")
     [stored] = lines_of(run_cli(capsys, "get", url, out.strip())[1])
     assert stored["metadata"] == {key: value, f"{key}_t": text}
-    found = run_cli(capsys, "search", url, "--filter", f"{key}:={as_json}", "--filter", f"{key}_t={text}")[1]
+    found = run_cli(capsys, "search", url, f"--filter={key}:={as_json}", f"--filter={key}_t={text}")[1]
     assert [line["id"] for line in lines_of(found)] == [out.strip()]
 
 

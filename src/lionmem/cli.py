@@ -170,9 +170,14 @@ def _item_id(text: str) -> UUID:
         raise ValueError(f"{text!r} is not a UUID") from None
 
 
+# JSON leaves these unescaped, but many line readers (Python's `splitlines` among them)
+# end a line at each; escaped, one item is always one line.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def _print_items(items: list[MemoryItem]) -> None:
     for item in items:
-        print(item.model_dump_json())
+        print(item.model_dump_json().translate(_LINE_BREAKS))
 
 
 def _command(args: argparse.Namespace) -> Callable[[MemoryStore], Awaitable[int]]:
