@@ -243,7 +243,7 @@ def test_check_on_a_postgres_url_template(pg_url: str, capsys: pytest.CaptureFix
         (["check", "--url", "sqlite:///{workspace}/{store}.db"], "only the fields {workspace} and {name}"),
         (["check", "--url", "sqlite:///{workspace}/{0}.db"], "only the fields {workspace} and {name}"),
         (["check", "--url", "ftp://{name}"], "starts with one of"),
-        (["check", "--url", "memory:", "--only", "text"], "unknown check 'text'; the checks are protocol,"),
+        (["check", "--url", "memory:", "--only", "text"], "invalid choice: 'text' (choose from 'protocol',"),
     ],
 )
 def test_check_refuses_a_bad_url_template(
