@@ -113,5 +113,13 @@ def test_a_url_must_be_a_string() -> None:
         open_store(Path("x.db"))  # type: ignore[arg-type]
 
 
-def test_the_known_schemes() -> None:
-    assert SCHEMES == ("memory", "sqlite", "postgresql", "postgres")
+def test_every_listed_scheme_is_understood() -> None:
+    example = {
+        "memory": "memory:",
+        "sqlite": "sqlite:///x.db",
+        "postgresql": "postgresql://h/db?namespace=n",
+        "postgres": "postgres://h/db?namespace=n",
+    }
+    assert set(SCHEMES) == set(example)
+    for scheme in SCHEMES:
+        assert open_store(example[scheme]) is not None  # accepted; nothing opened yet
