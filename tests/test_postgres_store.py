@@ -348,6 +348,17 @@ def test_filters_follow_python_equality(pg_url: str) -> None:
     with_store(pg_url, body)
 
 
+def test_text_holding_nul_matches_nothing(pg_url: str) -> None:
+    # PostgreSQL text cannot hold U+0000, so no stored content contains it.
+    async def body(store: PostgresMemoryStore) -> None:
+        await store.store(MemoryItem(content="a b"))
+        assert await store.search(MemoryQuery(text="\x00")) == []
+        assert await store.search(MemoryQuery(text="a\x00b", limit=-1)) == []
+        assert len(await store.search(MemoryQuery(text="a b"))) == 1
+
+    with_store(pg_url, body)
+
+
 def test_a_limited_search_reads_further_when_python_drops_candidates(pg_url: str) -> None:
     # 300 lists narrow by kind but fail Python's ==; the matches sit behind them.
     items = [MemoryItem(content=i, metadata={"v": [i + 10]}) for i in range(300)]

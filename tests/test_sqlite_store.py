@@ -612,6 +612,20 @@ def test_non_json_values_are_refused_and_nothing_is_written(
     with_store(tmp_path / "m.db", body)
 
 
+@pytest.mark.parametrize(
+    ("tags", "problem"), [([1], r"tags\[0\] is a int, not a str"), ("ab", "tags is a str, not a list")]
+)
+def test_tags_that_skipped_validation_are_refused(tmp_path: Path, tags: object, problem: str) -> None:
+    bad = MemoryItem.model_construct(tags=tags)
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        with pytest.raises(TypeError, match=problem):
+            await store.store(bad)
+        assert await store.search(MemoryQuery(tags=["1", "a"])) == []
+
+    with_store(tmp_path / "m.db", body)
+
+
 HOSTILE = ["it's", 'say "hi"', "a.b", "$.a", "$", "[0]", "'; DROP TABLE items; --", "\\", "%", "k\x00z"]
 
 

@@ -112,6 +112,13 @@ def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
     if not isinstance(item, MemoryItem):
         raise TypeError(f"the store takes MemoryItem, got {type(item).__name__}")
     check_json(item.content, "content", allow_nul=allow_nul)
+    # Validation makes tags a list of str; an item built without it (model_construct)
+    # could carry anything, and the tag index would store its text form.
+    if type(item.tags) is not list:
+        raise TypeError(f"tags is a {type(item.tags).__name__}, not a list of str")
+    for index, tag in enumerate(item.tags):
+        if type(tag) is not str:
+            raise TypeError(f"tags[{index}] is a {type(tag).__name__}, not a str")
     check_json(item.tags, "tags", allow_nul=allow_nul)
     check_json(item.metadata, "metadata", allow_nul=allow_nul)
     return EncodedItem(
