@@ -98,10 +98,19 @@ def test_invalid_namespaces_are_refused(pg_url: str, namespace: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"min_size": 0}, {"min_size": 5, "max_size": 2}, {"timeout": 0}, {"statement_timeout": -1}]
+    "kwargs",
+    [
+        {"min_size": 0},
+        {"min_size": 5, "max_size": 2},
+        {"timeout": 0},
+        {"statement_timeout": -1},
+        {"timeout": math.inf},
+        {"timeout": math.nan},
+        {"statement_timeout": math.inf},
+    ],
 )
 def test_invalid_pool_settings_are_refused(pg_url: str, kwargs: dict[str, Any]) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="min_size|timeout and statement_timeout must be"):
         PostgresMemoryStore.open(pg_url, namespace="ok", **kwargs)
 
 

@@ -98,7 +98,12 @@ def test_no_hidden_default_location() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"synchronous": "OFF"}, "synchronous"), ({"busy_timeout": -1}, "busy_timeout")],
+    [
+        ({"synchronous": "OFF"}, "synchronous"),
+        ({"busy_timeout": -1}, "busy_timeout"),
+        ({"busy_timeout": math.inf}, "busy_timeout must be a finite"),
+        ({"busy_timeout": math.nan}, "busy_timeout must be a finite"),
+    ],
 )
 def test_bad_open_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -7,6 +7,7 @@ psycopg_pool); `import lionmem` never imports this module.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 from functools import partial
 from collections.abc import Iterable
@@ -209,8 +210,11 @@ class PostgresMemoryStore(ClosesOnExit):
             )
         if not 1 <= min_size <= max_size:
             raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
-        if timeout <= 0 or statement_timeout <= 0:
-            raise ValueError("timeout and statement_timeout must be positive")
+        if not (0 < timeout < math.inf and 0 < statement_timeout < math.inf):
+            raise ValueError(
+                "timeout and statement_timeout must be finite positive numbers of seconds, "
+                f"got {timeout!r} and {statement_timeout!r}"
+            )
         try:
             given = conninfo_to_dict(dsn).get("options")
             limit = f"-c statement_timeout={int(statement_timeout * 1000)}"

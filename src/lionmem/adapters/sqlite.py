@@ -7,6 +7,7 @@ never imports this module.
 from __future__ import annotations
 
 import asyncio
+import math
 import sqlite3
 from functools import partial
 from collections.abc import Callable, Iterable, Sequence
@@ -357,8 +358,8 @@ class SQLiteMemoryStore(ClosesOnExit):
             )
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
-        if busy_timeout < 0:
-            raise ValueError(f"busy_timeout must not be negative, got {busy_timeout!r}")
+        if not 0 <= busy_timeout < math.inf:
+            raise ValueError(f"busy_timeout must be a finite number of seconds >= 0, got {busy_timeout!r}")
         return PendingOpen(partial(_open, Path(path), busy_timeout, synchronous))
 
     # -- lifecycle --------------------------------------------------------------
