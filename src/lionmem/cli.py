@@ -23,8 +23,15 @@ from pathlib import Path
 from typing import Any, NoReturn, cast
 from uuid import UUID
 
+from lionmem.adapters.urls import open_store
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
-from lionmem.testing.kit import CHECKS
+from lionmem.testing import (
+    CHECKS,
+    REFERENCE_PROFILE,
+    ConformanceKit,
+    FidelityProfile,
+    StoreFactory,
+)
 
 __all__ = ["main"]
 
@@ -77,8 +84,6 @@ _PLACES = ("{workspace}", "{name}")
 def _url_factory(template: str) -> Callable[[Path], AbstractAsyncContextManager[MemoryStore]]:
     """A store factory from a URL template: `{workspace}` becomes the check's fresh
     directory and `{name}` its name, so that every check gets a store of its own."""
-    from lionmem.adapters.urls import open_store
-
     if template != "memory:" and not any(place in template for place in _PLACES):
         raise ValueError("--url must hold {workspace} or {name}, so that each check gets a fresh store")
 
@@ -95,8 +100,6 @@ def _url_factory(template: str) -> Callable[[Path], AbstractAsyncContextManager[
 def _check(
     factory_ref: str | None, url: str | None, profile_ref: str | None, names: list[str] | None
 ) -> int:
-    from lionmem.testing import REFERENCE_PROFILE, ConformanceKit, FidelityProfile, StoreFactory
-
     if (factory_ref is None) == (url is None):
         raise ValueError("give either FACTORY or --url")
     if url is not None:
@@ -279,8 +282,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(args.factory, args.url, args.profile, args.only)
         except ValueError as exc:
             parser.error(str(exc))
-    from lionmem.adapters.urls import open_store
-
     try:
         command = _command(args)
         opening = open_store(args.url)  # checks the URL; opens nothing yet
