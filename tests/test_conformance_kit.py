@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import subprocess
-from typing import Any, cast
+import sys
+from pathlib import Path
+from typing import Any, ClassVar, cast
 from uuid import UUID
 
 import pytest
@@ -17,6 +20,7 @@ from lionmem.testing import (
     ConformanceFailure,
     ConformanceKit,
     FidelityProfile,
+    OnExistingId,
     ReturnedObjects,
     StoreFactory,
     TextMatch,
@@ -179,6 +183,147 @@ def test_a_broken_store_is_caught_with_the_right_dimension(
     assert "minimal reproduction" in message
     if dimension != "protocol" or factory is WrongReturnType:
         assert "await store." in message
+
+
+
+# -- each way a check can fail, with what it reports ---------------------------
+
+
+class RenamedParameter(DictStore):
+    async def search(self, q: MemoryQuery) -> list[MemoryItem]:
+        return await super().search(q)
+
+
+class InventsUnknownIds(DictStore):
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return await super().retrieve(item_id) or MemoryItem(content="made up")
+
+
+class TupleResults(DictStore):
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return tuple(await super().search(query))  # type: ignore[return-value]
+
+
+class InventsTextMatches(DictStore):
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        found = await super().search(query)
+        return [*found, MemoryItem(content="invented")] if query.text else found
+
+
+class ListsEveryVersion(DictStore):
+    """Retrieve gives the newest version; search lists every version ever stored."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.versions: list[MemoryItem] = []
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self.versions.append(copy.deepcopy(item))
+        return await super().store(item)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return [copy.deepcopy(i) for i in self.versions if self.matches(i, query)][: query.limit]
+
+
+class LiveRetrieveCopiedSearch(DictStore):
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return self.items.get(item_id)
+
+
+class LimitIgnoredWithTags(DictStore):
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.tags:
+            query = query.model_copy(update={"limit": 10_000})
+        return await super().search(query)
+
+
+class NegativeLimitFindsNothing(DictStore):
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return [] if query.limit < 0 else await super().search(query)
+
+
+class ChangesOnReopen(DictStore):
+    """Keeps its items per workspace, and rewrites their content when reopened."""
+
+    backings: ClassVar[dict[Path, dict[UUID, MemoryItem]]] = {}
+
+    def __init__(self, workspace: Path) -> None:
+        super().__init__()
+        self.items = self.backings.setdefault(workspace, {})
+        for key, item in self.items.items():
+            self.items[key] = item.model_copy(update={"content": "changed"})
+
+
+class WritesBeforeRefusing(DictStore):
+    async def store(self, item: MemoryItem) -> UUID:
+        await super().store(item)
+        json.dumps(item.content)  # raises TypeError for a set, after the write
+        return item.id
+
+
+class TuplesComeBackAsLists(DictStore):
+    async def store(self, item: MemoryItem) -> UUID:
+        if isinstance(item.content, tuple):
+            item = item.model_copy(update={"content": list(item.content)})
+        return await super().store(item)
+
+
+class RefusesOnlySets(DictStore):
+    async def store(self, item: MemoryItem) -> UUID:
+        if isinstance(item.content, set):
+            raise TypeError("no sets")
+        return await super().store(item)
+
+
+REPORTED: list[tuple[StoreFactory, str, str]] = [
+    (RenamedParameter, "protocol", "search(q: 'MemoryQuery') -> 'list[MemoryItem]' does not take (query)"),
+    (InventsUnknownIds, "protocol", "retrieve of an unknown id returned MemoryItem("),
+    (TupleResults, "protocol", "search returned tuple, not a list of MemoryItem"),
+    (InventsTextMatches, "text_match", "text 'hello' returned items that were never stored"),
+    (ListsEveryVersion, "on_existing_id", "search lists ids [1, 2, 3, 1] after a replacement"),
+    (LiveRetrieveCopiedSearch, "returned_objects", "mixed: some changes were seen"),
+    (LimitIgnoredWithTags, "limit_policy", "limit 0 gave [] and [1, 2, 3, 4, 5]"),
+    (NegativeLimitFindsNothing, "limit_policy", "negative limits gave [] and []"),
+    (ChangesOnReopen, "durability", "reopened store returned MemoryItem("),
+    (WritesBeforeRefusing, "content", "store raised TypeError for {1, 2} but wrote the item"),
+    (TuplesComeBackAsLists, "content", "accepted (1, 2) but returned [1, 2]"),
+    (RefusesOnlySets, "content", "refused some non-JSON contents only (items [2])"),
+]
+
+
+@pytest.mark.parametrize(
+    ("factory", "dimension", "observed"), REPORTED, ids=[r[0].__name__ for r in REPORTED]
+)
+def test_each_failure_says_what_was_observed(
+    factory: StoreFactory, dimension: str, observed: str
+) -> None:
+    result = ConformanceKit(factory, DICT_PROFILE).check(dimension)
+    assert not result.passed
+    assert result.observed.startswith(observed), result.observed
+
+
+def test_a_store_that_replaces_where_rejection_is_declared_fails_the_stateful_check() -> None:
+    profile = FidelityProfile(
+        returned_objects=ReturnedObjects.COPIES, on_existing_id=OnExistingId.REJECT
+    )
+    result = ConformanceKit(DictStore, profile).check("stateful")
+    assert not result.passed
+    assert result.observed.startswith("on_existing_id: store(MemoryItem(id=UUID(int=")
+    assert result.observed.endswith(") was not rejected")
+
+
+def test_the_stateful_check_runs_from_a_running_event_loop() -> None:
+    kit = ConformanceKit(InMemoryStore, REFERENCE_PROFILE)
+    result = asyncio.run(kit.acheck("stateful"))
+    assert result.passed and result.dimension == "stateful"
+
+
+def test_the_stateful_check_names_the_missing_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "lionmem.testing.stateful", None)
+    result = ConformanceKit(InMemoryStore, REFERENCE_PROFILE).check("stateful")
+    assert not result.passed
+    assert result.observed.startswith("needs hypothesis (")
+    assert result.observed.endswith("); pip install 'lionmem[testing]'")
 
 
 def test_failures_say_what_was_declared_and_observed() -> None:

@@ -134,7 +134,14 @@ class _AgainstReference(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def store_new(self, data: st.DataObject) -> None:
-        item = data.draw(self.items)
+        drawn = data.draw(self.items)
+        # Numbered ids, so that a report names the items it is about (UUID(int=2)).
+        item = MemoryItem(
+            id=UUID(int=len(self.ids) + 1),
+            content=drawn.content,
+            tags=drawn.tags,
+            metadata=drawn.metadata,
+        )
         assert self.run(self.store.store(item.model_copy(deep=True))) == item.id
         self.run(self.reference.store(item))
         self.ids.append(item.id)
@@ -166,9 +173,9 @@ class _AgainstReference(RuleBasedStateMachine):
         def compare() -> str | None:
             got = self.run(self.store.retrieve(target))
             if got is None:
-                return f"retrieve({target}) returned None"
+                return f"retrieve({show(target)}) returned None"
             if [getattr(got, f) for f in fields] != [getattr(want, f) for f in fields]:
-                return f"retrieve({target}) returned {show(got)}, the reference {show(want)}"
+                return f"retrieve({show(target)}) returned {show(got)}, the reference {show(want)}"
             return None
 
         self._settled(compare)
@@ -176,14 +183,14 @@ class _AgainstReference(RuleBasedStateMachine):
     @rule(data=st.data())
     def search(self, data: st.DataObject) -> None:
         query = data.draw(self.queries)
-        want = [i.id for i in self.run(self.reference.search(query))]
+        want = [i.id.int for i in self.run(self.reference.search(query))]
 
         def compare() -> str | None:
-            found = [i.id for i in self.run(self.store.search(query))]
+            found = [i.id.int for i in self.run(self.store.search(query))]
             agrees = found == want if self.ordered else sorted(found) == sorted(want)
             if agrees:
                 return None
-            return f"search({show(query)}) returned {found}, the reference {want}"
+            return f"search({show(query)}) returned ids {found}, the reference {want}"
 
         self._settled(compare)
 
