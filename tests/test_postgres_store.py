@@ -18,6 +18,7 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
@@ -51,6 +52,12 @@ def with_store(url: str, body: Callable[[PostgresMemoryStore], Awaitable[Any]], 
             return await body(store)
 
     return run(scenario())
+
+
+async def open_only(url: str, **kwargs: Any) -> None:
+    """Open a store and close it again: for opens that are meant to fail."""
+    store = await PostgresMemoryStore.open(url, **kwargs)
+    await store.close()
 
 
 def fresh_database(url: str) -> str:
@@ -139,15 +146,66 @@ def test_opening_says_why_the_server_cannot_be_used(pg_url: str) -> None:
         (wrong_password, "password authentication failed", "not-the-s3cret"),
         (no_database, "does not exist", str(parts["password"])),
     ]:
-        async def attempt(dsn: str = dsn) -> None:
-            await PostgresMemoryStore.open(dsn, namespace="n", timeout=5)
-
         started = time.monotonic()
         with pytest.raises(StoreUnavailableError, match="is unavailable") as failure:
-            run(attempt())
+            run(open_only(dsn, namespace="n", timeout=5))
         message = str(failure.value)
         assert reason in message and secret not in message and "***" in message
         assert time.monotonic() - started < 5  # a refusal is reported at once, not at the timeout
+    without_password = f"postgresql://me@127.0.0.1:{_unused_port()}/db"
+    with pytest.raises(StoreUnavailableError, match="refused") as failure:
+        run(open_only(without_password, namespace="n", timeout=5))
+    assert "user=me" in str(failure.value) and "***" not in str(failure.value)
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected"),
+    [(PoolTimeout("no connection in time"), StoreUnavailableError), (asyncio.CancelledError(), asyncio.CancelledError)],
+)
+def test_a_pool_that_fails_to_start_is_closed(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch, raised: BaseException, expected: type[BaseException]
+) -> None:
+    """The schema check can succeed and the pool still fail (the server goes away, or
+    the caller cancels): the pool's connections are closed either way."""
+    closed: list[AsyncConnectionPool[Any]] = []
+    close = AsyncConnectionPool.close
+
+    async def failing_open(pool: AsyncConnectionPool[Any], *args: Any, **kwargs: Any) -> None:
+        raise raised
+
+    async def recording_close(pool: AsyncConnectionPool[Any], *args: Any, **kwargs: Any) -> None:
+        closed.append(pool)
+        await close(pool, *args, **kwargs)
+
+    monkeypatch.setattr(AsyncConnectionPool, "open", failing_open)
+    monkeypatch.setattr(AsyncConnectionPool, "close", recording_close)
+    with pytest.raises(expected) as failure:
+        run(open_only(pg_url, namespace=fresh_namespace()))
+    assert len(closed) == 1 and closed[0].closed
+    if expected is StoreUnavailableError:
+        assert "no connection in time" in str(failure.value)
+
+
+def test_without_pg_trgm_text_search_scans_with_the_same_results(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server without the pg_trgm extension (or without the right to create it)
+    still opens; text search reads every row of the namespace instead."""
+    import lionmem.adapters.postgres as postgres
+
+    url = fresh_database(pg_url)
+    missing = "CREATE INDEX lionmem_items_text ON lionmem_items USING gin (folded no_such_ops)"
+    monkeypatch.setattr(postgres, "_TRIGRAM_INDEX", missing)
+
+    async def body(store: PostgresMemoryStore) -> None:
+        assert not store.trigram
+        assert "lionmem_items_text" not in await store.explain(MemoryQuery(text="red"))
+        await assert_searches_agree(store, seed=5, rounds=200)
+
+    with_store(url, body)
+    with psycopg.connect(url, autocommit=True) as conn:
+        extensions = conn.execute("SELECT extname FROM pg_extension").fetchall()
+    assert ("pg_trgm",) not in extensions  # the failed attempt left nothing behind
 
 
 def test_options_in_the_dsn_are_kept_beside_the_statement_timeout(pg_url: str) -> None:

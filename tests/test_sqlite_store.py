@@ -271,6 +271,7 @@ def test_one_pending_open_holds_one_store_at_a_time(tmp_path: Path) -> None:
         async with pending as again:  # left, so it may be entered again
             assert again is not first and not closed(again)
         assert closed(again)
+        await pending.__aexit__(None, None, None)  # an extra exit has nothing to close
         awaited = [await pending, await pending]  # each await is its own store
         assert awaited[0] is not awaited[1]
         for store in awaited:
