@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 import json
 import subprocess
 import sys
@@ -390,6 +391,21 @@ def test_factories_may_return_awaitables_or_context_managers(tmp_path: Any) -> N
     for factory in (make, managed):
         assert ConformanceKit(factory, REFERENCE_PROFILE).check("protocol").passed
 
+
+
+def test_a_factory_whose_signature_cannot_be_read_is_called_without_arguments() -> None:
+    """As for a store class written in C: inspect cannot tell what it takes."""
+    calls: list[tuple[object, ...]] = []
+
+    def factory(*args: object) -> InMemoryStore:
+        calls.append(args)
+        return InMemoryStore()
+
+    setattr(factory, "__signature__", "unreadable")  # noqa: B010 - inspect then raises
+    with pytest.raises(TypeError):
+        inspect.signature(factory)
+    assert ConformanceKit(factory, REFERENCE_PROFILE).check("protocol").passed
+    assert calls == [()]
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     """Run `python -m lionmem check ARGS` in this process, as the shell would see it."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 
@@ -41,11 +42,16 @@ def test_dir_lists_the_lazy_names_before_they_load() -> None:
 
 
 def _modules_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running `code`."""
+    # Without coverage's variables: when it measures child processes, it imports
+    # modules of its own (sqlite3 among them) before `code` runs.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
     out = subprocess.run(
         [sys.executable, "-c", f"{code}\nimport sys\nprint('\\n'.join(sys.modules))"],
         check=True,
         capture_output=True,
         text=True,
+        env=env,
     ).stdout
     return set(out.split())
 
@@ -62,3 +68,10 @@ def test_first_use_imports_what_the_name_needs() -> None:
     assert "pydantic" not in loaded
     loaded = _modules_after("import lionmem\nlionmem.MemoryItem")
     assert {"pydantic", "lionmem.protocols.memory"} <= loaded
+
+
+def test_the_whole_core_imports_no_adapter_and_no_database_driver() -> None:
+    loaded = _modules_after("import lionmem\nlionmem.MemoryItem\nlionmem.Session\nlionmem.Branch")
+    assert {"lionmem.session.session", "lionmem.session.branch"} <= loaded
+    assert not {m for m in loaded if m.startswith("lionmem.adapters")}
+    assert not {"sqlite3", "psycopg", "psycopg_pool"} & loaded

@@ -818,12 +818,3 @@ def test_a_long_search_does_not_hold_the_event_loop(tmp_path: Path) -> None:
         assert ticks - before > 10  # the loop kept running while the thread searched
 
     with_store(tmp_path / "m.db", body)
-
-
-def test_import_lionmem_does_not_import_the_adapter() -> None:
-    out = subprocess.run(
-        [sys.executable, "-c", "import lionmem, sys; lionmem.MemoryItem; lionmem.Session; "
-         "print(any(m.startswith('lionmem.adapters') for m in sys.modules), 'sqlite3' in sys.modules)"],
-        capture_output=True, text=True, check=True,
-    ).stdout.split()
-    assert out == ["False", "False"]
