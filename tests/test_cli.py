@@ -148,6 +148,8 @@ def test_demo_runs_on_any_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         (["search", "memory:", "--filter", "=v"], "is not KEY=TEXT or KEY:=JSON"),
         (["search", "memory:", "--filter", "k:=nope"], "--filter 'k' is not JSON"),
         (["search", "memory:", "--filter", "k:=NaN"], "NaN is not a JSON value"),
+        (["search", "memory:", "--filter", "k:=-1e999"], "-1e999 is beyond the range of a float"),
+        (["put", "memory:", "--json", "[1.5, 1E400]"], "1E400 is beyond the range of a float"),
         (["search", "memory:", "--filter", "k=1", "--filter", "k:=1"], "gives the key 'k' twice"),
         (["put", "memory:", "{", "--json"], "CONTENT is not JSON"),
         (["put", "memory:", "x", "--id", "seven"], "'seven' is not a UUID"),

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import importlib
 import json
+import math
 import os
 import sqlite3
 import sys
@@ -137,9 +138,16 @@ def _not_json(constant: str) -> NoReturn:
     raise ValueError(f"{constant} is not a JSON value")
 
 
+def _finite(number: str) -> float:
+    value = float(number)
+    if math.isinf(value):
+        raise ValueError(f"{number} is beyond the range of a float")
+    return value
+
+
 def _json(text: str, what: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_not_json)
+        return json.loads(text, parse_constant=_not_json, parse_float=_finite)
     except ValueError as exc:
         raise ValueError(f"{what} is not JSON: {exc}") from None
 
