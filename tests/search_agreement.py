@@ -1,9 +1,12 @@
-"""Random searches over awkward stored values, compared with InMemoryStore."""
+"""Checks that every lionmem store must pass alike: random searches over awkward
+stored values compared with InMemoryStore, and the rules for call arguments."""
 
 from __future__ import annotations
 
 import random
 from typing import Any
+
+import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 
@@ -55,3 +58,23 @@ async def assert_big_integers_exact(store: MemoryStore) -> None:
     assert await found(n=-(2**63) - 1) and not await found(n=-(2**63))
     assert not await found(n=-(2.0**63))
     assert await found(b=2**64 + 1) and not await found(b=2.0**64)
+
+
+async def assert_call_arguments_checked(store: MemoryStore) -> None:
+    """A store takes a UUID or its string form as an id, refuses other arguments with
+    errors naming them, and stores nothing it refused."""
+    item = MemoryItem(content="kept")
+    await store.store(item)
+    for same in (item.id, str(item.id), str(item.id).upper(), item.id.hex):
+        found = await store.retrieve(same)  # type: ignore[arg-type]
+        assert found is not None and found.id == item.id, same
+    assert await store.retrieve(str(MemoryItem().id)) is None  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="item_id 'seven' is not a UUID"):
+        await store.retrieve("seven")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="item_id must be a UUID or its string form, got int"):
+        await store.retrieve(item.id.int)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="query must be a MemoryQuery, got dict"):
+        await store.search({"text": "kept"})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="MemoryItem, got dict"):
+        await store.store({"content": "x"})  # type: ignore[arg-type]
+    assert [i.id for i in await store.search(MemoryQuery())] == [item.id]

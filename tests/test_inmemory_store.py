@@ -11,6 +11,7 @@ from uuid import uuid4
 import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Pile
+from search_agreement import assert_call_arguments_checked
 
 
 def run(coro: Any) -> Any:
@@ -102,6 +103,9 @@ def test_store_of_a_non_memory_item_raises_type_error_and_stores_nothing() -> No
             run(store.store(bad))  # type: ignore[arg-type]
     assert contents(search(store)) == ["kept"]
 
+
+def test_call_arguments_follow_the_rules_of_every_store() -> None:
+    run(assert_call_arguments_checked(InMemoryStore()))
 
 def test_store_holds_a_pile_of_memory_items() -> None:
     pile = InMemoryStore()._items

@@ -31,7 +31,11 @@ from lionmem.adapters.postgres import (
 from lionmem.testing import FidelityProfile, StoreFactory
 from lionmem.testing.pytest_plugin import MemoryStoreContract
 from pg_server import running_server
-from search_agreement import assert_big_integers_exact, assert_searches_agree
+from search_agreement import (
+    assert_big_integers_exact,
+    assert_call_arguments_checked,
+    assert_searches_agree,
+)
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -219,16 +223,8 @@ def test_options_in_the_dsn_are_kept_beside_the_statement_timeout(pg_url: str) -
     assert with_store(dsn, settings, statement_timeout=7) == [("kept-by-lionmem", "7s")]
 
 
-def test_bad_arguments_raise_type_errors(pg_url: str) -> None:
-    async def body(store: PostgresMemoryStore) -> None:
-        with pytest.raises(TypeError, match="UUID"):
-            await store.retrieve("x")  # type: ignore[arg-type]
-        with pytest.raises(TypeError, match="MemoryQuery"):
-            await store.search("x")  # type: ignore[arg-type]
-        with pytest.raises(TypeError, match="MemoryItem"):
-            await store.store("x")  # type: ignore[arg-type]
-
-    with_store(pg_url, body)
+def test_call_arguments_follow_the_rules_of_every_store(pg_url: str) -> None:
+    with_store(pg_url, assert_call_arguments_checked)
 
 
 def test_namespaces_never_see_each_other(pg_url: str) -> None:

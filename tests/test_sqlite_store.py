@@ -31,7 +31,11 @@ from lionmem.adapters.sqlite import (
 )
 from lionmem.testing import FidelityProfile, StoreFactory
 from lionmem.testing.pytest_plugin import MemoryStoreContract
-from search_agreement import assert_big_integers_exact, assert_searches_agree
+from search_agreement import (
+    assert_big_integers_exact,
+    assert_call_arguments_checked,
+    assert_searches_agree,
+)
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -116,16 +120,8 @@ def test_an_in_memory_database_is_refused(path: str | Path) -> None:
         SQLiteMemoryStore.open(path)
 
 
-def test_bad_call_arguments(tmp_path: Path) -> None:
-    async def body(store: SQLiteMemoryStore) -> None:
-        with pytest.raises(TypeError, match="UUID"):
-            await store.retrieve("not a uuid")  # type: ignore[arg-type]
-        with pytest.raises(TypeError, match="MemoryQuery"):
-            await store.search({"text": "x"})  # type: ignore[arg-type]
-        with pytest.raises(TypeError, match="MemoryItem, got dict"):
-            await store.store({"content": "x"})  # type: ignore[arg-type]
-
-    with_store(tmp_path / "m.db", body)
+def test_call_arguments_follow_the_rules_of_every_store(tmp_path: Path) -> None:
+    with_store(tmp_path / "m.db", assert_call_arguments_checked)
 
 
 def test_wal_journal_and_versioned_schema(tmp_path: Path) -> None:

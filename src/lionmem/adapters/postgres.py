@@ -32,6 +32,7 @@ from lionmem.adapters._encoding import (
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
+from lionmem.protocols._arguments import item_uuid
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import ContentKind, Durability, FidelityProfile, ReturnedObjects
 
@@ -292,9 +293,16 @@ class PostgresMemoryStore(ClosesOnExit):
         return [item.id for item in batch]
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
-        """Return a copy of the item with `item_id` in this namespace, or `None`."""
-        if not isinstance(item_id, UUID):
-            raise TypeError(f"item_id must be a UUID, got {type(item_id).__name__}")
+        """Return a copy of the item with `item_id` in this namespace, or `None`.
+
+        A string in UUID form is taken as that UUID ([ADR-0095][adr-0095]).
+
+        Raises:
+            ValueError: `item_id` is a string that is not a UUID.
+            TypeError: `item_id` is neither a UUID nor a string.
+        """
+        if type(item_id) is not UUID:
+            item_id = item_uuid(item_id)
         rows = await self._execute(
             "SELECT id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND id = %s",
             (self.namespace, item_id),
@@ -302,7 +310,11 @@ class PostgresMemoryStore(ClosesOnExit):
         return decode_item(*rows[0]) if rows else None
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
-        """Return copies of the items matching `query`, in insertion order."""
+        """Return copies of the items matching `query`, in insertion order.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+        """
         statement, params, recheck, pushed = self._plan(query)
         limit = query.limit
         if pushed:

@@ -26,6 +26,7 @@ from lionmem.adapters._encoding import (
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
+from lionmem.protocols._arguments import item_uuid
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import (
     ContentKind,
@@ -409,16 +410,27 @@ class SQLiteMemoryStore(ClosesOnExit):
         return [item.id for item in batch]
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
-        """Return a copy of the item with `item_id`, or `None`."""
-        if not isinstance(item_id, UUID):
-            raise TypeError(f"item_id must be a UUID, got {type(item_id).__name__}")
+        """Return a copy of the item with `item_id`, or `None`.
+
+        A string in UUID form is taken as that UUID ([ADR-0095][adr-0095]).
+
+        Raises:
+            ValueError: `item_id` is a string that is not a UUID.
+            TypeError: `item_id` is neither a UUID nor a string.
+        """
+        if type(item_id) is not UUID:
+            item_id = item_uuid(item_id)
         row = self._live_reader().execute(
             f"SELECT {_COLUMNS} FROM items WHERE id = ?", (str(item_id),)
         ).fetchone()
         return None if row is None else decode_item(*row)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
-        """Return copies of the items matching `query`, in insertion order."""
+        """Return copies of the items matching `query`, in insertion order.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+        """
         if not isinstance(query, MemoryQuery):
             raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
         found: list[MemoryItem] = await self._on_writer(self._search, query)

@@ -11,6 +11,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lionmem.protocols._arguments import item_uuid
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 
@@ -127,11 +128,24 @@ class InMemoryStore:
         return item.id
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
-        """Return the stored item with `item_id`, or `None`."""
-        return self._items.get(item_id, None)
+        """Return the stored item with `item_id`, or `None`.
+
+        A string in UUID form is taken as that UUID ([ADR-0095][adr-0095]).
+
+        Raises:
+            ValueError: `item_id` is a string that is not a UUID.
+            TypeError: `item_id` is neither a UUID nor a string.
+        """
+        return self._items.get(item_id if type(item_id) is UUID else item_uuid(item_id), None)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
-        """Return the live items matching `query`, in insertion order."""
+        """Return the live items matching `query`, in insertion order.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+        """
+        if type(query) is not MemoryQuery and not isinstance(query, MemoryQuery):
+            raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
         snapshot = self._items.values()
         limit = query.limit
         predicates = _predicates(query)
