@@ -53,6 +53,9 @@ def test_an_injected_store_is_kept_as_given() -> None:
 def test_an_object_that_is_not_a_store_is_refused() -> None:
     with pytest.raises(TypeError, match="Branch\\(memory=...\\) needs .* got str"):
         Branch(memory="sqlite:///x.db")  # type: ignore[arg-type]
+    # The class has the three methods as well; forgetting the call is caught here.
+    with pytest.raises(TypeError, match="got the class BareStore; pass an instance"):
+        Branch(memory=BareStore)  # type: ignore[arg-type]
 
 
 def test_memory_has_no_setter() -> None:

@@ -87,6 +87,8 @@ def test_branches_must_be_an_iterable_of_branches() -> None:
         Session(branches=["x"])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="needs an object with async"):
         Session(memory=object())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"got the class InMemoryStore; pass an instance, such as InMemoryStore\(\)"):
+        Session(memory=InMemoryStore)  # type: ignore[arg-type]
 
 
 def test_a_branch_without_a_store_adopts_the_session_store() -> None:

@@ -65,6 +65,7 @@ wants_a_store(WrongReturn())  # type: ignore[arg-type]
 wants_a_store(WrongParameter())  # type: ignore[arg-type]
 Branch(memory=SyncStore())  # type: ignore[arg-type]
 Branch(memory=WrongReturn())  # type: ignore[arg-type]
+Branch(memory=InMemoryStore)  # type: ignore[arg-type]  # the class, not a store
 Branch(name=1)  # type: ignore[arg-type]
 
 branch = Branch()

@@ -28,6 +28,12 @@ __all__ = ["Branch", "BranchFields"]
 
 def require_store(memory: object, owner: str) -> MemoryStore | None:
     """Return `memory` if it is `None` or a `MemoryStore`, else raise `TypeError`."""
+    if isinstance(memory, type):
+        # A store class has the three methods too; its calls would fail much later.
+        raise TypeError(
+            f"{owner}(memory=...) needs a store, got the class {memory.__name__}; "
+            f"pass an instance, such as {memory.__name__}()"
+        )
     if memory is None or isinstance(memory, MemoryStore):
         return memory
     raise TypeError(
