@@ -77,9 +77,9 @@ def test_get_by_uuid_or_string_with_and_without_default() -> None:
     assert pile.get(missing, None) is None
     with pytest.raises(KeyError, match=str(missing)):
         pile.get(missing)
-    with pytest.raises(ValueError, match="'nope' is not a UUID"):
+    with pytest.raises(ValueError, match="Pile key 'nope' is not a UUID"):
         pile.get("nope")
-    with pytest.raises(TypeError, match="int"):
+    with pytest.raises(TypeError, match="Pile key must be a UUID or its string form, got int"):
         pile.get(7)  # type: ignore[call-overload]
 
 

@@ -32,7 +32,7 @@ from lionmem.adapters._encoding import (
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
-from lionmem.protocols._arguments import item_uuid
+from lionmem.protocols._arguments import as_uuid
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import ContentKind, Durability, FidelityProfile, ReturnedObjects
 
@@ -302,7 +302,7 @@ class PostgresMemoryStore(ClosesOnExit):
             TypeError: `item_id` is neither a UUID nor a string.
         """
         if type(item_id) is not UUID:
-            item_id = item_uuid(item_id)
+            item_id = as_uuid(item_id, "item_id")
         rows = await self._execute(
             "SELECT id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND id = %s",
             (self.namespace, item_id),

@@ -26,7 +26,7 @@ from lionmem.adapters._encoding import (
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
-from lionmem.protocols._arguments import item_uuid
+from lionmem.protocols._arguments import as_uuid
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import (
     ContentKind,
@@ -419,7 +419,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             TypeError: `item_id` is neither a UUID nor a string.
         """
         if type(item_id) is not UUID:
-            item_id = item_uuid(item_id)
+            item_id = as_uuid(item_id, "item_id")
         row = self._live_reader().execute(
             f"SELECT {_COLUMNS} FROM items WHERE id = ?", (str(item_id),)
         ).fetchone()

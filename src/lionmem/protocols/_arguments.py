@@ -1,4 +1,5 @@
-"""Argument rules shared by every lionmem store, so that a call means the same on each.
+"""Argument rules shared by the `Pile` and every lionmem store, so that an id means
+the same everywhere.
 
 Governed by [ADR-0095][adr-0095].
 """
@@ -7,21 +8,21 @@ from __future__ import annotations
 
 from uuid import UUID
 
-__all__ = ["item_uuid"]
+__all__ = ["as_uuid"]
 
 
-def item_uuid(item_id: object) -> UUID:
-    """The id `retrieve` looks up: a UUID, or its string form (as `Pile` keys are).
+def as_uuid(value: object, name: str) -> UUID:
+    """`value` as a UUID: a UUID, or its string form (in any of the forms `UUID()` reads).
 
     Raises:
-        ValueError: a string that is not a UUID.
+        ValueError: a string that is not a UUID; the message starts with `name`.
         TypeError: anything else.
     """
-    if isinstance(item_id, UUID):
-        return item_id
-    if isinstance(item_id, str):
+    if isinstance(value, UUID):
+        return value
+    if isinstance(value, str):
         try:
-            return UUID(item_id)
+            return UUID(value)
         except ValueError:
-            raise ValueError(f"item_id {item_id!r} is not a UUID") from None
-    raise TypeError(f"item_id must be a UUID or its string form, got {type(item_id).__name__}")
+            raise ValueError(f"{name} {value!r} is not a UUID") from None
+    raise TypeError(f"{name} must be a UUID or its string form, got {type(value).__name__}")

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lionmem.protocols._arguments import item_uuid
+from lionmem.protocols._arguments import as_uuid
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 
@@ -136,7 +136,7 @@ class InMemoryStore:
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
         """
-        return self._items.get(item_id if type(item_id) is UUID else item_uuid(item_id), None)
+        return self._items.get(item_id if type(item_id) is UUID else as_uuid(item_id, "item_id"), None)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         """Return the live items matching `query`, in insertion order.

@@ -11,6 +11,7 @@ from collections.abc import Set as AbstractSet
 from typing import Generic, TypeVar, overload
 from uuid import UUID
 
+from lionmem.protocols._arguments import as_uuid
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.progression import Progression
 
@@ -20,17 +21,6 @@ T = TypeVar("T", bound=Element)
 D = TypeVar("D")
 
 _MISSING: object = object()
-
-
-def _as_uuid(key: UUID | str) -> UUID:
-    if isinstance(key, UUID):
-        return key
-    if isinstance(key, str):
-        try:
-            return UUID(key)
-        except ValueError:
-            raise ValueError(f"{key!r} is not a UUID") from None
-    raise TypeError(f"Pile keys are UUIDs or UUID strings, got {type(key).__name__}")
 
 
 def _is_element_class(candidate: object) -> bool:
@@ -125,7 +115,7 @@ class Pile(Generic[T]):
             KeyError: no element has that id and no default was given.
         """
         # A plain dict read is atomic under the GIL, so the hot path takes no lock.
-        found = self._items.get(key if type(key) is UUID else _as_uuid(key), _MISSING)
+        found = self._items.get(key if type(key) is UUID else as_uuid(key, "Pile key"), _MISSING)
         if found is not _MISSING:
             return found
         if default is not _MISSING:
@@ -138,7 +128,7 @@ class Pile(Generic[T]):
         Raises:
             KeyError: no element has that id.
         """
-        item_id = _as_uuid(key)
+        item_id = as_uuid(key, "Pile key")
         with self._lock:
             try:
                 return self._items.pop(item_id)
