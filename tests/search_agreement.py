@@ -4,7 +4,9 @@ stored values compared with InMemoryStore, and the rules for call arguments."""
 from __future__ import annotations
 
 import random
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
+from uuid import UUID
 
 import pytest
 
@@ -78,3 +80,19 @@ async def assert_call_arguments_checked(store: MemoryStore) -> None:
     with pytest.raises(TypeError, match="MemoryItem, got dict"):
         await store.store({"content": "x"})  # type: ignore[arg-type]
     assert [i.id for i in await store.search(MemoryQuery())] == [item.id]
+
+
+class Batching(MemoryStore, Protocol):
+    async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]: ...
+
+
+async def assert_batches_checked(store: Batching) -> None:
+    """`store_many` writes a whole batch or nothing, and names one item passed alone."""
+    item = MemoryItem(content="one")
+    with pytest.raises(TypeError, match="takes an iterable of MemoryItem, got one MemoryItem"):
+        await store.store_many(item)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="MemoryItem, got str"):
+        await store.store_many(iter([item, "two"]))  # type: ignore[arg-type]
+    assert await store.search(MemoryQuery()) == []
+    assert await store.store_many(x for x in (item,)) == [item.id]
+    assert await store.store_many([]) == []

@@ -33,6 +33,7 @@ from lionmem.testing.pytest_plugin import MemoryStoreContract
 from pg_server import running_server
 from search_agreement import (
     assert_big_integers_exact,
+    assert_batches_checked,
     assert_call_arguments_checked,
     assert_searches_agree,
 )
@@ -225,6 +226,10 @@ def test_options_in_the_dsn_are_kept_beside_the_statement_timeout(pg_url: str) -
 
 def test_call_arguments_follow_the_rules_of_every_store(pg_url: str) -> None:
     with_store(pg_url, assert_call_arguments_checked)
+
+
+def test_store_many_writes_a_batch_or_names_what_is_not_one(pg_url: str) -> None:
+    with_store(pg_url, assert_batches_checked)
 
 
 def test_namespaces_never_see_each_other(pg_url: str) -> None:

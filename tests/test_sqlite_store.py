@@ -33,6 +33,7 @@ from lionmem.testing import FidelityProfile, StoreFactory
 from lionmem.testing.pytest_plugin import MemoryStoreContract
 from search_agreement import (
     assert_big_integers_exact,
+    assert_batches_checked,
     assert_call_arguments_checked,
     assert_searches_agree,
 )
@@ -122,6 +123,10 @@ def test_an_in_memory_database_is_refused(path: str | Path) -> None:
 
 def test_call_arguments_follow_the_rules_of_every_store(tmp_path: Path) -> None:
     with_store(tmp_path / "m.db", assert_call_arguments_checked)
+
+
+def test_store_many_writes_a_batch_or_names_what_is_not_one(tmp_path: Path) -> None:
+    with_store(tmp_path / "m.db", assert_batches_checked)
 
 
 def test_wal_journal_and_versioned_schema(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "SHARE_EVERY",
     "EncodedItem",
     "Row",
+    "as_batch",
     "check_json",
     "decode_in_slices",
     "decode_item",
@@ -127,6 +128,18 @@ def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
         _dumps([item.content, item.tags, item.metadata]),
         fold(item.content),
     )
+
+
+def as_batch(items: Iterable[MemoryItem]) -> list[MemoryItem]:
+    """The items a `store_many` call writes, as a list.
+
+    One `MemoryItem` is refused by name: it is iterable (pydantic yields its fields),
+    so it would otherwise fail as "got tuple".
+    """
+    given: object = items  # typed callers cannot pass one; untyped ones can
+    if isinstance(given, MemoryItem):
+        raise TypeError("store_many takes an iterable of MemoryItem, got one MemoryItem; use store()")
+    return list(items)
 
 
 Row = tuple[str, float, str]

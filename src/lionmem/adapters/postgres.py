@@ -25,6 +25,7 @@ from lionmem.adapters._encoding import (
     SHARE_EVERY,
     EncodedItem,
     Row,
+    as_batch,
     decode_in_slices,
     decode_item,
     encode_item,
@@ -282,7 +283,7 @@ class PostgresMemoryStore(ClosesOnExit):
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
         """Write several items in one transaction: all of them or, on error, none."""
-        batch = list(items)
+        batch = as_batch(items)
         rows = [_row(self.namespace, item) for item in batch]
         pool = self._live_pool()
         try:

@@ -18,6 +18,7 @@ from uuid import UUID
 
 from lionmem.adapters._encoding import (
     EncodedItem,
+    as_batch,
     decode_in_slices,
     decode_item,
     encode_item,
@@ -404,7 +405,7 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
         """Write several items in one transaction: all of them or, on error, none."""
-        batch = list(items)
+        batch = as_batch(items)
         rows = [(encode_item(item), item.tags, item.metadata) for item in batch]
         await self._on_writer(self._write, rows)
         return [item.id for item in batch]
