@@ -121,8 +121,21 @@ def test_each_item_is_one_line_whatever_its_text(tmp_path: Path, capsys: pytest.
 
 
 def test_get_of_a_missing_id_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = run_cli(capsys, "get", f"sqlite:///{tmp_path / 'n.db'}", KNOWN)
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+    run_cli(capsys, "put", url, "another item")
+    status, out, err = run_cli(capsys, "get", url, KNOWN)
     assert (status, out, err) == (1, "", f"no item {KNOWN}\n")
+
+
+@pytest.mark.parametrize("argv", [["get", KNOWN], ["search", "--text", "x"]])
+def test_reading_a_database_that_does_not_exist_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    mistyped = tmp_path / "notes.bd"
+    status, out, err = run_cli(capsys, argv[0], f"sqlite:///{mistyped}", *argv[1:])
+    assert (status, out) == (1, "")
+    assert err == f"python -m lionmem: error: there is no database at {mistyped}; nothing was created\n"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_demo_runs_on_any_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

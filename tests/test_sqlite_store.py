@@ -45,9 +45,9 @@ def run(coro: Awaitable[Any]) -> Any:
     return asyncio.run(coro)  # type: ignore[arg-type]
 
 
-def with_store(path: Path, body: Callable[[SQLiteMemoryStore], Awaitable[Any]]) -> Any:
+def with_store(path: Path, body: Callable[[SQLiteMemoryStore], Awaitable[Any]], **kwargs: Any) -> Any:
     async def scenario() -> Any:
-        async with SQLiteMemoryStore.open(path) as store:
+        async with SQLiteMemoryStore.open(path, **kwargs) as store:
             return await body(store)
 
     return run(scenario())
@@ -251,6 +251,19 @@ def test_a_missing_directory_is_named_and_not_created(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=f"{re.escape(str(missing))} is not a directory"):
         with_store(missing / "m.db", lambda store: store.search(MemoryQuery()))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_without_create_a_missing_file_is_an_error_and_stays_missing(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with pytest.raises(FileNotFoundError, match=f"there is no database at {re.escape(str(path))}"):
+        with_store(path, lambda store: store.search(MemoryQuery()), create=False)
+    assert list(tmp_path.iterdir()) == []
+    item = MemoryItem(content="kept")
+    with_store(path, lambda store: store.store(item))
+    found = with_store(path, lambda store: store.retrieve(item.id), create=False)
+    assert found == item
+    with pytest.raises(TypeError, match="create must be a bool, got str"):
+        SQLiteMemoryStore.open(path, create="no")  # type: ignore[arg-type]
 
 
 def test_one_pending_open_holds_one_store_at_a_time(tmp_path: Path) -> None:

@@ -123,3 +123,23 @@ def test_every_listed_scheme_is_understood() -> None:
     assert set(SCHEMES) == set(example)
     for scheme in SCHEMES:
         assert open_store(example[scheme]) is not None  # accepted; nothing opened yet
+
+
+def test_without_create_a_missing_sqlite_file_is_not_made(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+
+    async def read() -> None:
+        async with open_store(url, create=False) as store:
+            await store.search(MemoryQuery())
+
+    with pytest.raises(FileNotFoundError, match="there is no database at"):
+        asyncio.run(read())
+    assert list(tmp_path.iterdir()) == []
+
+    async def write_then_read() -> list[MemoryItem]:
+        async with open_store(url) as store:
+            await store.store(MemoryItem(content="kept"))
+        async with open_store(url, create=False) as store:
+            return await store.search(MemoryQuery())
+
+    assert [i.content for i in asyncio.run(write_then_read())] == ["kept"]

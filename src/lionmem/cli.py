@@ -292,7 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(str(exc))
     try:
         command = _command(args)
-        opening = open_store(args.url)  # checks the URL; opens nothing yet
+        # Checks the URL and opens nothing yet; reading never creates a database file.
+        opening = open_store(args.url, create=args.command in ("put", "demo"))
     except (ValueError, ModuleNotFoundError) as exc:
         parser.error(str(exc))
     try:

@@ -339,19 +339,23 @@ class SQLiteMemoryStore(ClosesOnExit):
         *,
         busy_timeout: float = 10.0,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        create: bool = True,
     ) -> PendingOpen[SQLiteMemoryStore]:
         """Open (creating or migrating) the database at `path`.
 
         Use as `async with SQLiteMemoryStore.open(path) as store:` or
         `store = await SQLiteMemoryStore.open(path)` followed by `await store.close()`.
         `synchronous="FULL"` also survives power loss, at the cost of an fsync a write.
+        With `create=False` a missing file is an error instead of a new database, for
+        readers that should not leave an empty file behind a mistyped path.
 
         Raises:
             ValueError: `path` is `":memory:"` (each connection would get its own
                 database; `InMemoryStore` is the store for memory that ends with the
                 process), or a bad setting.
             IncompatibleDatabaseError: the file is not a lionmem database, or is newer.
-            FileNotFoundError: the directory that should hold the file does not exist.
+            FileNotFoundError: the directory that should hold the file does not exist,
+                or, with `create=False`, the file does not.
         """
         if str(path) == ":memory:":
             raise ValueError(
@@ -362,7 +366,9 @@ class SQLiteMemoryStore(ClosesOnExit):
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
         if not 0 <= busy_timeout < math.inf:
             raise ValueError(f"busy_timeout must be a finite number of seconds >= 0, got {busy_timeout!r}")
-        return PendingOpen(partial(_open, Path(path), busy_timeout, synchronous))
+        if type(create) is not bool:
+            raise TypeError(f"create must be a bool, got {type(create).__name__}")
+        return PendingOpen(partial(_open, Path(path), busy_timeout, synchronous, create))
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -509,12 +515,12 @@ class SQLiteMemoryStore(ClosesOnExit):
         return drivers[0] if drivers else None
 
 
-async def _open(path: Path, busy_timeout: float, synchronous: str) -> SQLiteMemoryStore:
+async def _open(path: Path, busy_timeout: float, synchronous: str, create: bool) -> SQLiteMemoryStore:
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lionmem-sqlite")
     loop = asyncio.get_running_loop()
     try:
         writer = await loop.run_in_executor(
-            executor, _connect_and_migrate, path, busy_timeout, synchronous
+            executor, _connect_and_migrate, path, busy_timeout, synchronous, create
         )
     except BaseException:
         executor.shutdown(wait=False)
@@ -526,8 +532,10 @@ async def _open(path: Path, busy_timeout: float, synchronous: str) -> SQLiteMemo
     return SQLiteMemoryStore(path, executor, writer, reader)
 
 
-def _connect_and_migrate(path: Path, busy_timeout: float, synchronous: str) -> sqlite3.Connection:
-    _refuse_foreign_file(path)
+def _connect_and_migrate(
+    path: Path, busy_timeout: float, synchronous: str, create: bool
+) -> sqlite3.Connection:
+    _refuse_foreign_file(path, create)
     db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout)
     try:
         db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
@@ -542,7 +550,7 @@ def _connect_and_migrate(path: Path, busy_timeout: float, synchronous: str) -> s
     return db
 
 
-def _refuse_foreign_file(path: Path) -> None:
+def _refuse_foreign_file(path: Path, create: bool) -> None:
     if path.is_dir():
         raise IncompatibleDatabaseError(f"{path} is a directory, not a database file")
     if not path.parent.is_dir():
@@ -550,6 +558,8 @@ def _refuse_foreign_file(path: Path) -> None:
             f"{path.parent} is not a directory; SQLiteMemoryStore creates its database file, "
             "not the directories above it"
         )
+    if not create and not path.exists():
+        raise FileNotFoundError(f"there is no database at {path}; nothing was created")
     if path.exists() and path.stat().st_size > 0:
         with path.open("rb") as handle:
             if handle.read(len(_HEADER)) != _HEADER:

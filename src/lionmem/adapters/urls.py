@@ -28,11 +28,13 @@ SCHEMES: Final = ("memory", "sqlite", "postgresql", "postgres")
 _SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout"})
 
 
-def open_store(url: str) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
+def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
     """The store `url` names, to open with `async with`, which also closes it.
 
     The URL is checked before anything is opened; no error message repeats it, so a
-    password in it stays out of logs. See [ADR-0098][adr-0098].
+    password in it stays out of logs. With `create=False`, a SQLite file that does
+    not exist is an error rather than a new database (a PostgreSQL namespace needs no
+    creating). See [ADR-0098][adr-0098].
 
     Examples:
         ```python
@@ -54,6 +56,8 @@ def open_store(url: str) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
         ValueError: an unknown scheme, a URL without what its store needs, or an
             unknown or malformed option.
         ModuleNotFoundError: a PostgreSQL URL without the `postgres` extra installed.
+        FileNotFoundError: on entering, with `create=False`, a SQLite file that does
+            not exist.
     """
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
@@ -67,11 +71,11 @@ def open_store(url: str) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
         store: MemoryStore = InMemoryStore()
         return contextlib.nullcontext(store)
     if scheme == "sqlite":
-        return _sqlite(url)
+        return _sqlite(url, create)
     return _postgres(url)
 
 
-def _sqlite(url: str) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
+def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
     parts = urlsplit(url)
     if not url.startswith("sqlite:///") or parts.fragment:
         raise ValueError(
@@ -96,7 +100,7 @@ def _sqlite(url: str) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
             raise ValueError("the sqlite URL option busy_timeout must be a number of seconds") from None
     from lionmem.adapters.sqlite import SQLiteMemoryStore
 
-    return SQLiteMemoryStore.open(path, **settings)
+    return SQLiteMemoryStore.open(path, create=create, **settings)
 
 
 def _postgres(url: str) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
