@@ -108,9 +108,11 @@ def test_malformed_urls_are_refused_before_anything_opens(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_url_must_be_a_string() -> None:
+def test_a_url_must_be_a_string_and_create_a_bool() -> None:
     with pytest.raises(TypeError, match="url must be a str, got PosixPath|url must be a str, got WindowsPath"):
         open_store(Path("x.db"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="create must be a bool, got str"):
+        open_store("memory:", create="no")  # type: ignore[arg-type]
 
 
 def test_every_listed_scheme_is_understood() -> None:

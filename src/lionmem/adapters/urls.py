@@ -61,6 +61,8 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
     """
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
+    if type(create) is not bool:
+        raise TypeError(f"create must be a bool, got {type(create).__name__}")
     scheme, colon, _ = url.partition(":")
     if not colon or scheme not in SCHEMES:
         known = ", ".join(f"{name}:" for name in SCHEMES)
