@@ -11,7 +11,7 @@ from uuid import uuid4
 import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Pile
-from search_agreement import assert_call_arguments_checked
+from store_checks import assert_call_arguments_checked
 
 
 def run(coro: Any) -> Any:

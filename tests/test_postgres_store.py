@@ -31,10 +31,11 @@ from lionmem.adapters.postgres import (
 from lionmem.testing import FidelityProfile, StoreFactory
 from lionmem.testing.pytest_plugin import MemoryStoreContract
 from pg_server import running_server
-from search_agreement import (
+from store_checks import (
     assert_big_integers_exact,
     assert_batches_checked,
     assert_call_arguments_checked,
+    assert_cancelled_writes_stay_whole,
     assert_searches_agree,
 )
 
@@ -230,6 +231,10 @@ def test_call_arguments_follow_the_rules_of_every_store(pg_url: str) -> None:
 
 def test_store_many_writes_a_batch_or_names_what_is_not_one(pg_url: str) -> None:
     with_store(pg_url, assert_batches_checked)
+
+
+def test_cancelled_writes_leave_whole_batches_and_a_working_store(pg_url: str) -> None:
+    with_store(pg_url, assert_cancelled_writes_stay_whole)
 
 
 def test_namespaces_never_see_each_other(pg_url: str) -> None:

@@ -31,10 +31,11 @@ from lionmem.adapters.sqlite import (
 )
 from lionmem.testing import FidelityProfile, StoreFactory
 from lionmem.testing.pytest_plugin import MemoryStoreContract
-from search_agreement import (
+from store_checks import (
     assert_big_integers_exact,
     assert_batches_checked,
     assert_call_arguments_checked,
+    assert_cancelled_writes_stay_whole,
     assert_searches_agree,
 )
 
@@ -127,6 +128,10 @@ def test_call_arguments_follow_the_rules_of_every_store(tmp_path: Path) -> None:
 
 def test_store_many_writes_a_batch_or_names_what_is_not_one(tmp_path: Path) -> None:
     with_store(tmp_path / "m.db", assert_batches_checked)
+
+
+def test_cancelled_writes_leave_whole_batches_and_a_working_store(tmp_path: Path) -> None:
+    with_store(tmp_path / "m.db", assert_cancelled_writes_stay_whole)
 
 
 def test_wal_journal_and_versioned_schema(tmp_path: Path) -> None:

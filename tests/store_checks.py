@@ -1,8 +1,10 @@
 """Checks that every lionmem store must pass alike: random searches over awkward
-stored values compared with InMemoryStore, and the rules for call arguments."""
+stored values compared with InMemoryStore, the rules for call arguments, and
+batches that stay whole when their tasks are cancelled."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Iterable
 from typing import Any, Protocol
@@ -96,3 +98,37 @@ async def assert_batches_checked(store: Batching) -> None:
     assert await store.search(MemoryQuery()) == []
     assert await store.store_many(x for x in (item,)) == [item.id]
     assert await store.store_many([]) == []
+
+
+async def assert_cancelled_writes_stay_whole(store: Batching) -> None:
+    """Cancel half of 40 batch writes and 300 single writes at random points: every
+    batch is then all there or all absent, whatever was acknowledged is there, and
+    the store goes on working."""
+    rng = random.Random(3)
+    batches = [[MemoryItem(content=f"{b}.{i}", tags=[f"b{b}"]) for i in range(300)] for b in range(40)]
+    singles = [MemoryItem(content=f"single {i}") for i in range(300)]
+    writes: list[asyncio.Future[Any]] = [asyncio.ensure_future(store.store_many(b)) for b in batches]
+    writes += [asyncio.ensure_future(store.store(item)) for item in singles]
+    for write in writes:
+        if rng.random() < 0.5:
+            await asyncio.sleep(rng.random() * 0.002)
+            write.cancel()
+    outcomes = await asyncio.gather(*writes, return_exceptions=True)
+    assert all(isinstance(o, (list, UUID, asyncio.CancelledError)) for o in outcomes)
+    assert any(isinstance(o, asyncio.CancelledError) for o in outcomes)
+    found = await store.search(MemoryQuery(limit=100_000))
+    sizes: dict[str, int] = {}
+    for item in found:
+        for tag in item.tags:
+            sizes[tag] = sizes.get(tag, 0) + 1
+    assert set(sizes.values()) <= {300}, "a batch was written in part"
+    for batch, outcome in zip(batches, outcomes, strict=False):
+        if not isinstance(outcome, BaseException):
+            assert sizes.get(batch[0].tags[0]) == 300
+    stored = {item.id for item in found}
+    for item, outcome in zip(singles, outcomes[len(batches) :], strict=True):
+        if not isinstance(outcome, BaseException):
+            assert item.id in stored
+    after = MemoryItem(content="after the cancellations")
+    await store.store(after)
+    assert await store.retrieve(after.id) == after
