@@ -302,8 +302,7 @@ class PostgresMemoryStore(ClosesOnExit):
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
         """
-        if type(item_id) is not UUID:
-            item_id = as_uuid(item_id, "item_id")
+        item_id = as_uuid(item_id, "item_id")
         rows = await self._execute(
             "SELECT id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND id = %s",
             (self.namespace, item_id),

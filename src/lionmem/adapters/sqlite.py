@@ -425,8 +425,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
         """
-        if type(item_id) is not UUID:
-            item_id = as_uuid(item_id, "item_id")
+        item_id = as_uuid(item_id, "item_id")
         row = self._live_reader().execute(
             f"SELECT {_COLUMNS} FROM items WHERE id = ?", (str(item_id),)
         ).fetchone()
