@@ -186,7 +186,6 @@ def test_a_broken_store_is_caught_with_the_right_dimension(
         assert "await store." in message
 
 
-
 # -- each way a check can fail, with what it reports ---------------------------
 
 
