@@ -13,9 +13,12 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import psycopg
 
 ENV_URL = "LIONMEM_TEST_POSTGRES_URL"
 
@@ -107,3 +110,20 @@ def postgres_url() -> Iterator[str]:
         return
     with running_server() as server:
         yield server.url
+
+
+def fresh_database(url: str) -> str:
+    """Create an empty database on the server at `url` and return its URL."""
+    name = f"db_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return url.rsplit("/", 1)[0] + "/" + name
+
+
+def lionmem_tables(url: str) -> list[str]:
+    """The lionmem tables in the database at `url`."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE tablename LIKE 'lionmem%' ORDER BY 1"
+        ).fetchall()
+    return [name for (name,) in rows]

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from lionmem import MemoryItem
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.cli import main
+from pg_server import fresh_database, lionmem_tables
 
 
 def test_demo_stores_retrieves_and_searches(capsys: pytest.CaptureFixture[str]) -> None:
@@ -222,6 +223,16 @@ def test_put_get_and_search_postgres_by_url(pg_url: str, capsys: pytest.CaptureF
     ]
     other = with_namespace(pg_url, f"{namespace}-other")
     assert run_cli(capsys, "get", other, KNOWN)[0] == 1
+
+
+def test_reading_a_postgres_database_without_the_schema_creates_nothing(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = with_namespace(fresh_database(pg_url), "notes")
+    status, out, err = run_cli(capsys, "search", url)
+    assert (status, out) == (1, "")
+    assert err == "python -m lionmem: error: this database has no lionmem schema; nothing was created (create=False)\n"
+    assert lionmem_tables(url.partition("?")[0]) == []
 
 
 # -- check on a URL template -------------------------------------------------------------

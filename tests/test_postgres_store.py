@@ -30,7 +30,7 @@ from lionmem.adapters.postgres import (
 )
 from lionmem.testing import FidelityProfile, StoreFactory
 from lionmem.testing.pytest_plugin import MemoryStoreContract
-from pg_server import running_server
+from pg_server import fresh_database, lionmem_tables, running_server
 from store_checks import (
     assert_big_integers_exact,
     assert_batches_checked,
@@ -64,13 +64,6 @@ async def open_only(url: str, **kwargs: Any) -> None:
     """Open a store and close it again: for opens that are meant to fail."""
     store = await PostgresMemoryStore.open(url, **kwargs)
     await store.close()
-
-
-def fresh_database(url: str) -> str:
-    name = f"db_{uuid4().hex[:12]}"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return url.rsplit("/", 1)[0] + "/" + name
 
 
 class TestPostgresContract(MemoryStoreContract):
@@ -276,6 +269,19 @@ def test_many_processes_creating_the_schema_at_once(pg_url: str) -> None:
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)]
         assert conn.execute("SELECT count(*) FROM lionmem_items").fetchone() == (6,)
+
+
+def test_without_create_a_database_without_the_schema_is_refused_and_left_alone(pg_url: str) -> None:
+    url = fresh_database(pg_url)
+    with pytest.raises(IncompatibleDatabaseError, match="no lionmem schema; nothing was created"):
+        with_store(url, lambda store: store.search(MemoryQuery()), create=False)
+    assert lionmem_tables(url) == []
+    item = MemoryItem(content="kept")
+    namespace = fresh_namespace()
+    with_store(url, lambda store: store.store(item), namespace=namespace)
+    assert with_store(url, lambda store: store.retrieve(item.id), namespace=namespace, create=False) == item
+    with pytest.raises(TypeError, match="create must be a bool, got str"):
+        PostgresMemoryStore.open(url, namespace="n", create="no")  # type: ignore[arg-type]
 
 
 def test_a_newer_schema_is_refused(pg_url: str) -> None:

@@ -194,15 +194,19 @@ class PostgresMemoryStore(ClosesOnExit):
         max_size: int = 10,
         timeout: float = 10.0,
         statement_timeout: float = 30.0,
+        create: bool = True,
     ) -> PendingOpen[PostgresMemoryStore]:
         """Connect, create or check the schema, and bind the store to `namespace`.
 
         `timeout` bounds waiting for a connection (and each connection attempt);
-        `statement_timeout` bounds each statement on the server.
+        `statement_timeout` bounds each statement on the server. With `create=False`
+        a database without lionmem's schema is an error instead of getting one, for
+        readers that should not write tables into a database named by mistake.
 
         Raises:
             ValueError: an invalid namespace, pool setting or connection string.
-            IncompatibleDatabaseError: the schema is newer than this lionmem.
+            IncompatibleDatabaseError: the schema is newer than this lionmem or, with
+                `create=False`, missing.
             StoreUnavailableError: the server cannot be reached in time.
         """
         if not _NAMESPACE.fullmatch(namespace):
@@ -212,6 +216,8 @@ class PostgresMemoryStore(ClosesOnExit):
             )
         if not 1 <= min_size <= max_size:
             raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
+        if type(create) is not bool:
+            raise TypeError(f"create must be a bool, got {type(create).__name__}")
         if not (0 < timeout < math.inf and 0 < statement_timeout < math.inf):
             raise ValueError(
                 "timeout and statement_timeout must be finite positive numbers of seconds, "
@@ -231,7 +237,7 @@ class PostgresMemoryStore(ClosesOnExit):
             if password:
                 message = message.replace(password, "***")
             raise ValueError(f"dsn is not a libpq connection string or URL: {message}") from None
-        return PendingOpen(partial(_open, conninfo, namespace, min_size, max_size, timeout))
+        return PendingOpen(partial(_open, conninfo, namespace, min_size, max_size, timeout, create))
 
     def __repr__(self) -> str:
         state = "closed" if self._pool is None else "open"
@@ -390,14 +396,14 @@ async def _decode(rows: list[Row], recheck: list[tuple[str, Any]], limit: int) -
 
 
 async def _open(
-    conninfo: str, namespace: str, min_size: int, max_size: int, timeout: float
+    conninfo: str, namespace: str, min_size: int, max_size: int, timeout: float, create: bool
 ) -> PostgresMemoryStore:
     # The schema is checked on a connection of its own before the pool opens: a pool
     # that cannot connect only reports that it timed out, while a direct attempt says
     # why (refused, unknown host, wrong password, no such database).
     try:
         async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
-            trigram = await _migrate(conn)
+            trigram = await _migrate(conn, create)
     except psycopg.OperationalError as exc:
         raise _unavailable(conninfo, exc) from None
     pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
@@ -420,14 +426,21 @@ async def _open(
     return PostgresMemoryStore(pool, namespace, conninfo, trigram=trigram)
 
 
-async def _migrate(conn: psycopg.AsyncConnection[Any]) -> bool:
-    """Create or check the schema; return whether a trigram index exists.
+async def _migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
+    """Create (when `create`) or check the schema; return whether a trigram index exists.
 
     An advisory lock taken inside the transaction serialises every process that
     opens the database at once, so the schema is created exactly once.
     """
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])
+        if not create:
+            query = "SELECT to_regclass('lionmem_schema') IS NOT NULL"
+            exists = await (await conn.execute(query)).fetchone()
+            if not (exists and exists[0]):
+                raise IncompatibleDatabaseError(
+                    "this database has no lionmem schema; nothing was created (create=False)"
+                )
         await conn.execute(
             "CREATE TABLE IF NOT EXISTS lionmem_schema ("
             " singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),"

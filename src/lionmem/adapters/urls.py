@@ -33,8 +33,8 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
 
     The URL is checked before anything is opened; no error message repeats it, so a
     password in it stays out of logs. With `create=False`, a SQLite file that does
-    not exist is an error rather than a new database (a PostgreSQL namespace needs no
-    creating). See [ADR-0098][adr-0098].
+    not exist, or a PostgreSQL database without lionmem's schema, is an error rather
+    than a new database. See [ADR-0098][adr-0098].
 
     Examples:
         ```python
@@ -58,6 +58,8 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
         ModuleNotFoundError: a PostgreSQL URL without the `postgres` extra installed.
         FileNotFoundError: on entering, with `create=False`, a SQLite file that does
             not exist.
+        IncompatibleDatabaseError: on entering, with `create=False`, a PostgreSQL
+            database without lionmem's schema.
     """
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
@@ -74,7 +76,7 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
         return contextlib.nullcontext(store)
     if scheme == "sqlite":
         return _sqlite(url, create)
-    return _postgres(url)
+    return _postgres(url, create)
 
 
 def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
@@ -105,7 +107,7 @@ def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[Me
     return SQLiteMemoryStore.open(path, create=create, **settings)
 
 
-def _postgres(url: str) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
+def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
     parts = urlsplit(url)
     options = _options(parts.query, "postgresql")
     namespace = options.pop("namespace", None)
@@ -118,7 +120,7 @@ def _postgres(url: str) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
             f"postgresql URLs need the postgres extra (pip install 'lionmem[postgres]'): {exc}"
         ) from None
     dsn = urlunsplit(parts._replace(query=urlencode(options)))
-    return PostgresMemoryStore.open(dsn, namespace=namespace)
+    return PostgresMemoryStore.open(dsn, namespace=namespace, create=create)
 
 
 def _options(query: str, scheme: str) -> dict[str, str]:
