@@ -132,3 +132,31 @@ async def assert_cancelled_writes_stay_whole(store: Batching) -> None:
     after = MemoryItem(content="after the cancellations")
     await store.store(after)
     assert await store.retrieve(after.id) == after
+
+
+class Note(MemoryItem):
+    """A subclass that adds a field a durable store has no column for."""
+
+    priority: int = 0
+
+
+class Tagged(MemoryItem):
+    """A subclass that adds behaviour only."""
+
+    def shout(self) -> str:
+        return str(self.content).upper()
+
+
+async def assert_subclass_fields_are_never_dropped(store: MemoryStore) -> None:
+    """A subclass whose fields would be lost is refused and nothing is written; one
+    that adds no field is kept, and comes back as a MemoryItem."""
+    note = Note(content="n", priority=5)
+    with pytest.raises(TypeError, match="Note adds the field.s. priority, which this store would lose"):
+        await store.store(note)
+    assert await store.retrieve(note.id) is None
+    tagged = Tagged(content="t", tags=["x"])
+    await store.store(tagged)
+    back = await store.retrieve(tagged.id)
+    assert back is not None and type(back) is MemoryItem
+    assert (back.content, back.tags, back.created_at) == ("t", ["x"], tagged.created_at)
+    assert [i.id for i in await store.search(MemoryQuery())] == [tagged.id]

@@ -34,6 +34,7 @@ __all__ = [
     "matching",
 ]
 
+_FIELDS = frozenset(MemoryItem.model_fields)
 _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 _json_loads = json.JSONDecoder().decode
 
@@ -112,6 +113,13 @@ def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
     """Check and encode `item`; raise `TypeError` before anything is written."""
     if not isinstance(item, MemoryItem):
         raise TypeError(f"the store takes MemoryItem, got {type(item).__name__}")
+    if type(item) is not MemoryItem:
+        added = sorted(type(item).model_fields.keys() - _FIELDS)
+        if added:
+            raise TypeError(
+                f"{type(item).__name__} adds the field(s) {', '.join(added)}, which this store "
+                "would lose: it keeps MemoryItem's fields and returns MemoryItem"
+            )
     check_json(item.content, "content", allow_nul=allow_nul)
     # Validation makes tags a list of str; an item built without it (model_construct)
     # could carry anything, and the tag index would store its text form.
@@ -145,7 +153,6 @@ def as_batch(items: Iterable[MemoryItem]) -> list[MemoryItem]:
 Row = tuple[str, float, str]
 """`(id, created_at, body)` as a store reads them back."""
 
-_FIELDS = frozenset(MemoryItem.model_fields)
 _new = object.__new__
 _set = object.__setattr__
 _UUID_TEXT_LENGTH = 36
