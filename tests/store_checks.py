@@ -160,3 +160,18 @@ async def assert_subclass_fields_are_never_dropped(store: MemoryStore) -> None:
     assert back is not None and type(back) is MemoryItem
     assert (back.content, back.tags, back.created_at) == ("t", ["x"], tagged.created_at)
     assert [i.id for i in await store.search(MemoryQuery())] == [tagged.id]
+
+
+async def assert_limits_beyond_64_bits_agree(store: MemoryStore) -> None:
+    """`MemoryQuery` takes any int as a limit; one beyond what SQL's LIMIT holds asks
+    for every match, as slicing does, whichever path the store plans."""
+    reference = InMemoryStore()
+    for n in range(3):
+        item = MemoryItem(content=f"x{n}", tags=["t"], metadata={"k": [n]})
+        await store.store(item)
+        await reference.store(item)
+    for limit in (2**63 - 1, 2**63, 10**20, -(2**63), -(10**20)):
+        for fields in ({}, {"tags": ["t"]}, {"text": "X"}, {"filters": {"k": [1]}}):
+            query = MemoryQuery(limit=limit, **fields)
+            got = [i.id for i in await store.search(query)]
+            assert got == [i.id for i in await reference.search(query)], query

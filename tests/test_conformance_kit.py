@@ -242,6 +242,15 @@ class NegativeLimitFindsNothing(DictStore):
         return [] if query.limit < 0 else await super().search(query)
 
 
+class LimitOverflows(DictStore):
+    """As a store that hands any limit to a 64-bit SQL LIMIT would."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.limit >= 2**63:
+            raise OverflowError("Python int too large to convert to SQLite INTEGER")
+        return await super().search(query)
+
+
 class ChangesOnReopen(DictStore):
     """Keeps its items per workspace, and rewrites their content when reopened."""
 
@@ -284,6 +293,7 @@ REPORTED: list[tuple[StoreFactory, str, str]] = [
     (LiveRetrieveCopiedSearch, "returned_objects", "mixed: some changes were seen"),
     (LimitIgnoredWithTags, "limit_policy", "limit 0 gave [] and [1, 2, 3, 4, 5]"),
     (NegativeLimitFindsNothing, "limit_policy", "negative limits gave [] and []"),
+    (LimitOverflows, "limit_policy", "raised OverflowError: Python int too large"),
     (ChangesOnReopen, "durability", "reopened store returned MemoryItem("),
     (WritesBeforeRefusing, "content", "store raised TypeError for {1, 2} but wrote the item"),
     (TuplesComeBackAsLists, "content", "accepted (1, 2) but returned [1, 2]"),

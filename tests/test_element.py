@@ -80,8 +80,8 @@ def test_created_at_reads_a_naive_datetime_as_utc() -> None:
 
 @pytest.mark.parametrize(
     "value",
-    [None, True, "yesterday", "", [NEW_YEAR], {"t": 1}, math.nan, math.inf, "nan", "-inf", b"1"],
-    ids=repr,
+    [None, True, "yesterday", "", [NEW_YEAR], {"t": 1}, math.nan, math.inf, "nan", "-inf", b"1", 10**400],
+    ids=lambda value: repr(value)[:20],
 )
 def test_created_at_rejects_anything_else(value: object) -> None:
     with pytest.raises(ValidationError, match="created_at"):

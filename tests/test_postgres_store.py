@@ -36,6 +36,7 @@ from store_checks import (
     assert_batches_checked,
     assert_call_arguments_checked,
     assert_cancelled_writes_stay_whole,
+    assert_limits_beyond_64_bits_agree,
     assert_subclass_fields_are_never_dropped,
     assert_searches_agree,
 )
@@ -225,6 +226,10 @@ def test_call_arguments_follow_the_rules_of_every_store(pg_url: str) -> None:
 
 def test_store_many_writes_a_batch_or_names_what_is_not_one(pg_url: str) -> None:
     with_store(pg_url, assert_batches_checked)
+
+
+def test_limits_beyond_64_bits_agree_with_the_reference(pg_url: str) -> None:
+    with_store(pg_url, assert_limits_beyond_64_bits_agree)
 
 
 def test_a_subclass_is_refused_when_its_fields_would_be_lost(pg_url: str) -> None:

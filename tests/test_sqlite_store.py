@@ -36,6 +36,7 @@ from store_checks import (
     assert_batches_checked,
     assert_call_arguments_checked,
     assert_cancelled_writes_stay_whole,
+    assert_limits_beyond_64_bits_agree,
     assert_subclass_fields_are_never_dropped,
     assert_searches_agree,
 )
@@ -129,6 +130,10 @@ def test_call_arguments_follow_the_rules_of_every_store(tmp_path: Path) -> None:
 
 def test_store_many_writes_a_batch_or_names_what_is_not_one(tmp_path: Path) -> None:
     with_store(tmp_path / "m.db", assert_batches_checked)
+
+
+def test_limits_beyond_64_bits_agree_with_the_reference(tmp_path: Path) -> None:
+    with_store(tmp_path / "m.db", assert_limits_beyond_64_bits_agree)
 
 
 def test_a_subclass_is_refused_when_its_fields_would_be_lost(tmp_path: Path) -> None:

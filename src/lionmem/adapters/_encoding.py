@@ -20,6 +20,7 @@ from pydantic_core import from_json
 from lionmem.protocols.memory import MemoryItem
 
 __all__ = [
+    "MAX_SQL_LIMIT",
     "SHARE_EVERY",
     "EncodedItem",
     "Row",
@@ -197,6 +198,11 @@ def decode_rows(rows: Iterable[Row]) -> list[MemoryItem]:
 def decode_item(item_id: str, created_at: float, body: str) -> MemoryItem:
     """Rebuild one stored item; see `decode_rows`."""
     return decode_rows(((item_id, created_at, body),))[0]
+
+
+MAX_SQL_LIMIT = 2**63 - 1
+"""The largest LIMIT SQLite and PostgreSQL take (a signed 64-bit integer). No table
+holds more rows, so a larger limit asks for the same rows as this one."""
 
 
 SHARE_EVERY = 500

@@ -22,6 +22,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from lionmem.adapters._encoding import (
+    MAX_SQL_LIMIT,
     SHARE_EVERY,
     EncodedItem,
     Row,
@@ -330,13 +331,13 @@ class PostgresMemoryStore(ClosesOnExit):
             return (await _decode(rows, recheck, limit))[:limit]
         # Python re-checks some rows, so SQL cannot stop at `limit` itself; read growing
         # prefixes of the ordered rows until they hold `limit` matches or run out.
-        window = max(_FIRST_WINDOW, 4 * limit)
+        window = min(max(_FIRST_WINDOW, 4 * limit), MAX_SQL_LIMIT)
         while True:
             rows = await self._execute(statement + sql.SQL(" LIMIT %s"), [*params, window])
             found = await _decode(rows, recheck, limit)
             if len(found) >= limit or len(rows) < window:
                 return found
-            window *= 4
+            window = min(window * 4, MAX_SQL_LIMIT)
 
     async def explain(self, query: MemoryQuery) -> str:
         """The server's plan for `query`, as `EXPLAIN` prints it."""
@@ -377,7 +378,7 @@ class PostgresMemoryStore(ClosesOnExit):
         pushed = not recheck and query.limit >= 0
         if pushed:
             statement += sql.SQL(" LIMIT %s")
-            params.append(query.limit)
+            params.append(min(query.limit, MAX_SQL_LIMIT))
         return statement, params, recheck, pushed
 
 

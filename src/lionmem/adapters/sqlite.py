@@ -17,6 +17,7 @@ from typing import Any, Final, Literal, NamedTuple, cast
 from uuid import UUID
 
 from lionmem.adapters._encoding import (
+    MAX_SQL_LIMIT,
     EncodedItem,
     as_batch,
     decode_in_slices,
@@ -489,7 +490,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         sql += f" ORDER BY {order}"
         limit = query.limit
         if not recheck and limit >= 0:
-            rows = self._writer.execute(sql + " LIMIT ?", (*params, limit)).fetchall()
+            rows = self._writer.execute(sql + " LIMIT ?", (*params, min(limit, MAX_SQL_LIMIT))).fetchall()
             return decode_in_slices(rows)
         matches = list(matching(self._writer.execute(sql, params), recheck, limit))
         return matches[:limit]

@@ -116,6 +116,10 @@ def _same(a: object, b: object) -> bool:
     return bool(a == b)
 
 
+_POSITIVE_LIMITS = (0, 2, 5, 50, 2**64)
+"""Limits the kit tries; the last is beyond any SQL LIMIT and must still mean "all"."""
+
+
 Check = Callable[["ConformanceKit", Recorder, Path], Awaitable[tuple[str, bool]]]
 
 
@@ -507,7 +511,7 @@ class ConformanceKit:
         items = [_item(n, content=f"lim{n}", tags=["l"]) for n in range(1, 6)]
         await self._fill(rec, items)
         outcomes: dict[int, list[int] | None] = {}
-        for limit in (0, 2, 5, 50, -2, -10):
+        for limit in (*_POSITIVE_LIMITS, -2, -10):
             for query in (MemoryQuery(limit=limit), MemoryQuery(tags=["l"], limit=limit)):
                 if self.profile.tag_match is TagMatch.UNSUPPORTED and query.tags:
                     continue
@@ -527,9 +531,9 @@ class ConformanceKit:
             want = everything[:limit]
             return got == want if self._ordered else len(got) == len(want)
 
-        positive_ok = all(sliced(n) for n in (0, 2, 5, 50))
-        if not positive_ok:
-            return f"limits 0, 2, 5, 50 gave {[outcomes[n] for n in (0, 2, 5, 50)]}", False
+        if not all(sliced(n) for n in _POSITIVE_LIMITS):
+            shown = ", ".join(map(str, _POSITIVE_LIMITS))
+            return f"limits {shown} gave {[outcomes[n] for n in _POSITIVE_LIMITS]}", False
         if sliced(-2) and sliced(-10):
             observed = LimitPolicy.SLICE.value
         elif outcomes[-2] is None and outcomes[-10] is None:

@@ -39,7 +39,10 @@ def _to_timestamp(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError("created_at must be a timestamp, datetime or ISO string, got a bool")
     if isinstance(value, (int, float)):
-        return _finite(float(value))
+        try:
+            return _finite(float(value))
+        except OverflowError:  # an int beyond float range
+            raise ValueError("created_at is an integer too large for a timestamp") from None
     if isinstance(value, datetime):
         return _from_datetime(value)
     if isinstance(value, str):
