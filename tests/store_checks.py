@@ -1,6 +1,7 @@
 """Checks that every lionmem store must pass alike: random searches over awkward
 stored values compared with InMemoryStore, the rules for call arguments, and
-batches that stay whole when their tasks are cancelled."""
+batches that stay whole when their tasks are cancelled, and the limits of what a
+durable store keeps."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from uuid import UUID
 import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+from lionmem.adapters._encoding import MAX_NESTING
 
 AWKWARD: list[Any] = [
     0, 1, -1, True, False, 0.0, -0.0, 1.0, 0.5, "1", "", None, [1], [True], {"a": 1}, {},
@@ -175,3 +177,37 @@ async def assert_limits_beyond_64_bits_agree(store: MemoryStore) -> None:
             query = MemoryQuery(limit=limit, **fields)
             got = [i.id for i in await store.search(query)]
             assert got == [i.id for i in await reference.search(query)], query
+
+
+def nested(levels: int, inner: object = "needle") -> object:
+    """`inner` inside `levels` lists, each inside the next."""
+    value = inner
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+async def assert_nesting_limit_holds(store: Batching) -> None:
+    """Content and metadata nested `MAX_NESTING` levels deep are kept, read back and
+    found; one level more, or far more than Python's recursion limit, is refused with
+    `ValueError` before anything of the call is written."""
+    deepest = MemoryItem(content=nested(MAX_NESTING), metadata={"k": nested(MAX_NESTING - 1)})
+    await store.store(deepest)
+    back = await store.retrieve(deepest.id)
+    assert back is not None
+    assert (back.content, back.metadata) == (deepest.content, deepest.metadata)
+    assert [i.id for i in await store.search(MemoryQuery(text="NEEDLE"))] == [deepest.id]
+    kept = MemoryItem(content="kept")
+    too_deep = [
+        MemoryItem(content=nested(MAX_NESTING + 1)),
+        MemoryItem(content=nested(20 * MAX_NESTING)),
+        MemoryItem(metadata={"k": nested(MAX_NESTING)}),
+    ]
+    for item in too_deep:
+        where = "content" if item.content is not None else "metadata"
+        with pytest.raises(ValueError, match=f"^{where} nests lists and objects more than {MAX_NESTING} levels"):
+            await store.store(item)
+        with pytest.raises(ValueError, match="more than"):
+            await store.store_many([kept, item])
+        assert await store.retrieve(item.id) is None
+    assert await store.retrieve(kept.id) is None

@@ -166,6 +166,8 @@ def test_demo_runs_on_any_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         (["put", "memory:", "--json", "[1.5, 1E400]"], "1E400 is beyond the range of a float"),
         (["search", "memory:", "--filter", "k=1", "--filter", "k:=1"], "gives the key 'k' twice"),
         (["put", "memory:", "{", "--json"], "CONTENT is not JSON"),
+        (["put", "memory:", "[" * 5000 + "]" * 5000, "--json"], "CONTENT nests more deeply than"),
+        (["search", "memory:", "--filter", "k:=" + "[" * 5000 + "]" * 5000], "--filter 'k' nests more"),
         (["put", "memory:", "x", "--id", "seven"], "'seven' is not a UUID"),
         (["get", "memory:", "seven"], "'seven' is not a UUID"),
         (["search", "memory:", "--limit", "many"], "invalid int value"),
@@ -206,6 +208,10 @@ def test_put_refuses_content_a_durable_store_cannot_keep(
     status, out, err = run_cli(capsys, "put", url, "bad \udcff byte")
     assert (status, out) == (1, "")
     assert "lone surrogate U+DCFF" in err
+    too_deep = "[" * 501 + "]" * 501
+    status, out, err = run_cli(capsys, "put", url, too_deep, "--json")
+    assert (status, out) == (1, "")
+    assert "content nests lists and objects more than 500 levels deep" in err
     assert run_cli(capsys, "search", url)[1] == ""
 
 

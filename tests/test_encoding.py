@@ -18,6 +18,7 @@ from pydantic_core import from_json
 
 from lionmem import MemoryItem
 from lionmem.adapters._encoding import (
+    MAX_NESTING,
     SHARE_EVERY,
     Row,
     check_json,
@@ -129,7 +130,7 @@ def test_stored_json_decodes_to_identical_values(value: object) -> None:
 def test_nesting_beyond_the_fast_parser_still_decodes() -> None:
     deep: list[object] = []
     inner = deep
-    for _ in range(600):
+    for _ in range(MAX_NESTING - 2):  # metadata {"deep": deep} nests MAX_NESTING levels
         inner.append([])
         inner = cast("list[object]", inner[0])
     item = MemoryItem(content=deep, metadata={"deep": deep})
@@ -187,3 +188,24 @@ def test_matching_rechecks_in_order_and_hands_over_the_gil(
     # SHARE_EVERY-th row decoded after the first.
     decoded = count if limit < 0 else min(count, 2 * limit - 1) if limit else 0
     assert pauses == [0] * max(0, (decoded - 1) // SHARE_EVERY)
+
+
+def _lists(levels: int) -> object:
+    value: object = 0
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def test_nesting_is_limited_to_max_nesting_levels() -> None:
+    check_json(_lists(MAX_NESTING), "v")
+    check_json({"k": _lists(MAX_NESTING - 1)}, "v")
+    with pytest.raises(ValueError, match=f"^v nests lists and objects more than {MAX_NESTING} levels deep; "):
+        check_json([_lists(MAX_NESTING)], "v")
+    with pytest.raises(ValueError, match="^metadata nests"):
+        check_json({"a": {"b": _lists(MAX_NESTING - 1)}}, "metadata")
+
+
+def test_far_too_deep_a_value_is_refused_before_python_runs_out_of_stack() -> None:
+    with pytest.raises(ValueError, match="^content nests"):
+        encode_item(MemoryItem(content=_lists(100 * MAX_NESTING)))

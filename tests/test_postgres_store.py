@@ -37,6 +37,7 @@ from store_checks import (
     assert_call_arguments_checked,
     assert_cancelled_writes_stay_whole,
     assert_limits_beyond_64_bits_agree,
+    assert_nesting_limit_holds,
     assert_subclass_fields_are_never_dropped,
     assert_searches_agree,
 )
@@ -234,6 +235,10 @@ def test_limits_beyond_64_bits_agree_with_the_reference(pg_url: str) -> None:
 
 def test_a_subclass_is_refused_when_its_fields_would_be_lost(pg_url: str) -> None:
     with_store(pg_url, assert_subclass_fields_are_never_dropped)
+
+
+def test_nesting_beyond_the_limit_is_refused_and_the_limit_kept(pg_url: str) -> None:
+    with_store(pg_url, assert_nesting_limit_holds)
 
 
 def test_cancelled_writes_leave_whole_batches_and_a_working_store(pg_url: str) -> None:

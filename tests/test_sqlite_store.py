@@ -37,6 +37,7 @@ from store_checks import (
     assert_call_arguments_checked,
     assert_cancelled_writes_stay_whole,
     assert_limits_beyond_64_bits_agree,
+    assert_nesting_limit_holds,
     assert_subclass_fields_are_never_dropped,
     assert_searches_agree,
 )
@@ -138,6 +139,10 @@ def test_limits_beyond_64_bits_agree_with_the_reference(tmp_path: Path) -> None:
 
 def test_a_subclass_is_refused_when_its_fields_would_be_lost(tmp_path: Path) -> None:
     with_store(tmp_path / "m.db", assert_subclass_fields_are_never_dropped)
+
+
+def test_nesting_beyond_the_limit_is_refused_and_the_limit_kept(tmp_path: Path) -> None:
+    with_store(tmp_path / "m.db", assert_nesting_limit_holds)
 
 
 def test_cancelled_writes_leave_whole_batches_and_a_working_store(tmp_path: Path) -> None:

@@ -150,6 +150,8 @@ def _json(text: str, what: str) -> Any:
         return json.loads(text, parse_constant=_not_json, parse_float=_finite)
     except ValueError as exc:
         raise ValueError(f"{what} is not JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{what} nests more deeply than Python's recursion limit lets it read") from None
 
 
 def _pairs(given: list[str] | None, option: str) -> dict[str, Any]:

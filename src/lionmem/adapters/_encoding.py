@@ -20,6 +20,7 @@ from pydantic_core import from_json
 from lionmem.protocols.memory import MemoryItem
 
 __all__ = [
+    "MAX_NESTING",
     "MAX_SQL_LIMIT",
     "SHARE_EVERY",
     "EncodedItem",
@@ -56,12 +57,25 @@ def loads(text: str) -> Any:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+MAX_NESTING = 500
+"""How many lists and objects deep content and metadata may nest. Checking, encoding,
+matching (`str(content)`) and decoding a value each spend one level of Python's
+recursion limit (1,000 by default) per level of nesting, on top of the caller's
+stack; half of it is left to the caller, so that what was stored can be read back."""
+
+
 def check_json(value: object, path: str, *, allow_nul: bool = True) -> None:
     """Raise `TypeError` naming `path` unless `value` round-trips through JSON exactly
-    (and, with `allow_nul=False`, holds no U+0000 in any string or key).
+    (and, with `allow_nul=False`, holds no U+0000 in any string or key), or
+    `ValueError` if it nests more than `MAX_NESTING` lists and objects deep.
 
     A string must be Unicode text: a lone surrogate has no UTF-8 form to store.
     """
+    _check_json(value, path, allow_nul, MAX_NESTING, path)
+
+
+def _check_json(value: object, path: str, allow_nul: bool, levels: int, root: str) -> None:
+    """`check_json` with `levels` of nesting left to the part of `root` at `path`."""
     kind = type(value)
     if kind is str:
         text = cast(str, value)
@@ -78,18 +92,22 @@ def check_json(value: object, path: str, *, allow_nul: bool = True) -> None:
         if not math.isfinite(cast(float, value)):
             raise TypeError(f"{path} is {value!r}; NaN and infinity are not JSON values")
         return
+    if kind is not list and kind is not dict:
+        raise TypeError(f"{path} is a {kind.__name__}, not a JSON value")
+    if not levels:
+        raise ValueError(
+            f"{root} nests lists and objects more than {MAX_NESTING} levels deep; "
+            f"this store keeps at most {MAX_NESTING}"
+        )
     if kind is list:
         for index, element in enumerate(cast("list[object]", value)):
-            check_json(element, f"{path}[{index}]", allow_nul=allow_nul)
+            _check_json(element, f"{path}[{index}]", allow_nul, levels - 1, root)
         return
-    if kind is dict:
-        for key, element in cast("dict[object, object]", value).items():
-            if type(key) is not str:
-                raise TypeError(f"{path} has a key {key!r}; JSON object keys are strings")
-            check_json(key, f"{path} key {key!r}", allow_nul=allow_nul)
-            check_json(element, f"{path}[{key!r}]", allow_nul=allow_nul)
-        return
-    raise TypeError(f"{path} is a {kind.__name__}, not a JSON value")
+    for key, element in cast("dict[object, object]", value).items():
+        if type(key) is not str:
+            raise TypeError(f"{path} has a key {key!r}; JSON object keys are strings")
+        _check_json(key, f"{path} key {key!r}", allow_nul, levels, root)
+        _check_json(element, f"{path}[{key!r}]", allow_nul, levels - 1, root)
 
 
 def fold(content: Any) -> str:

@@ -404,6 +404,8 @@ class SQLiteMemoryStore(ClosesOnExit):
         Raises:
             TypeError: not a `MemoryItem`, or content, tags or metadata that are not
                 JSON values; nothing is written.
+            ValueError: content or metadata nesting lists and objects more than
+                500 levels deep; nothing is written.
             StoreClosedError: the store is closed.
         """
         encoded = encode_item(item)
