@@ -108,12 +108,19 @@ def _filter_clause(key: str, value: object) -> tuple[LiteralString, list[object]
 
     JSON containment compares numbers as decimals, which agrees with Python's `==`
     (1 == 1.0, -0.0 == 0) up to 2**53; beyond that a float's shortest decimal form
-    need not equal the integer it is equal to.
+    need not equal the integer it is equal to. No stored key or string holds U+0000,
+    which PostgreSQL text cannot, so a filter naming one is settled here.
     """
+    if "\x00" in key:
+        # No item has this key, so `metadata.get(key) == value` is `None == value` for
+        # every one (==, not `is`: the reference's comparison, whatever `value` is).
+        return ("true" if None == value else "false"), [], True
     if value is None:
         return "(NOT metadata ? %s OR metadata -> %s = 'null'::jsonb)", [key, key], True
     kind = type(value)
     if kind is str:
+        if "\x00" in cast(str, value):
+            return "false", [], True
         return "metadata @> %s", [Jsonb({key: value})], True
     if kind in (bool, int, float) and abs(cast(float, value)) <= _EXACT_NUMBER:
         # Python equality: True == 1 == 1.0, but JSON true is not the number 1.
@@ -364,8 +371,9 @@ class PostgresMemoryStore(ClosesOnExit):
                 clauses.append(sql.SQL("folded LIKE %s AND strpos(folded, %s) > 0"))
                 params += [f"%{escaped}%", needle]
         if query.tags:
+            # No stored tag holds U+0000; with no other tag left, `&&` matches nothing.
             clauses.append(sql.SQL("tags && %s::text[]"))
-            params.append(list(query.tags))
+            params.append([tag for tag in query.tags if "\x00" not in tag])
         recheck: list[tuple[str, Any]] = []
         for key, value in (query.filters or {}).items():
             narrowing = _filter_clause(key, value)
