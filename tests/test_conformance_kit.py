@@ -367,6 +367,9 @@ def test_the_stateful_comparison_catches_what_the_probes_miss() -> None:
     result = kit.check("stateful")
     assert not result.passed and result.observed.startswith("search(MemoryQuery(text=")
     assert "state = AgainstReference()" in result.reproduction
+    # Shrunk, but not explained: that phase tripled the time a failing run takes.
+    assert "Draw 1: MemoryItem(content='alpha', tags=[], metadata={})" in result.reproduction
+    assert "Explanation" not in result.reproduction
 
 
 def test_unknown_check_is_refused() -> None:
