@@ -39,11 +39,15 @@ async def assert_searches_agree(store: MemoryStore, *, seed: int, rounds: int) -
     for item in items:
         await reference.store(item)
         await store.store(item)
+    # Queries may also name what no store can hold (U+0000, which PostgreSQL refuses)
+    # or what SQL gives a meaning to (wildcards, quotes).
+    values = [*AWKWARD, "\x00", "1\x00"]
+    keys = ["a", "b", "c", "a\x00", "b' OR '1'='1"]
     for _ in range(rounds):
-        filters = {key: rng.choice(AWKWARD) for key in rng.sample(["a", "b", "c"], rng.randrange(3))}
+        filters = {key: rng.choice(values) for key in rng.sample(keys, rng.randrange(3))}
         query = MemoryQuery(
-            text=rng.choice([None, None, "red", "BLUE", "m 1", "e"]),
-            tags=rng.choice([None, None, ["x"], ["y", "z"], ["z", "z"]]),
+            text=rng.choice([None, None, "red", "BLUE", "m 1", "e", "\x00", "m%1", "_"]),
+            tags=rng.choice([None, None, ["x"], ["y", "z"], ["z", "z"], ["x\x00"], ["\x00", "y"]]),
             filters=filters or None,
             limit=rng.choice([0, 1, 3, 20, 1000, -1, -3]),
         )
