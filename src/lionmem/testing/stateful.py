@@ -47,6 +47,10 @@ _EVENTUAL_WAIT = 2.0
 _WORDS = ["alpha", "Beta", "gamma", "ü", "50%", "a_b", "x\\y", ""]
 _TAGS = ["t1", "t2", "T1", "t3"]
 _KEYS = ["k", "j"]
+# A query may name what no item holds, U+0000 among it (which some databases cannot
+# store); the reference answers it like any other value.
+_QUERY_TAGS = [*_TAGS, "t\x00"]
+_QUERY_KEYS = [*_KEYS, "k\x00"]
 
 
 def _ordered(profile: FidelityProfile) -> bool:
@@ -80,13 +84,15 @@ def _strategies(profile: FidelityProfile) -> tuple[st.SearchStrategy[MemoryItem]
     )
     text = st.none()
     if profile.text_match is TextMatch.CASE_INSENSITIVE_SUBSTRING:
-        text = st.one_of(st.none(), st.sampled_from(["a", "A", "%", "_", "\\", "Ü", "5", "[", "'", "alpha b"]))
+        text = st.one_of(
+            st.none(), st.sampled_from(["a", "A", "%", "_", "\\", "Ü", "5", "[", "'", "alpha b", "a\x00"])
+        )
     tags = st.none()
     if profile.tag_match is TagMatch.ANY_OF:
-        tags = st.one_of(st.none(), st.lists(st.sampled_from(_TAGS), max_size=2))
+        tags = st.one_of(st.none(), st.lists(st.sampled_from(_QUERY_TAGS), max_size=2))
     filters = st.none()
     if profile.filter_equality is not FilterEquality.UNSUPPORTED:
-        filters = st.one_of(st.none(), st.dictionaries(st.sampled_from(_KEYS), values, max_size=2))
+        filters = st.one_of(st.none(), st.dictionaries(st.sampled_from(_QUERY_KEYS), values, max_size=2))
     ordered = _ordered(profile)
     low = -6 if profile.limit_policy is LimitPolicy.SLICE and ordered else 0
     limit = st.integers(low, 8) if ordered else st.just(1000)
@@ -115,6 +121,22 @@ class _AgainstReference(RuleBasedStateMachine):
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(coroutine)
 
+    def on_store(
+        self,
+        coroutine: Coroutine[Any, Any, T],
+        call: Callable[[], str],
+        allowed: tuple[type[Exception], ...] = (),
+    ) -> T:
+        """Run a call on the store under test. An exception other than `allowed` is a
+        difference from the reference, reported with the `call` that raised it and
+        shrunk like any other, not an error of the kit."""
+        try:
+            return self.run(coroutine)
+        except allowed:
+            raise
+        except Exception as exc:
+            raise AssertionError(f"{call()} raised {type(exc).__name__}: {exc}") from exc
+
     def teardown(self) -> None:
         try:
             self.run(self.opened.__aexit__(None, None, None))
@@ -142,7 +164,8 @@ class _AgainstReference(RuleBasedStateMachine):
             tags=drawn.tags,
             metadata=drawn.metadata,
         )
-        assert self.run(self.store.store(item.model_copy(deep=True))) == item.id
+        stored = self.on_store(self.store.store(item.model_copy(deep=True)), lambda: f"store({show(item)})")
+        assert stored == item.id
         self.run(self.reference.store(item))
         self.ids.append(item.id)
 
@@ -152,13 +175,17 @@ class _AgainstReference(RuleBasedStateMachine):
         target = data.draw(st.sampled_from(self.ids))
         fresh = data.draw(self.items)
         newer = MemoryItem(id=target, content=fresh.content, tags=fresh.tags, metadata=fresh.metadata)
+
+        def call() -> str:
+            return f"store({show(newer)})"
+
         if self.profile.on_existing_id is OnExistingId.REJECT:
             try:
-                self.run(self.store.store(newer.model_copy(deep=True)))
+                self.on_store(self.store.store(newer.model_copy(deep=True)), call, (ValueError,))
             except ValueError:
                 return
-            raise AssertionError(f"on_existing_id: store({show(newer)}) was not rejected")
-        self.run(self.store.store(newer.model_copy(deep=True)))
+            raise AssertionError(f"on_existing_id: {call()} was not rejected")
+        self.on_store(self.store.store(newer.model_copy(deep=True)), call)
         self.run(self.reference.store(newer))
 
     @precondition(lambda self: bool(self.ids))
@@ -171,7 +198,7 @@ class _AgainstReference(RuleBasedStateMachine):
         fields += [f for f in ("tags", "metadata") if getattr(self.profile, f) is RoundTrip.EXACT]
 
         def compare() -> str | None:
-            got = self.run(self.store.retrieve(target))
+            got = self.on_store(self.store.retrieve(target), lambda: f"retrieve({show(target)})")
             if got is None:
                 return f"retrieve({show(target)}) returned None"
             if [getattr(got, f) for f in fields] != [getattr(want, f) for f in fields]:
@@ -186,7 +213,7 @@ class _AgainstReference(RuleBasedStateMachine):
         want = [i.id.int for i in self.run(self.reference.search(query))]
 
         def compare() -> str | None:
-            found = [i.id.int for i in self.run(self.store.search(query))]
+            found = [i.id.int for i in self.on_store(self.store.search(query), lambda: f"search({show(query)})")]
             agrees = found == want if self.ordered else sorted(found) == sorted(want)
             if agrees:
                 return None
@@ -197,7 +224,9 @@ class _AgainstReference(RuleBasedStateMachine):
     @invariant()
     def nothing_lost(self) -> None:
         if self.profile.visibility is Visibility.IMMEDIATE and self.ids:
-            assert self.run(self.store.retrieve(self.ids[-1])) is not None
+            last = self.ids[-1]
+            found = self.on_store(self.store.retrieve(last), lambda: f"retrieve({show(last)})")
+            assert found is not None, f"retrieve({show(last)}) returned None after it was stored"
 
 
 def compare_with_reference(
