@@ -68,6 +68,10 @@ async def assert_big_integers_exact(store: MemoryStore) -> None:
     assert await found(n=-(2**63) - 1) and not await found(n=-(2**63))
     assert not await found(n=-(2.0**63))
     assert await found(b=2**64 + 1) and not await found(b=2.0**64)
+    unwritable = MemoryItem(metadata={"k": 10**5000})
+    with pytest.raises(ValueError, match=r"^metadata\['k'\] is an integer of more than \d+ digits"):
+        await store.store(unwritable)
+    assert await store.retrieve(unwritable.id) is None
 
 
 async def assert_call_arguments_checked(store: MemoryStore) -> None:

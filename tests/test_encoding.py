@@ -7,6 +7,7 @@ import json
 import math
 import pickle
 import re
+import sys
 import uuid
 from typing import cast
 
@@ -209,3 +210,17 @@ def test_nesting_is_limited_to_max_nesting_levels() -> None:
 def test_far_too_deep_a_value_is_refused_before_python_runs_out_of_stack() -> None:
     with pytest.raises(ValueError, match="^content nests"):
         encode_item(MemoryItem(content=_lists(100 * MAX_NESTING)))
+
+
+def test_an_integer_python_cannot_write_is_refused_by_path() -> None:
+    check_json({"k": [10**4299, -(10**4299)]}, "metadata")
+    with pytest.raises(ValueError, match=r"^metadata\['k'\]\[1\] is an integer of more than 4300 digits"):
+        check_json({"k": [1, -(10**4300)]}, "metadata")
+    default = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)  # the lowest limit Python accepts
+    try:
+        check_json(2**2100, "content")
+        with pytest.raises(ValueError, match="^content is an integer of more than 640 digits"):
+            check_json(10**640, "content")
+    finally:
+        sys.set_int_max_str_digits(default)

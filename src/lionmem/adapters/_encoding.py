@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, cast
@@ -67,7 +68,8 @@ stack; half of it is left to the caller, so that what was stored can be read bac
 def check_json(value: object, path: str, *, allow_nul: bool = True) -> None:
     """Raise `TypeError` naming `path` unless `value` round-trips through JSON exactly
     (and, with `allow_nul=False`, holds no U+0000 in any string or key), or
-    `ValueError` if it nests more than `MAX_NESTING` lists and objects deep.
+    `ValueError` if it nests more than `MAX_NESTING` lists and objects deep or holds
+    an integer with more digits than Python writes as text (4,300 by default).
 
     A string must be Unicode text: a lone surrogate has no UTF-8 form to store.
     """
@@ -86,7 +88,11 @@ def _check_json(value: object, path: str, allow_nul: bool, levels: int, root: st
                 f"{path} holds the lone surrogate U+{ord(found.group()):04X}, which is not text"
             )
         return
-    if value is None or kind is bool or kind is int:
+    if kind is int:
+        if cast(int, value).bit_length() > _FEWEST_DIGITS_BITS:
+            _check_digits(cast(int, value), path)
+        return
+    if value is None or kind is bool:
         return
     if kind is float:
         if not math.isfinite(cast(float, value)):
@@ -108,6 +114,21 @@ def _check_json(value: object, path: str, allow_nul: bool, levels: int, root: st
             raise TypeError(f"{path} has a key {key!r}; JSON object keys are strings")
         _check_json(key, f"{path} key {key!r}", allow_nul, levels, root)
         _check_json(element, f"{path}[{key!r}]", allow_nul, levels - 1, root)
+
+
+_FEWEST_DIGITS_BITS = 2_100
+"""Integers up to this many bits have fewer decimal digits than any limit
+`sys.set_int_max_str_digits` accepts (640 at the least), so JSON can always write them."""
+
+
+def _check_digits(value: int, path: str) -> None:
+    try:
+        str(value)
+    except ValueError:
+        raise ValueError(
+            f"{path} is an integer of more than {sys.get_int_max_str_digits()} digits, "
+            "more than Python writes as text (sys.set_int_max_str_digits)"
+        ) from None
 
 
 def fold(content: Any) -> str:

@@ -290,7 +290,8 @@ class PostgresMemoryStore(ClosesOnExit):
             TypeError: not a `MemoryItem`, a value that is not JSON, or a U+0000
                 character; nothing is written.
             ValueError: content or metadata nesting lists and objects more than
-                500 levels deep; nothing is written.
+                500 levels deep, or holding an integer with more digits than Python
+                writes as text; nothing is written.
             StoreUnavailableError: the server did not answer in time.
         """
         row = _row(self.namespace, item)

@@ -405,7 +405,8 @@ class SQLiteMemoryStore(ClosesOnExit):
             TypeError: not a `MemoryItem`, or content, tags or metadata that are not
                 JSON values; nothing is written.
             ValueError: content or metadata nesting lists and objects more than
-                500 levels deep; nothing is written.
+                500 levels deep, or holding an integer with more digits than Python
+                writes as text; nothing is written.
             StoreClosedError: the store is closed.
         """
         encoded = encode_item(item)
