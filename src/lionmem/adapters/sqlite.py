@@ -300,7 +300,7 @@ class SQLiteMemoryStore(ClosesOnExit):
     [`SQLITE_PROFILE`][lionmem.adapters.sqlite.SQLITE_PROFILE]: results are copies and
     content must be a JSON value. Writes and searches run on one worker thread, so
     they never block the event loop; `retrieve` is a primary-key read on a read-only
-    WAL connection, which never waits for a lock. See [ADR-0096][adr-0096].
+    WAL connection, which does not wait for writers. See [ADR-0096][adr-0096].
 
     Examples:
         ```python
