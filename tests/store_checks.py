@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -219,3 +220,35 @@ async def assert_nesting_limit_holds(store: Batching) -> None:
             await store.store_many([kept, item])
         assert await store.retrieve(item.id) is None
     assert await store.retrieve(kept.id) is None
+
+
+Pause = Callable[[], AbstractAsyncContextManager[None]]
+"""Holds back the store's writing (its worker thread, or its connections) while
+entered, so that a test can act between a call and its write."""
+
+
+async def assert_writes_keep_the_item_as_called(store: Batching, paused: Pause) -> None:
+    """An item changed after `store` or `store_many` was called, while the write is
+    still in flight, is stored as it was at the call, and searches agree with what
+    was stored: the index is built from the same moment as the row."""
+    single = MemoryItem(content="single", tags=["old"], metadata={"k": "old", "n": 1})
+    batched = MemoryItem(content="batched", tags=["old"], metadata={"k": "old", "n": 1})
+    async with paused():
+        writes = asyncio.gather(store.store(single), store.store_many([batched]))
+        await asyncio.sleep(0.05)  # both calls have run up to the held-back write
+        for item in (single, batched):
+            item.tags[0] = "new"
+            item.metadata["k"] = "new"
+            item.metadata["added"] = 2
+    await writes
+    both = [single.id, batched.id]
+    for item_id in both:
+        back = await store.retrieve(item_id)
+        assert back is not None and (back.tags, back.metadata) == (["old"], {"k": "old", "n": 1})
+
+    async def ids(**fields: Any) -> list[UUID]:
+        return [i.id for i in await store.search(MemoryQuery(**fields))]
+
+    assert await ids(tags=["old"]) == both and await ids(tags=["new"]) == []
+    assert await ids(filters={"k": "old"}) == both and await ids(filters={"k": "new"}) == []
+    assert await ids(filters={"added": 2}) == [] and await ids(filters={"added": None}) == both

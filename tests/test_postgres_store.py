@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import socket
@@ -11,7 +12,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
@@ -38,6 +39,7 @@ from store_checks import (
     assert_cancelled_writes_stay_whole,
     assert_limits_beyond_64_bits_agree,
     assert_nesting_limit_holds,
+    assert_writes_keep_the_item_as_called,
     assert_subclass_fields_are_never_dropped,
     assert_searches_agree,
 )
@@ -239,6 +241,19 @@ def test_a_subclass_is_refused_when_its_fields_would_be_lost(pg_url: str) -> Non
 
 def test_nesting_beyond_the_limit_is_refused_and_the_limit_kept(pg_url: str) -> None:
     with_store(pg_url, assert_nesting_limit_holds)
+
+
+def test_an_item_changed_during_its_write_is_stored_as_called(pg_url: str) -> None:
+    async def body(store: PostgresMemoryStore) -> None:
+        @contextlib.asynccontextmanager
+        async def paused() -> AsyncIterator[None]:
+            # White-box: hold the pool's only connection until the block ends.
+            async with store._live_pool().connection():
+                yield
+
+        await assert_writes_keep_the_item_as_called(store, paused)
+
+    with_store(pg_url, body, min_size=1, max_size=1)
 
 
 def test_cancelled_writes_leave_whole_batches_and_a_working_store(pg_url: str) -> None:

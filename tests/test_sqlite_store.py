@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import re
+import contextlib
 import hashlib
 import math
 import os
+import re
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -38,6 +40,7 @@ from store_checks import (
     assert_cancelled_writes_stay_whole,
     assert_limits_beyond_64_bits_agree,
     assert_nesting_limit_holds,
+    assert_writes_keep_the_item_as_called,
     assert_subclass_fields_are_never_dropped,
     assert_searches_agree,
 )
@@ -143,6 +146,23 @@ def test_a_subclass_is_refused_when_its_fields_would_be_lost(tmp_path: Path) -> 
 
 def test_nesting_beyond_the_limit_is_refused_and_the_limit_kept(tmp_path: Path) -> None:
     with_store(tmp_path / "m.db", assert_nesting_limit_holds)
+
+
+def test_an_item_changed_during_its_write_is_stored_as_called(tmp_path: Path) -> None:
+    async def body(store: SQLiteMemoryStore) -> None:
+        @contextlib.asynccontextmanager
+        async def paused() -> AsyncIterator[None]:
+            # White-box: occupy the store's one worker thread until the block ends.
+            release = threading.Event()
+            store._executor.submit(release.wait)
+            try:
+                yield
+            finally:
+                release.set()
+
+        await assert_writes_keep_the_item_as_called(store, paused)
+
+    with_store(tmp_path / "m.db", body)
 
 
 def test_cancelled_writes_leave_whole_batches_and_a_working_store(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "decode_in_slices",
     "decode_item",
     "decode_rows",
+    "dumps",
     "encode_item",
     "fold",
     "loads",
@@ -39,6 +40,12 @@ __all__ = [
 
 _FIELDS = frozenset(MemoryItem.model_fields)
 _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def dumps(value: Any) -> str:
+    """The compact JSON text of a value `check_json` accepts, as the stores write it."""
+    return _dumps(value)
+
 _json_loads = json.JSONDecoder().decode
 
 

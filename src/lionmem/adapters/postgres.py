@@ -29,6 +29,7 @@ from lionmem.adapters._encoding import (
     as_batch,
     decode_in_slices,
     decode_item,
+    dumps,
     encode_item,
     matching,
 )
@@ -82,7 +83,7 @@ _TRIGRAM_INDEX: LiteralString = (
 
 _UPSERT: LiteralString = """
     INSERT INTO lionmem_items (namespace, id, created_at, body, folded, tags, metadata)
-    VALUES (%s, %s, %s, %s, %s, %s, %s)
+    VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb)
     ON CONFLICT (namespace, id) DO UPDATE SET
         created_at = excluded.created_at, body = excluded.body, folded = excluded.folded,
         tags = excluded.tags, metadata = excluded.metadata
@@ -94,11 +95,14 @@ class StoreUnavailableError(ConnectionError):
 
 
 def _row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
+    """The parameters of `_UPSERT`, taken whole now: the metadata is written out here
+    rather than wrapped, so a change to the item before the statement runs reaches
+    neither the body nor the indexed metadata."""
     # PostgreSQL text cannot hold U+0000, so such strings are refused up front.
     encoded: EncodedItem = encode_item(item, allow_nul=False)
     return (
         namespace, item.id, encoded.created_at, encoded.body, encoded.folded,
-        list(item.tags), Jsonb(item.metadata),
+        list(item.tags), dumps(item.metadata),
     )
 
 

@@ -98,7 +98,7 @@ def _version_2(db: sqlite3.Connection) -> None:
     rows = db.execute("SELECT seq, folded, body FROM items").fetchall()
     for seq, folded, body in rows:
         _content, tags, metadata = loads(body)
-        _index(db, seq, folded, tags, metadata)
+        _index(db, seq, folded, *_index_rows(tags, metadata))
 
 
 def _version_3(db: sqlite3.Connection) -> None:
@@ -149,14 +149,36 @@ def _meta_row(value: object) -> tuple[str, object]:
     return ("array" if type(value) is list else "object"), None
 
 
-def _index(
-    db: sqlite3.Connection, seq: int, folded: str, tags: list[str], metadata: dict[str, Any]
-) -> None:
+_MetaRow = tuple[str, str, object]
+"""`(key, kind, comparable value)` of one metadata entry in the narrowing index."""
+
+
+def _index_rows(tags: list[str], metadata: dict[str, Any]) -> tuple[list[str], list[_MetaRow]]:
+    """The distinct tags and the metadata rows that index an item."""
+    return list(dict.fromkeys(tags)), [(key, *_meta_row(value)) for key, value in metadata.items()]
+
+
+class _Write(NamedTuple):
+    """One item as its write needs it, taken whole when `store` or `store_many` is
+    called: changes to the item while the write waits for the worker thread reach
+    neither its row nor its index."""
+
+    row: EncodedItem
+    tags: list[str]
+    meta: list[_MetaRow]
+
+    @classmethod
+    def of(cls, item: object) -> _Write:
+        row = encode_item(item)
+        stored = cast(MemoryItem, item)  # encode_item refuses anything else
+        return cls(row, *_index_rows(stored.tags, stored.metadata))
+
+
+def _index(db: sqlite3.Connection, seq: int, folded: str, tags: list[str], meta: list[_MetaRow]) -> None:
     db.execute("INSERT INTO items_text (rowid, indexed) VALUES (?, ?)", (seq, _indexable(folded)))
-    db.executemany("INSERT INTO item_tags (seq, tag) VALUES (?, ?)", [(seq, t) for t in set(tags)])
+    db.executemany("INSERT INTO item_tags (seq, tag) VALUES (?, ?)", [(seq, t) for t in tags])
     db.executemany(
-        "INSERT INTO item_meta (seq, key, kind, value) VALUES (?, ?, ?, ?)",
-        [(seq, key, *_meta_row(value)) for key, value in metadata.items()],
+        "INSERT INTO item_meta (seq, key, kind, value) VALUES (?, ?, ?, ?)", [(seq, *m) for m in meta]
     )
 
 
@@ -170,8 +192,9 @@ def _unindex(db: sqlite3.Connection, seq: int, folded: str) -> None:
     db.execute("DELETE FROM item_meta WHERE seq = ?", (seq,))
 
 
-def _put(db: sqlite3.Connection, row: EncodedItem, tags: list[str], metadata: dict[str, Any]) -> None:
+def _put(db: sqlite3.Connection, write: _Write) -> None:
     """Insert or replace one item in place, with its index rows."""
+    row = write.row
     found = db.execute("SELECT seq, folded FROM items WHERE id = ?", (row.id,)).fetchone()
     if found is None:
         inserted = db.execute(
@@ -186,7 +209,7 @@ def _put(db: sqlite3.Connection, row: EncodedItem, tags: list[str], metadata: di
             (*row[1:], seq),
         )
         _unindex(db, seq, old_folded)
-    _index(db, seq, row.folded, tags, metadata)
+    _index(db, seq, row.folded, write.tags, write.meta)
 
 
 _NUMBER_KINDS = "('integer', 'real', 'true', 'false')"
@@ -409,15 +432,13 @@ class SQLiteMemoryStore(ClosesOnExit):
                 writes as text; nothing is written.
             StoreClosedError: the store is closed.
         """
-        encoded = encode_item(item)
-        await self._on_writer(self._write, [(encoded, item.tags, item.metadata)])
+        await self._on_writer(self._write, [_Write.of(item)])
         return item.id
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
         """Write several items in one transaction: all of them or, on error, none."""
         batch = as_batch(items)
-        rows = [(encode_item(item), item.tags, item.metadata) for item in batch]
-        await self._on_writer(self._write, rows)
+        await self._on_writer(self._write, [_Write.of(item) for item in batch])
         return [item.id for item in batch]
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
@@ -448,12 +469,12 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     # -- on the worker thread -------------------------------------------------------
 
-    def _write(self, rows: Sequence[tuple[EncodedItem, list[str], dict[str, Any]]]) -> None:
+    def _write(self, writes: Sequence[_Write]) -> None:
         db = self._writer
         db.execute("BEGIN IMMEDIATE")
         try:
-            for row, tags, metadata in rows:
-                _put(db, row, tags, metadata)
+            for write in writes:
+                _put(db, write)
         except BaseException:
             db.execute("ROLLBACK")
             raise
