@@ -15,7 +15,7 @@ from uuid import UUID
 import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
-from lionmem.adapters._encoding import MAX_NESTING
+from lionmem.adapters._encoding import ENCODE_EVERY, MAX_NESTING
 
 AWKWARD: list[Any] = [
     0, 1, -1, True, False, 0.0, -0.0, 1.0, 0.5, "1", "", None, [1], [True], {"a": 1}, {},
@@ -252,3 +252,20 @@ async def assert_writes_keep_the_item_as_called(store: Batching, paused: Pause) 
     assert await ids(tags=["old"]) == both and await ids(tags=["new"]) == []
     assert await ids(filters={"k": "old"}) == both and await ids(filters={"k": "new"}) == []
     assert await ids(filters={"added": 2}) == [] and await ids(filters={"added": None}) == both
+
+
+async def assert_large_batches_let_other_tasks_run(store: Batching) -> None:
+    """A large `store_many` batch is encoded a slice at a time, so the event loop runs
+    other tasks meanwhile: one that changes the batch's last item after the first
+    slice is seen, since that item is read later. Every item is still written."""
+    batch = [MemoryItem(content=n) for n in range(3 * ENCODE_EVERY)]
+
+    async def change_the_last() -> None:
+        batch[-1].content = "changed while the batch was encoded"
+
+    changing = asyncio.ensure_future(change_the_last())
+    assert await store.store_many(batch) == [item.id for item in batch]
+    await changing
+    last = await store.retrieve(batch[-1].id)
+    assert last is not None and last.content == "changed while the batch was encoded"
+    assert [i.id for i in await store.search(MemoryQuery(limit=len(batch)))] == [i.id for i in batch]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import math
@@ -19,12 +20,14 @@ from pydantic_core import from_json
 
 from lionmem import MemoryItem
 from lionmem.adapters._encoding import (
+    ENCODE_EVERY,
     MAX_NESTING,
     SHARE_EVERY,
     Row,
     check_json,
     decode_in_slices,
     decode_item,
+    encode_batch,
     encode_item,
     fold,
     loads,
@@ -224,3 +227,29 @@ def test_an_integer_python_cannot_write_is_refused_by_path() -> None:
             check_json(10**640, "content")
     finally:
         sys.set_int_max_str_digits(default)
+
+
+def test_a_batch_is_encoded_in_slices_with_other_tasks_between() -> None:
+    batch = [MemoryItem(content=n) for n in range(2 * ENCODE_EVERY + 1)]
+    ticks = 0
+
+    async def scenario() -> list[tuple[int, int]]:
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        ticking = asyncio.ensure_future(tick())
+        await asyncio.sleep(0)
+        try:
+            return await encode_batch(batch, lambda item: (cast(int, item.content), ticks))
+        finally:
+            ticking.cancel()
+
+    seen = asyncio.run(scenario())
+    assert [n for n, _ in seen] == list(range(len(batch)))
+    slices = [seen[:ENCODE_EVERY], seen[ENCODE_EVERY : 2 * ENCODE_EVERY], seen[2 * ENCODE_EVERY :]]
+    assert [len({t for _, t in part}) for part in slices] == [1, 1, 1]  # no pause within a slice
+    assert slices[0][0][1] < slices[1][0][1] < slices[2][0][1]  # the ticker ran between them
+    assert asyncio.run(encode_batch([], lambda item: item)) == []

@@ -38,6 +38,7 @@ from store_checks import (
     assert_call_arguments_checked,
     assert_cancelled_writes_stay_whole,
     assert_limits_beyond_64_bits_agree,
+    assert_large_batches_let_other_tasks_run,
     assert_nesting_limit_holds,
     assert_writes_keep_the_item_as_called,
     assert_subclass_fields_are_never_dropped,
@@ -254,6 +255,10 @@ def test_an_item_changed_during_its_write_is_stored_as_called(pg_url: str) -> No
         await assert_writes_keep_the_item_as_called(store, paused)
 
     with_store(pg_url, body, min_size=1, max_size=1)
+
+
+def test_a_large_batch_lets_other_tasks_run_while_it_is_encoded(pg_url: str) -> None:
+    with_store(pg_url, assert_large_batches_let_other_tasks_run)
 
 
 def test_cancelled_writes_leave_whole_batches_and_a_working_store(pg_url: str) -> None:

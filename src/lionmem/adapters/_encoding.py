@@ -7,13 +7,14 @@ Python, when an item is written. Governed by [ADR-0096][adr-0096].
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, NamedTuple, cast
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, NamedTuple, TypeVar, cast
 from uuid import UUID, SafeUUID
 
 from pydantic_core import from_json
@@ -22,6 +23,7 @@ from lionmem.protocols.memory import MemoryItem
 
 __all__ = [
     "MAX_NESTING",
+    "ENCODE_EVERY",
     "MAX_SQL_LIMIT",
     "SHARE_EVERY",
     "EncodedItem",
@@ -32,11 +34,14 @@ __all__ = [
     "decode_item",
     "decode_rows",
     "dumps",
+    "encode_batch",
     "encode_item",
     "fold",
     "loads",
     "matching",
 ]
+
+T = TypeVar("T")
 
 _FIELDS = frozenset(MemoryItem.model_fields)
 _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
@@ -195,6 +200,23 @@ def as_batch(items: Iterable[MemoryItem]) -> list[MemoryItem]:
     if isinstance(given, MemoryItem):
         raise TypeError("store_many takes an iterable of MemoryItem, got one MemoryItem; use store()")
     return list(items)
+
+
+ENCODE_EVERY = 200
+"""Items a batch write encodes (about 1.2 ms of work) before it lets other tasks run."""
+
+
+async def encode_batch(batch: Sequence[MemoryItem], encode: Callable[[MemoryItem], T]) -> list[T]:
+    """`encode` each item of a `store_many` batch on the event loop's thread, letting
+    other tasks run after every `ENCODE_EVERY` items, so that a large batch does not
+    stall the loop. Each item is read whole between two pauses, and nothing is
+    written before every item is encoded, so a bad item still leaves the store as it
+    was."""
+    rows = [encode(item) for item in batch[:ENCODE_EVERY]]
+    for start in range(ENCODE_EVERY, len(batch), ENCODE_EVERY):
+        await asyncio.sleep(0)
+        rows += [encode(item) for item in batch[start : start + ENCODE_EVERY]]
+    return rows
 
 
 Row = tuple[str, float, str]

@@ -30,6 +30,7 @@ from lionmem.adapters._encoding import (
     decode_in_slices,
     decode_item,
     dumps,
+    encode_batch,
     encode_item,
     matching,
 )
@@ -303,9 +304,13 @@ class PostgresMemoryStore(ClosesOnExit):
         return item.id
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
-        """Write several items in one transaction: all of them or, on error, none."""
+        """Write several items in one transaction: all of them or, on error, none.
+
+        A large batch is read 200 items at a time, letting other tasks run between
+        slices; nothing is written until every item has been read and checked.
+        """
         batch = as_batch(items)
-        rows = [_row(self.namespace, item) for item in batch]
+        rows = await encode_batch(batch, partial(_row, self.namespace))
         pool = self._live_pool()
         try:
             async with pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:

@@ -22,6 +22,7 @@ from lionmem.adapters._encoding import (
     as_batch,
     decode_in_slices,
     decode_item,
+    encode_batch,
     encode_item,
     loads,
     matching,
@@ -436,9 +437,13 @@ class SQLiteMemoryStore(ClosesOnExit):
         return item.id
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
-        """Write several items in one transaction: all of them or, on error, none."""
+        """Write several items in one transaction: all of them or, on error, none.
+
+        A large batch is read 200 items at a time, letting other tasks run between
+        slices; nothing is written until every item has been read and checked.
+        """
         batch = as_batch(items)
-        await self._on_writer(self._write, [_Write.of(item) for item in batch])
+        await self._on_writer(self._write, await encode_batch(batch, _Write.of))
         return [item.id for item in batch]
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
