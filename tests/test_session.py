@@ -11,6 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, Session
+from lionmem.session import branch as branch_module
+from lionmem.session import session as session_module
 
 
 class SpyStore:
@@ -299,3 +301,49 @@ def test_concurrent_include_from_threads_gives_each_branch_one_owner() -> None:
         for branch in wins[n]:
             assert branch.session_id == session.id and branch.memory is session.memory
             assert all(branch not in other.branches for other in sessions if other is not session)
+
+
+def test_a_first_read_and_an_inclusion_settle_on_one_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = Session()
+    branch = Branch()
+    reading, included = threading.Event(), threading.Event()
+
+    def slow_store() -> InMemoryStore:
+        # Unless creation holds the ownership lock, the inclusion completes meanwhile
+        # and this store then replaces the one the session gave the branch.
+        reading.set()
+        included.wait(timeout=0.2)
+        return InMemoryStore()
+
+    monkeypatch.setattr(branch_module, "InMemoryStore", slow_store)
+    got: list[object] = []
+    reader = threading.Thread(target=lambda: got.append(branch.memory))
+    reader.start()
+    reading.wait()
+    session.include_branches(branch)
+    seen_after_inclusion = branch.memory
+    included.set()
+    reader.join()
+    assert got == [seen_after_inclusion] and branch.memory is seen_after_inclusion
+    assert seen_after_inclusion is not session.memory  # the first claim, the read's, won
+
+
+def test_first_reads_of_a_session_store_from_two_threads_get_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = Session(branches=[Branch(memory=InMemoryStore())])  # nothing reads session.memory
+    both_inside = threading.Barrier(2)
+
+    def slow_store() -> InMemoryStore:
+        try:
+            both_inside.wait(timeout=0.2)
+        except threading.BrokenBarrierError:
+            pass
+        return InMemoryStore()
+
+    monkeypatch.setattr(session_module, "InMemoryStore", slow_store)
+    seen: list[object] = []
+    readers = [threading.Thread(target=lambda: seen.append(session.memory)) for _ in range(2)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join()
+    assert len(seen) == 2 and seen[0] is seen[1] is session.memory

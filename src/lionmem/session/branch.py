@@ -22,6 +22,7 @@ from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.memory import InMemoryStore, MemoryStore
 from lionmem.protocols.messages import Log, Message, Role
+from lionmem.session._ownership import OWNERSHIP_LOCK
 
 __all__ = ["Branch", "BranchFields"]
 
@@ -98,9 +99,15 @@ class Branch(Element):
     @property
     def memory(self) -> MemoryStore:
         """The branch's store; created on first read when none was given."""
-        if self._memory is None:
-            self._memory = InMemoryStore()
-        return self._memory
+        store = self._memory
+        if store is None:
+            # Under the ownership lock, so that two first reads, or a first read and
+            # a session taking the branch in, settle on one store.
+            with OWNERSHIP_LOCK:
+                if self._memory is None:
+                    self._memory = InMemoryStore()
+                store = self._memory
+        return store
 
     @property
     def session_id(self) -> UUID | None:

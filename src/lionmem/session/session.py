@@ -120,9 +120,13 @@ class Session(Element):
     @property
     def memory(self) -> MemoryStore:
         """The session's store; created on first read when none was given."""
-        if self._memory is None:
-            self._memory = InMemoryStore()
-        return self._memory
+        store = self._memory
+        if store is None:
+            with OWNERSHIP_LOCK:  # as in Branch.memory: one store for all first reads
+                if self._memory is None:
+                    self._memory = InMemoryStore()
+                store = self._memory
+        return store
 
     def include_branches(self, branches: Branch | Iterable[Branch]) -> None:
         """Take in one branch or several, all or none.
