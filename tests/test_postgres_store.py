@@ -265,6 +265,35 @@ def test_cancelled_writes_leave_whole_batches_and_a_working_store(pg_url: str) -
     with_store(pg_url, assert_cancelled_writes_stay_whole)
 
 
+def test_a_store_refuses_calls_from_another_event_loop(pg_url: str) -> None:
+    # The connection pool's waiters and tasks live on the loop that opened it.
+    home = asyncio.new_event_loop()
+    running = threading.Thread(target=home.run_forever)
+    running.start()
+    try:
+        opening = PostgresMemoryStore.open(pg_url, namespace=fresh_namespace())
+
+        async def opened() -> PostgresMemoryStore:
+            return await opening
+
+        store = asyncio.run_coroutine_threadsafe(opened(), home).result()
+        item = MemoryItem(content="at home")
+        asyncio.run_coroutine_threadsafe(store.store(item), home).result()
+        refused = "belongs to the event loop that opened it; open a store in each loop"
+        for call in (lambda: store.search(MemoryQuery()), lambda: store.retrieve(item.id), store.close):
+            with pytest.raises(RuntimeError, match=refused):
+                asyncio.run(call())
+        assert not store.closed
+        found = asyncio.run_coroutine_threadsafe(store.retrieve(item.id), home).result()
+        assert found is not None and found.content == "at home"
+        asyncio.run_coroutine_threadsafe(store.close(), home).result()
+        assert store.closed
+    finally:
+        home.call_soon_threadsafe(home.stop)
+        running.join()
+        home.close()
+
+
 def test_namespaces_never_see_each_other(pg_url: str) -> None:
     shared = uuid4()
 

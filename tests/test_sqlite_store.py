@@ -174,6 +174,50 @@ def test_cancelled_writes_leave_whole_batches_and_a_working_store(tmp_path: Path
     with_store(tmp_path / "m.db", assert_cancelled_writes_stay_whole)
 
 
+def test_a_store_works_from_an_event_loop_on_another_thread(tmp_path: Path) -> None:
+    # As a sync framework's helper that runs each call in a fresh loop on a worker does.
+    item = MemoryItem(content="shared", tags=["t"])
+
+    async def opened() -> SQLiteMemoryStore:
+        return await SQLiteMemoryStore.open(tmp_path / "m.db")
+
+    store = run(opened())
+    found: list[Any] = []
+
+    def elsewhere() -> None:
+        async def calls() -> None:
+            await store.store(item)
+            found.append(await store.retrieve(item.id))
+            found.append(await store.search(MemoryQuery(tags=["t"])))
+
+        asyncio.run(calls())
+
+    worker = threading.Thread(target=elsewhere)
+    worker.start()
+    worker.join()
+    assert found == [item, [item]]
+
+    def reads(n: int) -> None:
+        async def calls() -> None:
+            for _ in range(300):
+                got = await store.retrieve(item.id)
+                assert got is not None and got.content == "shared"
+            found.append(n)
+
+        asyncio.run(calls())
+
+    readers = [threading.Thread(target=reads, args=(n,)) for n in range(4)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join()
+    assert sorted(found[2:]) == [0, 1, 2, 3]  # four threads read at once, all correctly
+    closing = threading.Thread(target=lambda: asyncio.run(store.close()))
+    closing.start()
+    closing.join()
+    assert store.closed
+
+
 def test_wal_journal_and_versioned_schema(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     with_store(path, lambda store: store.store(MemoryItem()))

@@ -163,7 +163,8 @@ class PostgresMemoryStore(ClosesOnExit):
     the reference's, as in the SQLite store: insertion order by a sequence assigned at
     first store, replacement in place, the case-insensitive substring of
     `str(content)` (computed when written), any-of tags, Python-equality filters with
-    `None` matching a missing key, slice limits. See [ADR-0097][adr-0097].
+    `None` matching a missing key, slice limits. A store belongs to the event loop
+    that opened it; a call from another raises `RuntimeError`. See [ADR-0097][adr-0097].
 
     Examples:
         With `dsn` the URL of your server:
@@ -191,6 +192,8 @@ class PostgresMemoryStore(ClosesOnExit):
     ) -> None:
         """Use [`open`][lionmem.adapters.postgres.PostgresMemoryStore.open] instead."""
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = pool
+        # The pool's waiters and maintenance tasks belong to the loop that opened it.
+        self._loop = asyncio.get_running_loop()
         self._conninfo = conninfo
         self.namespace = namespace
         """The namespace this store reads and writes."""
@@ -264,14 +267,29 @@ class PostgresMemoryStore(ClosesOnExit):
         return self._pool is None
 
     async def close(self) -> None:
-        """Close every connection; later calls raise `StoreClosedError`. Idempotent."""
+        """Close every connection; later calls raise `StoreClosedError`. Idempotent.
+
+        Raises:
+            RuntimeError: called from an event loop other than the one that opened
+                the store; nothing is closed.
+        """
+        if self._pool is not None:
+            self._check_loop()
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
 
+    def _check_loop(self) -> None:
+        if asyncio.get_running_loop() is not self._loop:
+            raise RuntimeError(
+                f"the PostgresMemoryStore for {self.namespace!r} belongs to the event loop "
+                "that opened it; open a store in each loop that needs one"
+            )
+
     def _live_pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
         if self._pool is None:
             raise StoreClosedError(f"the PostgresMemoryStore for {self.namespace!r} is closed")
+        self._check_loop()
         return self._pool
 
 

@@ -324,7 +324,8 @@ class SQLiteMemoryStore(ClosesOnExit):
     [`SQLITE_PROFILE`][lionmem.adapters.sqlite.SQLITE_PROFILE]: results are copies and
     content must be a JSON value. Writes and searches run on one worker thread, so
     they never block the event loop; `retrieve` is a primary-key read on a read-only
-    WAL connection, which does not wait for writers. See [ADR-0096][adr-0096].
+    WAL connection, which does not wait for writers. A store may be used from any
+    event loop, on any thread. See [ADR-0096][adr-0096].
 
     Examples:
         ```python
@@ -554,7 +555,9 @@ async def _open(path: Path, busy_timeout: float, synchronous: str, create: bool)
     except BaseException:
         executor.shutdown(wait=False)
         raise
-    reader = sqlite3.connect(path, isolation_level=None)
+    # A store may be used from event loops on other threads, as its worker thread
+    # allows; a serialized SQLite library (threadsafety 3) makes the reader safe there.
+    reader = sqlite3.connect(path, isolation_level=None, check_same_thread=sqlite3.threadsafety != 3)
     reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     reader.execute("PRAGMA query_only = 1")
     reader.execute(_CACHE_SIZE)
