@@ -22,8 +22,8 @@ from pydantic_core import from_json
 from lionmem.protocols.memory import MemoryItem
 
 __all__ = [
-    "MAX_NESTING",
     "ENCODE_EVERY",
+    "MAX_NESTING",
     "MAX_SQL_LIMIT",
     "SHARE_EVERY",
     "EncodedItem",
@@ -45,13 +45,12 @@ T = TypeVar("T")
 
 _FIELDS = frozenset(MemoryItem.model_fields)
 _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+_json_loads = json.JSONDecoder().decode
 
 
 def dumps(value: Any) -> str:
     """The compact JSON text of a value `check_json` accepts, as the stores write it."""
     return _dumps(value)
-
-_json_loads = json.JSONDecoder().decode
 
 
 def loads(text: str) -> Any:
@@ -75,6 +74,21 @@ MAX_NESTING = 500
 matching (`str(content)`) and decoding a value each spend one level of Python's
 recursion limit (1,000 by default) per level of nesting, on top of the caller's
 stack; half of it is left to the caller, so that what was stored can be read back."""
+
+
+_FEWEST_DIGITS_BITS = 2_100
+"""Integers up to this many bits have fewer decimal digits than any limit
+`sys.set_int_max_str_digits` accepts (640 at the least), so JSON can always write them."""
+
+
+def _check_digits(value: int, path: str) -> None:
+    try:
+        str(value)
+    except ValueError:
+        raise ValueError(
+            f"{path} is an integer of more than {sys.get_int_max_str_digits()} digits, "
+            "more than Python writes as text (sys.set_int_max_str_digits)"
+        ) from None
 
 
 def check_json(value: object, path: str, *, allow_nul: bool = True) -> None:
@@ -126,21 +140,6 @@ def _check_json(value: object, path: str, allow_nul: bool, levels: int, root: st
             raise TypeError(f"{path} has a key {key!r}; JSON object keys are strings")
         _check_json(key, f"{path} key {key!r}", allow_nul, levels, root)
         _check_json(element, f"{path}[{key!r}]", allow_nul, levels - 1, root)
-
-
-_FEWEST_DIGITS_BITS = 2_100
-"""Integers up to this many bits have fewer decimal digits than any limit
-`sys.set_int_max_str_digits` accepts (640 at the least), so JSON can always write them."""
-
-
-def _check_digits(value: int, path: str) -> None:
-    try:
-        str(value)
-    except ValueError:
-        raise ValueError(
-            f"{path} is an integer of more than {sys.get_int_max_str_digits()} digits, "
-            "more than Python writes as text (sys.set_int_max_str_digits)"
-        ) from None
 
 
 def fold(content: Any) -> str:
