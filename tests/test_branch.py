@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import Any
 
 import pytest
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.protocols.messages import Log, Message
-from lionmem.session import branch as branch_module
 from kit_stores import BareStore
 
 
@@ -85,25 +83,3 @@ def test_dump_lists_messages_and_logs() -> None:
     branch.add_message("user", "x")
     dumped: dict[str, Any] = branch.model_dump(mode="json")
     assert [m["content"] for m in dumped["messages"]] == ["x"] and dumped["logs"] == []
-
-
-def test_first_reads_from_two_threads_get_one_store(monkeypatch: pytest.MonkeyPatch) -> None:
-    both_inside = threading.Barrier(2)
-
-    def slow_store() -> InMemoryStore:
-        # Unless creation is serialised, both first reads meet here and make two stores.
-        try:
-            both_inside.wait(timeout=0.2)
-        except threading.BrokenBarrierError:
-            pass
-        return InMemoryStore()
-
-    monkeypatch.setattr(branch_module, "InMemoryStore", slow_store)
-    branch = Branch()
-    seen: list[object] = []
-    readers = [threading.Thread(target=lambda: seen.append(branch.memory)) for _ in range(2)]
-    for reader in readers:
-        reader.start()
-    for reader in readers:
-        reader.join()
-    assert len(seen) == 2 and seen[0] is seen[1] is branch.memory

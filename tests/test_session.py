@@ -328,22 +328,29 @@ def test_a_first_read_and_an_inclusion_settle_on_one_store(monkeypatch: pytest.M
     assert seen_after_inclusion is not session.memory  # the first claim, the read's, won
 
 
-def test_first_reads_of_a_session_store_from_two_threads_get_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    session = Session(branches=[Branch(memory=InMemoryStore())])  # nothing reads session.memory
+@pytest.mark.parametrize("owner", ["branch", "session"])
+def test_first_reads_from_two_threads_get_one_store(owner: str, monkeypatch: pytest.MonkeyPatch) -> None:
     both_inside = threading.Barrier(2)
 
     def slow_store() -> InMemoryStore:
+        # Unless creation is serialised, both first reads meet here and make two stores.
         try:
             both_inside.wait(timeout=0.2)
         except threading.BrokenBarrierError:
             pass
         return InMemoryStore()
 
-    monkeypatch.setattr(session_module, "InMemoryStore", slow_store)
+    holder: Branch | Session
+    if owner == "branch":
+        monkeypatch.setattr(branch_module, "InMemoryStore", slow_store)
+        holder = Branch()
+    else:
+        monkeypatch.setattr(session_module, "InMemoryStore", slow_store)
+        holder = Session(branches=[Branch(memory=InMemoryStore())])  # nothing reads its store yet
     seen: list[object] = []
-    readers = [threading.Thread(target=lambda: seen.append(session.memory)) for _ in range(2)]
+    readers = [threading.Thread(target=lambda: seen.append(holder.memory)) for _ in range(2)]
     for reader in readers:
         reader.start()
     for reader in readers:
         reader.join()
-    assert len(seen) == 2 and seen[0] is seen[1] is session.memory
+    assert len(seen) == 2 and seen[0] is seen[1] is holder.memory
