@@ -548,6 +548,51 @@ def test_a_limited_search_reads_further_when_python_drops_candidates(pg_url: str
     with_store(pg_url, body)
 
 
+def test_long_results_are_fetched_in_slices_with_other_tasks_between(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lionmem.adapters._encoding import SHARE_EVERY
+
+    ticks = 0
+    seen: list[tuple[int, int]] = []  # (rows fetched, ticks so far) at each fetch
+    fetchmany = psycopg.AsyncCursor.fetchmany
+
+    async def recorded(cursor: psycopg.AsyncCursor[Any], size: int = 0) -> list[Any]:
+        rows = await fetchmany(cursor, size)
+        seen.append((len(rows), ticks))
+        return rows
+
+    monkeypatch.setattr(psycopg.AsyncCursor, "fetchmany", recorded)
+    items = [MemoryItem(content=i) for i in range(2 * SHARE_EVERY + 1)]
+
+    async def body(store: PostgresMemoryStore) -> None:
+        nonlocal ticks
+        await store.store_many(items)
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        ticking = asyncio.ensure_future(tick())
+        seen.clear()
+        try:
+            found = await store.search(MemoryQuery(limit=-1))
+        finally:
+            ticking.cancel()
+        assert len(found) == 2 * SHARE_EVERY
+        assert [n for n, _ in seen] == [SHARE_EVERY, SHARE_EVERY, 1]
+        assert seen[0][1] < seen[1][1] < seen[2][1]  # other tasks ran between slices
+        seen.clear()
+        assert await store.retrieve(items[0].id) is not None and [n for n, _ in seen] == [1]
+        seen.clear()
+        await store.store(items[0])
+        assert seen == []  # a statement without rows fetches nothing
+
+    with_store(pg_url, body)
+
+
 def test_long_results_are_decoded_off_the_event_loop(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from lionmem.adapters import _encoding
 

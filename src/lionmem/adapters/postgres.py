@@ -292,7 +292,6 @@ class PostgresMemoryStore(ClosesOnExit):
         self._check_loop()
         return self._pool
 
-
     async def _execute(
         self, query: sql.Composed | LiteralString, params: Iterable[object] = ()
     ) -> list[tuple[Any, ...]]:
@@ -300,7 +299,15 @@ class PostgresMemoryStore(ClosesOnExit):
         try:
             async with pool.connection() as conn:
                 cursor = await conn.execute(query, list(params))
-                return await cursor.fetchall() if cursor.description else []
+                rows: list[tuple[Any, ...]] = []
+                # psycopg builds rows on the loop's thread as they are fetched: a slice
+                # at a time, letting other tasks run between slices of a long result.
+                while cursor.description and (chunk := await cursor.fetchmany(SHARE_EVERY)):
+                    rows += chunk
+                    if len(chunk) < SHARE_EVERY:
+                        break
+                    await asyncio.sleep(0)
+                return rows
         except (PoolTimeout, psycopg.OperationalError) as exc:
             raise _unavailable(self._conninfo, exc) from None
 
