@@ -269,3 +269,25 @@ async def assert_large_batches_let_other_tasks_run(store: Batching) -> None:
     last = await store.retrieve(batch[-1].id)
     assert last is not None and last.content == "changed while the batch was encoded"
     assert [i.id for i in await store.search(MemoryQuery(limit=len(batch)))] == [i.id for i in batch]
+
+
+TIMES = [-0.0, 0.0, 5e-324, -5e-324, 2.0**62, -(2.0**63), 2.0**64, 1e300, -1.7976931348623157e308, 1767225600.123456789]
+"""Timestamps whose bits a database could lose: signed zero, subnormals, whole
+numbers that fit in 64-bit integers (which SQLite may keep as integers), extremes."""
+
+
+async def assert_created_at_bit_exact(store: MemoryStore) -> None:
+    """Every `created_at` comes back with the same bits, from `retrieve` and from
+    both ways a search can decode rows (limited in SQL, and re-checked in Python)."""
+    items = [MemoryItem(content=n, created_at=t, metadata={"k": [1]}) for n, t in enumerate(TIMES)]
+    for item in items:
+        await store.store(item)
+    want = [t.hex() for t in TIMES]
+    back = [await store.retrieve(item.id) for item in items]
+    assert [None if i is None else i.created_at.hex() for i in back] == want
+    for query, count in [
+        (MemoryQuery(limit=100), len(TIMES)),
+        (MemoryQuery(limit=-1), len(TIMES) - 1),
+        (MemoryQuery(filters={"k": [1]}, limit=100), len(TIMES)),
+    ]:
+        assert [i.created_at.hex() for i in await store.search(query)] == want[:count], query

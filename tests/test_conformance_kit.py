@@ -284,7 +284,17 @@ class RefusesOnlySets(DictStore):
         return await super().store(item)
 
 
+class WholeTimesAsIntegers(DictStore):
+    """Keeps a whole-number timestamp as an integer, as SQLite writes a REAL on disk."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        if item.created_at.is_integer():
+            item = item.model_copy(update={"created_at": float(int(item.created_at))})
+        return await super().store(item)
+
+
 REPORTED: list[tuple[StoreFactory, str, str]] = [
+    (WholeTimesAsIntegers, "created_at", "lost (-0.0 came back as 0.0)"),
     (RenamedParameter, "protocol", "search(q: 'MemoryQuery') -> 'list[MemoryItem]' does not take (query)"),
     (InventsUnknownIds, "protocol", "retrieve of an unknown id returned MemoryItem("),
     (TupleResults, "protocol", "search returned tuple, not a list of MemoryItem"),

@@ -36,6 +36,7 @@ from store_checks import (
     assert_big_integers_exact,
     assert_batches_checked,
     assert_call_arguments_checked,
+    assert_created_at_bit_exact,
     assert_cancelled_writes_stay_whole,
     assert_limits_beyond_64_bits_agree,
     assert_large_batches_let_other_tasks_run,
@@ -259,6 +260,10 @@ def test_an_item_changed_during_its_write_is_stored_as_called(pg_url: str) -> No
 
 def test_a_large_batch_lets_other_tasks_run_while_it_is_encoded(pg_url: str) -> None:
     with_store(pg_url, assert_large_batches_let_other_tasks_run)
+
+
+def test_created_at_comes_back_bit_exact(pg_url: str) -> None:
+    with_store(pg_url, assert_created_at_bit_exact)
 
 
 def test_cancelled_writes_leave_whole_batches_and_a_working_store(pg_url: str) -> None:

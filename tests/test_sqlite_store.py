@@ -23,6 +23,7 @@ import pytest
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters import sqlite as sqlite_module
+from lionmem.adapters._encoding import encode_item
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.sqlite import (
     APPLICATION_ID,
@@ -37,6 +38,7 @@ from store_checks import (
     assert_big_integers_exact,
     assert_batches_checked,
     assert_call_arguments_checked,
+    assert_created_at_bit_exact,
     assert_cancelled_writes_stay_whole,
     assert_limits_beyond_64_bits_agree,
     assert_large_batches_let_other_tasks_run,
@@ -170,6 +172,10 @@ def test_a_large_batch_lets_other_tasks_run_while_it_is_encoded(tmp_path: Path) 
     with_store(tmp_path / "m.db", assert_large_batches_let_other_tasks_run)
 
 
+def test_created_at_comes_back_bit_exact(tmp_path: Path) -> None:
+    with_store(tmp_path / "m.db", assert_created_at_bit_exact)
+
+
 def test_cancelled_writes_leave_whole_batches_and_a_working_store(tmp_path: Path) -> None:
     with_store(tmp_path / "m.db", assert_cancelled_writes_stay_whole)
 
@@ -241,8 +247,6 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 def _version_one(path: Path, items: list[MemoryItem]) -> None:
-    from lionmem.adapters._encoding import encode_item
-
     db = sqlite3.connect(path, isolation_level=None)
     MIGRATIONS[1](db)
     db.executemany(
@@ -464,8 +468,6 @@ def test_big_integers_are_stored_and_compared_exactly(tmp_path: Path) -> None:
 
 def _version_two(path: Path, items: list[MemoryItem]) -> None:
     """A database as version 2 wrote it: integers beyond 64 bits indexed as rounded floats."""
-    from lionmem.adapters._encoding import encode_item
-
     db = sqlite3.connect(path, isolation_level=None)
     MIGRATIONS[1](db)
     MIGRATIONS[2](db)
@@ -505,6 +507,30 @@ def test_version_two_is_migrated_to_exact_big_integers(tmp_path: Path) -> None:
     assert new == [("bigint", None), ("integer", 5)]
     columns = [row[2] for row in db.execute("PRAGMA index_info(item_meta_by_value)")]
     assert columns == ["key", "value", "seq", "kind"]
+
+
+def test_version_three_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "v3.db"
+    item = MemoryItem(content="three", tags=["t"], metadata={"n": 1}, created_at=-1.5)
+    db = sqlite3.connect(path, isolation_level=None)
+    for step in (1, 2, 3):
+        MIGRATIONS[step](db)
+    row = encode_item(item)
+    seq = db.execute("INSERT INTO items (id, created_at, body, folded) VALUES (?, ?, ?, ?)", row).lastrowid
+    db.execute("INSERT INTO item_tags (seq, tag) VALUES (?, 't')", (seq,))
+    db.execute("INSERT INTO item_meta (seq, key, kind, value) VALUES (?, 'n', 'integer', 1)", (seq,))
+    db.execute("INSERT INTO items_text (rowid, indexed) VALUES (?, ?)", (seq, row.folded))
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db.execute("PRAGMA user_version = 3")
+    db.close()
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        for query in (MemoryQuery(text="THREE"), MemoryQuery(tags=["t"]), MemoryQuery(filters={"n": 1.0})):
+            found = await store.search(query)
+            assert [(i.id, i.created_at) for i in found] == [(item.id, -1.5)], query
+
+    with_store(path, body)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (4,) == (SCHEMA_VERSION,)
 
 
 def test_searches_read_only_rows_an_index_leads_to(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import math
 import sqlite3
+import struct
 from functools import partial
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +19,6 @@ from uuid import UUID
 
 from lionmem.adapters._encoding import (
     MAX_SQL_LIMIT,
-    EncodedItem,
     as_batch,
     decode_in_slices,
     decode_item,
@@ -43,7 +43,7 @@ __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SQLITE_PROFILE", "
 APPLICATION_ID: Final = 0x4C4D454D
 """`PRAGMA application_id` of a lionmem database ("LMEM")."""
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 """The schema this code writes; `PRAGMA user_version` of a current database."""
 
 SQLITE_PROFILE: Final = FidelityProfile(
@@ -114,16 +114,34 @@ def _version_3(db: sqlite3.Connection) -> None:
     db.execute(_META_BY_VALUE)
 
 
+def _version_4(db: sqlite3.Connection) -> None:
+    """No table changes: from version 4, `created_at` may hold the 8 bytes of -0.0
+    (see `_stored_time`), which version 3 code would misread, so it must refuse
+    the file. Version 3 stored -0.0 as 0.0; that sign is lost."""
+
+
 MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
     1: _version_1,
     2: _version_2,
     3: _version_3,
+    4: _version_4,
 }
 """Each step moves a database from the previous version to this one, inside the
 transaction that records the new `user_version`."""
 
 _META_BY_VALUE = "CREATE INDEX item_meta_by_value ON item_meta (key, value, seq, kind)"
-_COLUMNS = "items.id, items.created_at, items.body"
+# A BLOB in created_at is only ever -0.0 (see `_stored_time`).
+_COLUMNS = (
+    "items.id, CASE WHEN typeof(items.created_at) = 'blob' THEN -0.0 ELSE items.created_at END, items.body"
+)
+_NEGATIVE_ZERO = struct.pack("<d", -0.0)
+
+
+def _stored_time(created_at: float) -> float | bytes:
+    """`created_at` as the items table keeps it. SQLite writes a whole-number REAL as
+    an integer on disk, and the integer 0 has no sign, so -0.0 alone is stored as
+    its 8 bytes, which a REAL column keeps as they are."""
+    return _NEGATIVE_ZERO if created_at == 0.0 and math.copysign(1.0, created_at) < 0 else created_at
 _INT64 = range(-(2**63), 2**63)
 _MIN_TRIGRAM = 3
 _PROBE = 256
@@ -164,7 +182,8 @@ class _Write(NamedTuple):
     called: changes to the item while the write waits for the worker thread reach
     neither its row nor its index."""
 
-    row: EncodedItem
+    columns: tuple[str, float | bytes, str, str]
+    """`(id, created_at, body, folded)` as the items table keeps them."""
     tags: list[str]
     meta: list[_MetaRow]
 
@@ -172,7 +191,8 @@ class _Write(NamedTuple):
     def of(cls, item: object) -> _Write:
         row = encode_item(item)
         stored = cast(MemoryItem, item)  # encode_item refuses anything else
-        return cls(row, *_index_rows(stored.tags, stored.metadata))
+        columns = (row.id, _stored_time(row.created_at), row.body, row.folded)
+        return cls(columns, *_index_rows(stored.tags, stored.metadata))
 
 
 def _index(db: sqlite3.Connection, seq: int, folded: str, tags: list[str], meta: list[_MetaRow]) -> None:
@@ -195,22 +215,21 @@ def _unindex(db: sqlite3.Connection, seq: int, folded: str) -> None:
 
 def _put(db: sqlite3.Connection, write: _Write) -> None:
     """Insert or replace one item in place, with its index rows."""
-    row = write.row
-    found = db.execute("SELECT seq, folded FROM items WHERE id = ?", (row.id,)).fetchone()
+    item_id, *values = write.columns
+    found = db.execute("SELECT seq, folded FROM items WHERE id = ?", (item_id,)).fetchone()
     if found is None:
         inserted = db.execute(
-            "INSERT INTO items (id, created_at, body, folded) VALUES (?, ?, ?, ?)", row
+            "INSERT INTO items (id, created_at, body, folded) VALUES (?, ?, ?, ?)", write.columns
         ).lastrowid
         assert inserted is not None  # an INSERT into a rowid table always sets it
         seq = inserted
     else:
         seq, old_folded = found
         db.execute(
-            "UPDATE items SET created_at = ?, body = ?, folded = ? WHERE seq = ?",
-            (*row[1:], seq),
+            "UPDATE items SET created_at = ?, body = ?, folded = ? WHERE seq = ?", (*values, seq)
         )
         _unindex(db, seq, old_folded)
-    _index(db, seq, row.folded, write.tags, write.meta)
+    _index(db, seq, write.columns[3], write.tags, write.meta)
 
 
 _NUMBER_KINDS = "('integer', 'real', 'true', 'false')"

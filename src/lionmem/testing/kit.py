@@ -598,7 +598,20 @@ class ConformanceKit:
         return observed.value + detail, observed is declared
 
     async def _created_at(self, rec: Recorder, path: Path) -> tuple[str, bool]:
-        return await self._round_trip(rec, "created_at", 1767225600.1 + 1e-7, self.profile.created_at)
+        # Bits a database may lose: digits beyond microseconds, the sign of a zero
+        # (SQLite writes whole-number REALs as integers), a subnormal.
+        times = [1767225600.1 + 1e-7, -0.0, 5e-324]
+        items = [_item(n + 1, content="rt", created_at=t) for n, t in enumerate(times)]
+        await self._fill(rec, items)
+        lost: list[str] = []
+        for item, sent in zip(items, times, strict=True):
+            got = await rec.retrieve(item.id)
+            assert got is not None, "retrieve returned None after store"
+            if not _same(got.created_at, sent):
+                lost.append(f"{sent!r} came back as {got.created_at!r}")
+        observed = RoundTrip.LOST if lost else RoundTrip.EXACT
+        detail = f" ({'; '.join(lost)})" if lost else ""
+        return observed.value + detail, observed is self.profile.created_at
 
     async def _metadata(self, rec: Recorder, path: Path) -> tuple[str, bool]:
         value = {"nested": {"list": [1, 2.5, None, True, "ü✓"]}, "quote'\"key": "v", "": 0}
