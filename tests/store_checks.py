@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Iterable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -94,6 +94,26 @@ async def assert_call_arguments_checked(store: MemoryStore) -> None:
         await store.store({"content": "x"})  # type: ignore[arg-type]
     assert [i.id for i in await store.search(MemoryQuery())] == [item.id]
 
+
+
+@asynccontextmanager
+async def ticking() -> AsyncIterator[Callable[[], int]]:
+    """Run a task that counts its turns on the event loop while the block runs; the
+    block gets the count so far, to see whether the loop ran between two points."""
+    turns = 0
+
+    async def tick() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    ticker = asyncio.ensure_future(tick())
+    await asyncio.sleep(0)
+    try:
+        yield lambda: turns
+    finally:
+        ticker.cancel()
 
 class Batching(MemoryStore, Protocol):
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]: ...

@@ -33,6 +33,7 @@ from lionmem.adapters._encoding import (
     loads,
     matching,
 )
+from store_checks import ticking
 
 
 def test_decoded_items_are_indistinguishable_from_constructed_ones() -> None:
@@ -231,21 +232,10 @@ def test_an_integer_python_cannot_write_is_refused_by_path() -> None:
 
 def test_a_batch_is_encoded_in_slices_with_other_tasks_between() -> None:
     batch = [MemoryItem(content=n) for n in range(2 * ENCODE_EVERY + 1)]
-    ticks = 0
 
     async def scenario() -> list[tuple[int, int]]:
-        async def tick() -> None:
-            nonlocal ticks
-            while True:
-                ticks += 1
-                await asyncio.sleep(0)
-
-        ticking = asyncio.ensure_future(tick())
-        await asyncio.sleep(0)
-        try:
-            return await encode_batch(batch, lambda item: (cast(int, item.content), ticks))
-        finally:
-            ticking.cancel()
+        async with ticking() as turns:
+            return await encode_batch(batch, lambda item: (cast(int, item.content), turns()))
 
     seen = asyncio.run(scenario())
     assert [n for n, _ in seen] == list(range(len(batch)))

@@ -44,6 +44,7 @@ from store_checks import (
     assert_writes_keep_the_item_as_called,
     assert_subclass_fields_are_never_dropped,
     assert_searches_agree,
+    ticking,
 )
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
@@ -558,34 +559,24 @@ def test_long_results_are_fetched_in_slices_with_other_tasks_between(
 ) -> None:
     from lionmem.adapters._encoding import SHARE_EVERY
 
-    ticks = 0
-    seen: list[tuple[int, int]] = []  # (rows fetched, ticks so far) at each fetch
+    turns: Callable[[], int] = lambda: 0
+    seen: list[tuple[int, int]] = []  # (rows fetched, loop turns so far) at each fetch
     fetchmany = psycopg.AsyncCursor.fetchmany
 
     async def recorded(cursor: psycopg.AsyncCursor[Any], size: int = 0) -> list[Any]:
         rows = await fetchmany(cursor, size)
-        seen.append((len(rows), ticks))
+        seen.append((len(rows), turns()))
         return rows
 
     monkeypatch.setattr(psycopg.AsyncCursor, "fetchmany", recorded)
     items = [MemoryItem(content=i) for i in range(2 * SHARE_EVERY + 1)]
 
     async def body(store: PostgresMemoryStore) -> None:
-        nonlocal ticks
+        nonlocal turns
         await store.store_many(items)
-
-        async def tick() -> None:
-            nonlocal ticks
-            while True:
-                ticks += 1
-                await asyncio.sleep(0)
-
-        ticking = asyncio.ensure_future(tick())
-        seen.clear()
-        try:
+        async with ticking() as turns:
+            seen.clear()
             found = await store.search(MemoryQuery(limit=-1))
-        finally:
-            ticking.cancel()
         assert len(found) == 2 * SHARE_EVERY
         assert [n for n, _ in seen] == [SHARE_EVERY, SHARE_EVERY, 1]
         assert seen[0][1] < seen[1][1] < seen[2][1]  # other tasks ran between slices

@@ -46,6 +46,7 @@ from store_checks import (
     assert_writes_keep_the_item_as_called,
     assert_subclass_fields_are_never_dropped,
     assert_searches_agree,
+    ticking,
 )
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
@@ -928,22 +929,11 @@ def test_a_long_search_does_not_hold_the_event_loop(tmp_path: Path) -> None:
 
     async def body(store: SQLiteMemoryStore) -> None:
         await store.store_many(items)
-        ticks = 0
-        searching = True
-
-        async def heartbeat() -> None:
-            nonlocal ticks
-            while searching:
-                ticks += 1
-                await asyncio.sleep(0)
-
-        beat = asyncio.create_task(heartbeat())
-        await asyncio.sleep(0)
-        before = ticks
-        found = await store.search(MemoryQuery(filters={"k": 1.0}, limit=-1))
-        searching = False
-        await beat
+        async with ticking() as turns:
+            before = turns()
+            found = await store.search(MemoryQuery(filters={"k": 1.0}, limit=-1))
+            after = turns()
         assert len(found) == len([i for i in items if i.metadata["k"] == 1]) - 1
-        assert ticks - before > 10  # the loop kept running while the thread searched
+        assert after - before > 10  # the loop kept running while the thread searched
 
     with_store(tmp_path / "m.db", body)
