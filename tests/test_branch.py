@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -56,6 +58,24 @@ def test_an_object_that_is_not_a_store_is_refused() -> None:
     # The class has the three methods as well; forgetting the call is caught here.
     with pytest.raises(TypeError, match="got the class BareStore; pass an instance"):
         Branch(memory=BareStore)  # type: ignore[arg-type]
+
+
+def test_a_store_still_to_be_awaited_is_refused_with_the_fix(tmp_path: Path) -> None:
+    from lionmem.adapters.sqlite import SQLiteMemoryStore
+
+    opening = SQLiteMemoryStore.open(tmp_path / "m.db")
+    with pytest.raises(TypeError, match=r"got PendingOpen, which gives a store when awaited; pass the store: Branch\(memory=await \.\.\.\)"):
+        Branch(memory=opening)  # type: ignore[arg-type]
+    assert not (tmp_path / "m.db").exists()  # nothing was opened
+
+    async def make() -> InMemoryStore:
+        return InMemoryStore()
+
+    pending = make()
+    with pytest.raises(TypeError, match="got coroutine, which gives a store when awaited"):
+        Branch(memory=pending)  # type: ignore[arg-type]
+    # Closed, so it will not warn that it was never awaited when it is collected.
+    assert inspect.getcoroutinestate(pending) == inspect.CORO_CLOSED
 
 
 def test_memory_has_no_setter() -> None:

@@ -91,6 +91,8 @@ def test_branches_must_be_an_iterable_of_branches() -> None:
         Session(memory=object())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"got the class InMemoryStore; pass an instance, such as InMemoryStore\(\)"):
         Session(memory=InMemoryStore)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"got coroutine, which gives a store when awaited; pass the store: Session\(memory=await"):
+        Session(memory=asyncio.sleep(0, InMemoryStore()))  # type: ignore[arg-type]
 
 
 def test_a_branch_without_a_store_adopts_the_session_store() -> None:

@@ -6,6 +6,7 @@ Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, TypedDict, Unpack
 from uuid import UUID
 
@@ -37,6 +38,14 @@ def require_store(memory: object, owner: str) -> MemoryStore | None:
         )
     if memory is None or isinstance(memory, MemoryStore):
         return memory
+    if hasattr(type(memory), "__await__"):
+        # `Branch(memory=SQLiteMemoryStore.open(path))`: the store is what it gives.
+        if inspect.iscoroutine(memory):
+            memory.close()  # it will never run; closing it spares a "never awaited" warning
+        raise TypeError(
+            f"{owner}(memory=...) got {type(memory).__name__}, which gives a store when awaited; "
+            f"pass the store: {owner}(memory=await ...)"
+        )
     raise TypeError(
         f"{owner}(memory=...) needs an object with async store, retrieve and search, "
         f"got {type(memory).__name__}"
