@@ -423,6 +423,21 @@ def test_text_wildcards_are_literal_and_case_follows_python(
     assert search_contents(tmp_path / "m.db", items, text=needle) == expected
 
 
+def test_long_needles_ask_the_index_for_their_opening_and_match_whole(tmp_path: Path) -> None:
+    opening = "the same opening words, long enough to fill the index's phrase " * 2
+    contents = [opening + "then one ending", opening + "then another ending", "unrelated " * 40]
+    items = [MemoryItem(content=c) for c in contents]
+    for needle, expected in [
+        (opening + "THEN ONE", [contents[0]]),
+        (opening + "then", contents[:2]),
+        (opening * 3, []),
+        ("unrelated " * 40, [contents[2]]),
+    ]:
+        assert search_contents(tmp_path / f"{len(needle)}.db", items, text=needle) == expected
+    (driver,) = sqlite_module._drivers(MemoryQuery(text="x" * 100_000), [], {})  # noqa: SLF001
+    assert driver.params == ['"' + "x" * sqlite_module._PHRASE + '"']  # noqa: SLF001
+
+
 def test_tags_any_of_case_sensitive(tmp_path: Path) -> None:
     items = [MemoryItem(content=n, tags=t) for n, t in ((1, ["a", "b"]), (2, ["A"]), (3, []), (4, ["b", "b"]))]
     assert search_contents(tmp_path / "m.db", items, tags=["b", "zzz"]) == [1, 4]
