@@ -311,3 +311,28 @@ async def assert_created_at_bit_exact(store: MemoryStore) -> None:
         (MemoryQuery(filters={"k": [1]}, limit=100), len(TIMES)),
     ]:
         assert [i.created_at.hex() for i in await store.search(query)] == want[:count], query
+
+
+async def assert_many_filters_agree(store: MemoryStore) -> None:
+    """A query may hold any number of filters: thousands agree with the reference,
+    including one that decides the result from far beyond the first few."""
+    reference = InMemoryStore()
+    for n in range(40):
+        item = MemoryItem(content=n, metadata={"even": n % 2 == 0, f"k{n}": n})
+        await store.store(item)
+        await reference.store(item)
+    missing = {f"absent{i}": None for i in range(3000)}
+    for filters in (
+        missing,
+        {**missing, "even": True},
+        {**missing, "k7": 7},
+        {**missing, "k7": 7, "even": True},
+        {f"k{n}": None for n in range(39)},
+    ):
+        for limit in (3, 100, -2):
+            query = MemoryQuery(filters=filters, limit=limit)
+            got = [i.id for i in await store.search(query)]
+            assert got == [i.id for i in await reference.search(query)], (len(filters), limit)
+    # More parameters than one PostgreSQL statement may carry (65,535).
+    query = MemoryQuery(filters={**{f"absent{i}": None for i in range(33_000)}, "even": True})
+    assert [i.id for i in await store.search(query)] == [i.id for i in await reference.search(query)]

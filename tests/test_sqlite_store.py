@@ -41,6 +41,7 @@ from store_checks import (
     assert_created_at_bit_exact,
     assert_cancelled_writes_stay_whole,
     assert_limits_beyond_64_bits_agree,
+    assert_many_filters_agree,
     assert_large_batches_let_other_tasks_run,
     assert_nesting_limit_holds,
     assert_writes_keep_the_item_as_called,
@@ -175,6 +176,10 @@ def test_a_large_batch_lets_other_tasks_run_while_it_is_encoded(tmp_path: Path) 
 
 def test_created_at_comes_back_bit_exact(tmp_path: Path) -> None:
     with_store(tmp_path / "m.db", assert_created_at_bit_exact)
+
+
+def test_thousands_of_filters_agree_with_the_reference(tmp_path: Path) -> None:
+    with_store(tmp_path / "m.db", assert_many_filters_agree)
 
 
 def test_cancelled_writes_leave_whole_batches_and_a_working_store(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_NESTING",
     "MAX_SQL_LIMIT",
     "SHARE_EVERY",
+    "SQL_FILTERS",
     "EncodedItem",
     "Row",
     "as_batch",
@@ -199,6 +200,12 @@ def as_batch(items: Iterable[MemoryItem]) -> list[MemoryItem]:
     if isinstance(given, MemoryItem):
         raise TypeError("store_many takes an iterable of MemoryItem, got one MemoryItem; use store()")
     return list(items)
+
+
+SQL_FILTERS = 32
+"""The most filters of one query a durable store narrows in SQL; Python checks any
+further ones on the rows those leave. A query of a thousand filters made SQLite's
+expression tree too deep, and forty thousand exceeded PostgreSQL's parameter limit."""
 
 
 ENCODE_EVERY = 200

@@ -24,6 +24,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from lionmem.adapters._encoding import (
     MAX_SQL_LIMIT,
     SHARE_EVERY,
+    SQL_FILTERS,
     EncodedItem,
     Row,
     as_batch,
@@ -410,8 +411,8 @@ class PostgresMemoryStore(ClosesOnExit):
             clauses.append(sql.SQL("tags && %s::text[]"))
             params.append([tag for tag in query.tags if "\x00" not in tag])
         recheck: list[tuple[str, Any]] = []
-        for key, value in (query.filters or {}).items():
-            narrowing = _filter_clause(key, value)
+        for n, (key, value) in enumerate((query.filters or {}).items()):
+            narrowing = _filter_clause(key, value) if n < SQL_FILTERS else None
             if narrowing is not None:
                 clauses.append(sql.SQL(narrowing[0]))
                 params += narrowing[1]

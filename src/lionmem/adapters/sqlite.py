@@ -19,6 +19,7 @@ from uuid import UUID
 
 from lionmem.adapters._encoding import (
     MAX_SQL_LIMIT,
+    SQL_FILTERS,
     as_batch,
     decode_in_slices,
     decode_item,
@@ -512,7 +513,9 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     def _search(self, query: MemoryQuery) -> list[MemoryItem]:
         tags = list(dict.fromkeys(query.tags or ()))
-        filters = dict(query.filters or {})
+        every_filter = list((query.filters or {}).items())
+        filters = dict(every_filter[:SQL_FILTERS])
+        recheck: list[tuple[str, Any]] = every_filter[SQL_FILTERS:]
         driver = self._narrowest(_drivers(query, tags, filters), query.limit)
         # The driving index lists candidates in insertion order, so a limit stops the
         # scan early; every other predicate is looked up row by row on primary keys.
@@ -527,7 +530,6 @@ class SQLiteMemoryStore(ClosesOnExit):
                 f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))"
             )
             params.extend(tags)
-        recheck: list[tuple[str, Any]] = []
         for key, value in filters.items():
             if driver is not None and key == driver.settles_key:
                 continue
