@@ -336,3 +336,22 @@ async def assert_many_filters_agree(store: MemoryStore) -> None:
     # More parameters than one PostgreSQL statement may carry (65,535).
     query = MemoryQuery(filters={**{f"absent{i}": None for i in range(33_000)}, "even": True})
     assert [i.id for i in await store.search(query)] == [i.id for i in await reference.search(query)]
+
+
+async def assert_many_tags_agree(store: MemoryStore) -> None:
+    """A query may name any number of tags, more than an SQL statement takes
+    parameters for, alone or with the other predicates."""
+    reference = InMemoryStore()
+    for n in range(40):
+        item = MemoryItem(content=f"n{n}", tags=[f"t{n}", "all"], metadata={"even": n % 2 == 0})
+        await store.store(item)
+        await reference.store(item)
+    tags = [f"x{i}" for i in range(1_001)] + ["t3", "t8", "t9"]  # beyond lionmem's SQL share
+    for fields in ({}, {"text": "N"}, {"filters": {"even": True}}):
+        for limit in (1, 100, -1):
+            query = MemoryQuery(tags=tags, limit=limit, **fields)
+            got = [i.id for i in await store.search(query)]
+            assert got == [i.id for i in await reference.search(query)], (fields, limit)
+    # Beyond what this machine's SQLite takes in one statement (250,000 parameters).
+    query = MemoryQuery(tags=[f"x{i}" for i in range(260_000)] + ["t3"])
+    assert [i.id for i in await store.search(query)] == [i.id for i in await reference.search(query)]

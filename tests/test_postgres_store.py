@@ -40,6 +40,7 @@ from store_checks import (
     assert_cancelled_writes_stay_whole,
     assert_limits_beyond_64_bits_agree,
     assert_many_filters_agree,
+    assert_many_tags_agree,
     assert_large_batches_let_other_tasks_run,
     assert_nesting_limit_holds,
     assert_writes_keep_the_item_as_called,
@@ -270,6 +271,10 @@ def test_created_at_comes_back_bit_exact(pg_url: str) -> None:
 
 def test_thousands_of_filters_agree_with_the_reference(pg_url: str) -> None:
     with_store(pg_url, assert_many_filters_agree)
+
+
+def test_any_number_of_tags_agrees_with_the_reference(pg_url: str) -> None:
+    with_store(pg_url, assert_many_tags_agree)
 
 
 def test_cancelled_writes_leave_whole_batches_and_a_working_store(pg_url: str) -> None:

@@ -295,10 +295,13 @@ def decode_in_slices(rows: Sequence[Row]) -> list[MemoryItem]:
     return items
 
 
-def matching(rows: Iterable[Row], recheck: list[tuple[str, Any]], limit: int) -> Iterator[MemoryItem]:
-    """Decode rows whose metadata passes `recheck` with Python equality, in order,
-    stopping after `limit` matches when `limit` is not negative. Hands over the GIL
-    after every `SHARE_EVERY` rows decoded, as `decode_in_slices` does."""
+def matching(
+    rows: Iterable[Row], recheck: list[tuple[str, Any]], limit: int, any_tag: frozenset[str] = frozenset()
+) -> Iterator[MemoryItem]:
+    """Decode rows whose metadata passes `recheck` with Python equality (and that hold
+    one of `any_tag`, when given), in order, stopping after `limit` matches when
+    `limit` is not negative. Hands over the GIL after every `SHARE_EVERY` rows
+    decoded, as `decode_in_slices` does."""
     wanted = limit if limit >= 0 else -1
     for index, row in enumerate(rows):
         if wanted == 0:
@@ -306,6 +309,8 @@ def matching(rows: Iterable[Row], recheck: list[tuple[str, Any]], limit: int) ->
         if index and index % SHARE_EVERY == 0:
             time.sleep(0)
         item = decode_item(*row)
+        if any_tag and any_tag.isdisjoint(item.tags):
+            continue
         metadata = item.metadata
         if all(metadata.get(key) == value for key, value in recheck):
             yield item

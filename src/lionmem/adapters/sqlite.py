@@ -145,6 +145,7 @@ def _stored_time(created_at: float) -> float | bytes:
     return _NEGATIVE_ZERO if created_at == 0.0 and math.copysign(1.0, created_at) < 0 else created_at
 _INT64 = range(-(2**63), 2**63)
 _MIN_TRIGRAM = 3
+_SQL_TAGS = 1_000
 _PHRASE = 64
 """The most characters of a needle the trigram index is asked for: a 100,000-character
 needle of common words took 660 ms to look up whole; what matches its opening is
@@ -513,6 +514,11 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     def _search(self, query: MemoryQuery) -> list[MemoryItem]:
         tags = list(dict.fromkeys(query.tags or ()))
+        # More tags than a statement safely takes parameters for (SQLite's default
+        # limit is 32,766) are checked in Python instead.
+        any_tag = frozenset(tags) if len(tags) > _SQL_TAGS else frozenset[str]()
+        if any_tag:
+            tags = []
         every_filter = list((query.filters or {}).items())
         filters = dict(every_filter[:SQL_FILTERS])
         recheck: list[tuple[str, Any]] = every_filter[SQL_FILTERS:]
@@ -545,10 +551,10 @@ class SQLiteMemoryStore(ClosesOnExit):
             sql += " WHERE " + " AND ".join(clauses)
         sql += f" ORDER BY {order}"
         limit = query.limit
-        if not recheck and limit >= 0:
+        if not recheck and not any_tag and limit >= 0:
             rows = self._writer.execute(sql + " LIMIT ?", (*params, min(limit, MAX_SQL_LIMIT))).fetchall()
             return decode_in_slices(rows)
-        matches = list(matching(self._writer.execute(sql, params), recheck, limit))
+        matches = list(matching(self._writer.execute(sql, params), recheck, limit, any_tag))
         return matches[:limit]
 
     def _narrowest(self, drivers: list[_Driver], limit: int) -> _Driver | None:
