@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol
 from uuid import UUID
@@ -355,3 +355,22 @@ async def assert_many_tags_agree(store: MemoryStore) -> None:
     # Beyond what this machine's SQLite takes in one statement (250,000 parameters).
     query = MemoryQuery(tags=[f"x{i}" for i in range(260_000)] + ["t3"])
     assert [i.id for i in await store.search(query)] == [i.id for i in await reference.search(query)]
+
+
+StoreCheck = Callable[[Any], Coroutine[Any, Any, None]]
+
+STORE_CHECKS: list[StoreCheck] = [
+    assert_call_arguments_checked,
+    assert_batches_checked,
+    assert_big_integers_exact,
+    assert_limits_beyond_64_bits_agree,
+    assert_many_filters_agree,
+    assert_many_tags_agree,
+    assert_subclass_fields_are_never_dropped,
+    assert_nesting_limit_holds,
+    assert_created_at_bit_exact,
+    assert_large_batches_let_other_tasks_run,
+    assert_cancelled_writes_stay_whole,
+]
+"""The checks above that need nothing but a store with `store_many`; each durable
+store's tests run every one on a fresh store."""

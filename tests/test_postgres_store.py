@@ -33,19 +33,10 @@ from lionmem.testing import FidelityProfile, StoreFactory
 from lionmem.testing.pytest_plugin import MemoryStoreContract
 from pg_server import fresh_database, lionmem_tables, running_server
 from store_checks import (
-    assert_big_integers_exact,
-    assert_batches_checked,
-    assert_call_arguments_checked,
-    assert_created_at_bit_exact,
-    assert_cancelled_writes_stay_whole,
-    assert_limits_beyond_64_bits_agree,
-    assert_many_filters_agree,
-    assert_many_tags_agree,
-    assert_large_batches_let_other_tasks_run,
-    assert_nesting_limit_holds,
-    assert_writes_keep_the_item_as_called,
-    assert_subclass_fields_are_never_dropped,
+    STORE_CHECKS,
+    StoreCheck,
     assert_searches_agree,
+    assert_writes_keep_the_item_as_called,
     ticking,
 )
 
@@ -228,24 +219,9 @@ def test_options_in_the_dsn_are_kept_beside_the_statement_timeout(pg_url: str) -
     assert with_store(dsn, settings, statement_timeout=7) == [("kept-by-lionmem", "7s")]
 
 
-def test_call_arguments_follow_the_rules_of_every_store(pg_url: str) -> None:
-    with_store(pg_url, assert_call_arguments_checked)
-
-
-def test_store_many_writes_a_batch_or_names_what_is_not_one(pg_url: str) -> None:
-    with_store(pg_url, assert_batches_checked)
-
-
-def test_limits_beyond_64_bits_agree_with_the_reference(pg_url: str) -> None:
-    with_store(pg_url, assert_limits_beyond_64_bits_agree)
-
-
-def test_a_subclass_is_refused_when_its_fields_would_be_lost(pg_url: str) -> None:
-    with_store(pg_url, assert_subclass_fields_are_never_dropped)
-
-
-def test_nesting_beyond_the_limit_is_refused_and_the_limit_kept(pg_url: str) -> None:
-    with_store(pg_url, assert_nesting_limit_holds)
+@pytest.mark.parametrize("check", STORE_CHECKS, ids=[c.__name__.removeprefix("assert_") for c in STORE_CHECKS])
+def test_the_shared_store_checks(pg_url: str, check: StoreCheck) -> None:
+    with_store(pg_url, check)
 
 
 def test_an_item_changed_during_its_write_is_stored_as_called(pg_url: str) -> None:
@@ -259,26 +235,6 @@ def test_an_item_changed_during_its_write_is_stored_as_called(pg_url: str) -> No
         await assert_writes_keep_the_item_as_called(store, paused)
 
     with_store(pg_url, body, min_size=1, max_size=1)
-
-
-def test_a_large_batch_lets_other_tasks_run_while_it_is_encoded(pg_url: str) -> None:
-    with_store(pg_url, assert_large_batches_let_other_tasks_run)
-
-
-def test_created_at_comes_back_bit_exact(pg_url: str) -> None:
-    with_store(pg_url, assert_created_at_bit_exact)
-
-
-def test_thousands_of_filters_agree_with_the_reference(pg_url: str) -> None:
-    with_store(pg_url, assert_many_filters_agree)
-
-
-def test_any_number_of_tags_agrees_with_the_reference(pg_url: str) -> None:
-    with_store(pg_url, assert_many_tags_agree)
-
-
-def test_cancelled_writes_leave_whole_batches_and_a_working_store(pg_url: str) -> None:
-    with_store(pg_url, assert_cancelled_writes_stay_whole)
 
 
 def test_a_store_refuses_calls_from_another_event_loop(pg_url: str) -> None:
@@ -457,10 +413,6 @@ def test_refused_values_write_nothing(pg_url: str, fields: dict[str, Any], probl
 
 def test_searches_agree_with_the_reference_on_awkward_values(pg_url: str) -> None:
     with_store(pg_url, lambda store: assert_searches_agree(store, seed=97, rounds=400))
-
-
-def test_big_integers_are_stored_and_compared_exactly(pg_url: str) -> None:
-    with_store(pg_url, assert_big_integers_exact)
 
 
 HOSTILE = ["it's", 'say "hi"', "a.b", "$.a", "$", "{a}", "'; DROP TABLE lionmem_items; --", "\\", "%", "_", "%s", "?"]

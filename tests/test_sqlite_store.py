@@ -35,19 +35,10 @@ from lionmem.adapters.sqlite import (
 from lionmem.testing import FidelityProfile, StoreFactory
 from lionmem.testing.pytest_plugin import MemoryStoreContract
 from store_checks import (
-    assert_big_integers_exact,
-    assert_batches_checked,
-    assert_call_arguments_checked,
-    assert_created_at_bit_exact,
-    assert_cancelled_writes_stay_whole,
-    assert_limits_beyond_64_bits_agree,
-    assert_many_filters_agree,
-    assert_many_tags_agree,
-    assert_large_batches_let_other_tasks_run,
-    assert_nesting_limit_holds,
-    assert_writes_keep_the_item_as_called,
-    assert_subclass_fields_are_never_dropped,
+    STORE_CHECKS,
+    StoreCheck,
     assert_searches_agree,
+    assert_writes_keep_the_item_as_called,
     ticking,
 )
 
@@ -134,24 +125,9 @@ def test_an_in_memory_database_is_refused(path: str | Path) -> None:
         SQLiteMemoryStore.open(path)
 
 
-def test_call_arguments_follow_the_rules_of_every_store(tmp_path: Path) -> None:
-    with_store(tmp_path / "m.db", assert_call_arguments_checked)
-
-
-def test_store_many_writes_a_batch_or_names_what_is_not_one(tmp_path: Path) -> None:
-    with_store(tmp_path / "m.db", assert_batches_checked)
-
-
-def test_limits_beyond_64_bits_agree_with_the_reference(tmp_path: Path) -> None:
-    with_store(tmp_path / "m.db", assert_limits_beyond_64_bits_agree)
-
-
-def test_a_subclass_is_refused_when_its_fields_would_be_lost(tmp_path: Path) -> None:
-    with_store(tmp_path / "m.db", assert_subclass_fields_are_never_dropped)
-
-
-def test_nesting_beyond_the_limit_is_refused_and_the_limit_kept(tmp_path: Path) -> None:
-    with_store(tmp_path / "m.db", assert_nesting_limit_holds)
+@pytest.mark.parametrize("check", STORE_CHECKS, ids=[c.__name__.removeprefix("assert_") for c in STORE_CHECKS])
+def test_the_shared_store_checks(tmp_path: Path, check: StoreCheck) -> None:
+    with_store(tmp_path / "m.db", check)
 
 
 def test_an_item_changed_during_its_write_is_stored_as_called(tmp_path: Path) -> None:
@@ -169,26 +145,6 @@ def test_an_item_changed_during_its_write_is_stored_as_called(tmp_path: Path) ->
         await assert_writes_keep_the_item_as_called(store, paused)
 
     with_store(tmp_path / "m.db", body)
-
-
-def test_a_large_batch_lets_other_tasks_run_while_it_is_encoded(tmp_path: Path) -> None:
-    with_store(tmp_path / "m.db", assert_large_batches_let_other_tasks_run)
-
-
-def test_created_at_comes_back_bit_exact(tmp_path: Path) -> None:
-    with_store(tmp_path / "m.db", assert_created_at_bit_exact)
-
-
-def test_thousands_of_filters_agree_with_the_reference(tmp_path: Path) -> None:
-    with_store(tmp_path / "m.db", assert_many_filters_agree)
-
-
-def test_any_number_of_tags_agrees_with_the_reference(tmp_path: Path) -> None:
-    with_store(tmp_path / "m.db", assert_many_tags_agree)
-
-
-def test_cancelled_writes_leave_whole_batches_and_a_working_store(tmp_path: Path) -> None:
-    with_store(tmp_path / "m.db", assert_cancelled_writes_stay_whole)
 
 
 def test_a_store_works_from_an_event_loop_on_another_thread(tmp_path: Path) -> None:
@@ -486,10 +442,6 @@ def test_filters_python_equality_and_none_for_missing(tmp_path: Path) -> None:
 
 def test_searches_agree_with_the_reference_on_awkward_values(tmp_path: Path) -> None:
     with_store(tmp_path / "m.db", lambda store: assert_searches_agree(store, seed=96, rounds=1500))
-
-
-def test_big_integers_are_stored_and_compared_exactly(tmp_path: Path) -> None:
-    with_store(tmp_path / "m.db", assert_big_integers_exact)
 
 
 def _version_two(path: Path, items: list[MemoryItem]) -> None:
