@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import pickle
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +105,29 @@ def test_dump_lists_messages_and_logs() -> None:
     branch.add_message("user", "x")
     dumped: dict[str, Any] = branch.model_dump(mode="json")
     assert [m["content"] for m in dumped["messages"]] == ["x"] and dumped["logs"] == []
+
+
+@pytest.mark.parametrize(
+    "fork",
+    [lambda b: b.model_copy(deep=True), lambda b: pickle.loads(pickle.dumps(b))],
+    ids=["deep copy", "pickle"],
+)
+def test_a_deep_copy_forks_messages_logs_and_memory(fork: Callable[[Branch], Branch]) -> None:
+    branch = Branch(name="support")
+    branch.add_message("user", "hello")
+    kept = MemoryItem(content="kept")
+    asyncio.run(branch.memory.store(kept))
+    forked = fork(branch)
+    assert (forked.id, forked.name, [m.content for m in forked.messages]) == (branch.id, "support", ["hello"])
+    forked.add_message("assistant", "hi")
+    forked.add_log(event="forked")
+    asyncio.run(forked.memory.store(MemoryItem(content="only in the fork")))
+    assert [m.content for m in branch.messages] == ["hello"] and len(branch.logs) == 0
+    assert [i.content for i in asyncio.run(branch.memory.search(MemoryQuery()))] == ["kept"]
+    assert [i.content for i in asyncio.run(forked.memory.search(MemoryQuery()))] == ["kept", "only in the fork"]
+
+
+def test_a_shallow_copy_shares_the_store() -> None:
+    store = InMemoryStore()
+    branch = Branch(memory=store)
+    assert branch.model_copy().memory is store

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
 import threading
 from uuid import uuid4
 
@@ -159,3 +161,43 @@ def test_concurrent_threads_lose_nothing_and_snapshots_stay_consistent() -> None
     assert errors == []
     assert len(pile) == 4000
     assert sorted(i.content for i in pile) == [n * 1000 + i for n in range(8) for i in range(500)]
+
+
+def test_a_copy_is_a_new_pile_of_the_same_elements() -> None:
+    items = [MemoryItem(content=n) for n in "abc"]
+    pile = Pile(items, item_type=MemoryItem, strict_type=True)
+    copied = copy.copy(pile)
+    assert copied.values() == items and all(a is b for a, b in zip(copied, items, strict=True))
+    assert copied.item_type == pile.item_type and copied.strict_type
+    copied.include(MemoryItem(content="d"))
+    copied.exclude(items[0].id)
+    assert pile.values() == items, "changing the copy changed the original"
+    pile.exclude(items[1].id)
+    assert [i.content for i in copied] == ["b", "c", "d"]
+
+
+def test_a_deep_copy_copies_the_elements_in_order() -> None:
+    items = [MemoryItem(content=n, tags=[n]) for n in "abc"]
+    pile = Pile[Element](items, item_type={MemoryItem, Other})
+    copied = copy.deepcopy(pile)
+    assert copied.keys() == pile.keys() and copied.item_type == pile.item_type
+    assert all(a is not b and a == b for a, b in zip(copied, items, strict=True))
+    assert [i.tags for i in copied if isinstance(i, MemoryItem)] == [["a"], ["b"], ["c"]]
+    first = copied[items[0].id]
+    assert isinstance(first, MemoryItem)
+    first.tags.append("x")
+    assert items[0].tags == ["a"]
+    copied.include(MemoryItem())
+    assert len(pile) == 3
+
+
+def test_a_pickled_pile_comes_back_whole_and_usable() -> None:
+    items = [MemoryItem(content=n) for n in "abc"]
+    pile = Pile(items, item_type=MemoryItem, strict_type=True)
+    back: Pile[MemoryItem] = pickle.loads(pickle.dumps(pile))
+    assert back.keys() == pile.keys() and [i.content for i in back] == ["a", "b", "c"]
+    assert back.item_type == pile.item_type and back.strict_type
+    with pytest.raises(TypeError, match="exactly MemoryItem"):
+        back.include(Other())  # type: ignore[arg-type]
+    back.include(MemoryItem())
+    assert len(back) == 4 and len(pile) == 3

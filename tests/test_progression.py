@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+from collections.abc import Callable
 from uuid import UUID, uuid4
 
 import pytest
@@ -66,3 +69,20 @@ def test_membership_is_constant_time() -> None:
 def test_repr_lists_the_ids() -> None:
     a = UUID(int=1)
     assert repr(Progression([a])) == f"Progression([{a!r}])"
+
+
+@pytest.mark.parametrize(
+    "duplicate",
+    [copy.copy, copy.deepcopy, lambda p: pickle.loads(pickle.dumps(p))],
+    ids=["copy", "deepcopy", "pickle"],
+)
+def test_a_copy_is_independent_and_keeps_the_order(duplicate: Callable[[Progression], Progression]) -> None:
+    ids = [uuid4() for _ in range(3)]
+    p = Progression(ids)
+    copied = duplicate(p)
+    assert list(copied) == ids
+    copied.append(uuid4())
+    copied.remove(ids[0])
+    assert list(p) == ids, "changing the copy changed the original"
+    p.remove(ids[1])
+    assert list(copied)[:1] == [ids[1]]

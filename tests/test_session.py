@@ -356,3 +356,19 @@ def test_first_reads_from_two_threads_get_one_store(owner: str, monkeypatch: pyt
     for reader in readers:
         reader.join()
     assert len(seen) == 2 and seen[0] is seen[1] is holder.memory
+
+
+def test_a_deep_copy_keeps_its_branches_on_its_own_copied_store() -> None:
+    session = Session()
+    research = session.new_branch(name="research")
+    own = InMemoryStore()
+    session.include_branches(Branch(name="own", memory=own))
+    copied = session.model_copy(deep=True)
+    assert copied.branches.keys() == session.branches.keys()
+    assert copied.memory is not session.memory
+    assert copied.default_branch is not None and copied.default_branch.memory is copied.memory
+    assert copied.get_branch("research").memory is copied.memory
+    assert copied.get_branch("own").memory is not own
+    asyncio.run(copied.get_branch("research").memory.store(MemoryItem(content="fork")))
+    assert asyncio.run(research.memory.search(MemoryQuery())) == []
+    assert copied.get_branch("research").session_id == copied.id == session.id

@@ -22,6 +22,9 @@ D = TypeVar("D")
 
 _MISSING: object = object()
 
+_State = tuple[frozenset[type[T]], bool, list[tuple[UUID, T]]]
+"""What a copy or a pickle of a `Pile` carries: its types, strictness and entries."""
+
 
 def _is_element_class(candidate: object) -> bool:
     return isinstance(candidate, type) and issubclass(candidate, Element)
@@ -35,7 +38,10 @@ class Pile(Generic[T]):
     unless `strict_type`); anything else raises `TypeError` and leaves the pile as it
     was. One re-entrant lock guards every read and write, so a pile may be shared by
     threads; the `a*` methods never await inside the critical section, so a step is
-    also atomic with respect to other asyncio tasks. See [ADR-0092][adr-0092-d3].
+    also atomic with respect to other asyncio tasks. A copy (`copy.copy`,
+    `copy.deepcopy` or a pickle round trip) is a new pile with its own lock: a
+    shallow copy holds the same elements, a deep copy copies them, and changing
+    either pile never changes the other. See [ADR-0092][adr-0092-d3].
 
     Examples:
         >>> from lionmem import Element
@@ -165,6 +171,16 @@ class Pile(Generic[T]):
         """A snapshot of `(id, element)` pairs in order."""
         with self._lock:
             return list(self._items.items())
+
+    def __getstate__(self) -> _State[T]:
+        # Without this, a copy would share this pile's dict and lock: including an
+        # element in the copy would include it here too.
+        return self._item_types, self._strict_type, self.items()
+
+    def __setstate__(self, state: _State[T]) -> None:
+        self._item_types, self._strict_type, items = state
+        self._items = dict(items)
+        self._lock = threading.RLock()
 
     def __getitem__(self, key: UUID | str) -> T:
         return self.get(key)

@@ -15,7 +15,8 @@ class Progression:
     """An ordered sequence of unique UUIDs with O(1) membership.
 
     Backed by an insertion-ordered dict, so appending, membership and removal are
-    constant time while iteration keeps the order of first appearance.
+    constant time while iteration keeps the order of first appearance. A copy
+    (`copy.copy`, `copy.deepcopy` or a pickle round trip) changes independently.
 
     Examples:
         >>> from uuid import UUID
@@ -55,6 +56,13 @@ class Progression:
             del self._order[item_id]
         except KeyError:
             raise ValueError(f"{item_id} is not in the progression") from None
+
+    def __getstate__(self) -> list[UUID]:
+        # Without this, a copy would share this progression's dict.
+        return list(self._order)
+
+    def __setstate__(self, state: list[UUID]) -> None:
+        self._order = dict.fromkeys(state)
 
     def __contains__(self, item_id: object) -> bool:
         return item_id in self._order
