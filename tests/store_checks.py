@@ -6,6 +6,8 @@ durable store keeps."""
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
 import random
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -14,7 +16,7 @@ from uuid import UUID
 
 import pytest
 
-from lionmem import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 from lionmem.adapters._encoding import ENCODE_EVERY, MAX_NESTING
 
 AWKWARD: list[Any] = [
@@ -357,9 +359,27 @@ async def assert_many_tags_agree(store: MemoryStore) -> None:
     assert [i.id for i in await store.search(query)] == [i.id for i in await reference.search(query)]
 
 
+async def assert_copies_refused(store: MemoryStore) -> None:
+    """A durable store cannot be copied or pickled: a copy would share the store's
+    connections, and closing either would break the other. The refusal names the
+    store and leaves it working."""
+    item = MemoryItem(content="kept")
+    await store.store(item)
+    name = type(store).__name__
+    for duplicate in (copy.copy, copy.deepcopy, pickle.dumps):
+        with pytest.raises(TypeError, match=f"^{name} cannot be copied or pickled"):
+            duplicate(store)
+    holder = Branch(memory=store)
+    with pytest.raises(TypeError, match=f"^{name} cannot be copied or pickled"):
+        holder.model_copy(deep=True)
+    assert holder.model_copy().memory is store
+    assert (await store.retrieve(item.id)) == item
+
+
 StoreCheck = Callable[[Any], Coroutine[Any, Any, None]]
 
 STORE_CHECKS: list[StoreCheck] = [
+    assert_copies_refused,
     assert_call_arguments_checked,
     assert_batches_checked,
     assert_big_integers_exact,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Generator
 from types import TracebackType
-from typing import Any, Generic, Protocol, Self, TypeVar
+from typing import Any, Generic, NoReturn, Protocol, Self, SupportsIndex, TypeVar
 
 __all__ = ["ClosesOnExit", "PendingOpen"]
 
@@ -50,7 +50,20 @@ class PendingOpen(Generic[S]):
 
 
 class ClosesOnExit:
-    """Makes a store with an async `close()` usable in `async with`."""
+    """What every durable store shares: `async with` closes it, and it refuses to
+    be copied or pickled.
+
+    A copy would share the store's open connections, so closing either would break
+    the other, and a pickle could not carry them at all.
+    """
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        # copy.copy, copy.deepcopy and pickle all end here.
+        name = type(self).__name__
+        raise TypeError(
+            f"{name} cannot be copied or pickled: it holds open database connections; "
+            f"share the store itself, or open another {name} on the same database"
+        )
 
     async def __aenter__(self) -> Self:
         return self
