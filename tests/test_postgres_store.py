@@ -676,6 +676,30 @@ def test_two_processes_replacing_one_id_leave_one_complete_version(pg_url: str) 
     assert final.tags == [who] and final.metadata == final.content and final.content["n"] == 199
 
 
+def test_concurrent_batches_sharing_ids_in_any_order_all_succeed(pg_url: str) -> None:
+    # Half the batches write the items in reverse order: without care, two
+    # transactions lock the same rows in opposite orders and one is aborted as a
+    # deadlock.
+    namespace = fresh_namespace()
+    items = [MemoryItem(content=f"shared {i}", metadata={"i": i}) for i in range(300)]
+    orders = [items[::-1] if k % 2 else items for k in range(8)]
+
+    async def scenario() -> list[MemoryItem]:
+        async with (
+            PostgresMemoryStore.open(pg_url, namespace=namespace, max_size=4) as one,
+            PostgresMemoryStore.open(pg_url, namespace=namespace, max_size=4) as other,
+        ):
+            for _ in range(5):
+                written = await asyncio.gather(
+                    *(store.store_many(batch) for store, batch in zip([one, other] * 4, orders, strict=True))
+                )
+                assert written == [[i.id for i in batch] for batch in orders]
+            return await one.search(MemoryQuery(limit=1000))
+
+    found = run(scenario())
+    assert sorted(i.metadata["i"] for i in found) == list(range(300))
+
+
 # -- faults --------------------------------------------------------------------------------
 
 

@@ -62,6 +62,8 @@ _NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
 _EXACT_NUMBER = 2**53
 _FIRST_WINDOW = 64
 _LOCK_KEY = 0x4C4D454D  # "LMEM": serialises schema work across every process
+# Two int4 keys: a space apart from the single bigint key of the schema lock.
+_BATCH_LOCK: LiteralString = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
 
 _SCHEMA: list[LiteralString] = [
     """CREATE TABLE lionmem_items (
@@ -340,6 +342,9 @@ class PostgresMemoryStore(ClosesOnExit):
         pool = self._live_pool()
         try:
             async with pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
+                # Two batches sharing ids could lock those rows in opposite orders and
+                # deadlock; one batch per namespace at a time cannot.
+                await cursor.execute(_BATCH_LOCK, [_LOCK_KEY, self.namespace])
                 await cursor.executemany(_UPSERT, rows)
         except (PoolTimeout, psycopg.OperationalError) as exc:
             raise _unavailable(self._conninfo, exc) from None
