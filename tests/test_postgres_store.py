@@ -703,6 +703,80 @@ def test_concurrent_batches_sharing_ids_in_any_order_all_succeed(pg_url: str) ->
 # -- faults --------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("timeout", "expected", "message"),
+    [
+        ("statement_timeout", StoreUnavailableError, "is unavailable: canceling statement due to statement timeout"),
+        ("lock_timeout", psycopg.errors.LockNotAvailable, "^canceling statement due to lock timeout"),
+    ],
+    ids=["statement timeout", "lock timeout"],
+)
+def test_a_timeout_is_unavailable_only_when_the_server_did_not_answer(
+    pg_url: str, timeout: str, expected: type[Exception], message: str
+) -> None:
+    # While another client holds the item's row, a write waits. Past the store's own
+    # statement_timeout the server did not answer in time; a lock_timeout the
+    # application set is the server's answer, raised as itself.
+    namespace = fresh_namespace()
+    item = MemoryItem(content="held")
+    if timeout == "statement_timeout":
+        opening = PostgresMemoryStore.open(pg_url, namespace=namespace, statement_timeout=0.3)
+    else:
+        dsn = psycopg.conninfo.make_conninfo(pg_url, options="-c lock_timeout=300ms")
+        opening = PostgresMemoryStore.open(dsn, namespace=namespace)
+
+    async def scenario() -> None:
+        async with opening as store:
+            await store.store(item)
+            async with await psycopg.AsyncConnection.connect(pg_url) as other:
+                await other.execute(
+                    "SELECT 1 FROM lionmem_items WHERE namespace = %s AND id = %s FOR UPDATE", [namespace, item.id]
+                )
+                with pytest.raises(expected, match=message):
+                    await asyncio.wait_for(store.store(item.model_copy(update={"content": "changed"})), 20)
+                await other.rollback()
+            kept = await store.retrieve(item.id)
+            assert kept is not None and kept.content == "held"
+
+    run(scenario())
+
+
+def test_a_server_error_that_is_no_outage_is_raised_as_itself(pg_url: str) -> None:
+    # Another client locks `a` and then `b` while a batch holds `b` and waits for `a`:
+    # PostgreSQL aborts the batch as a deadlock. The server answered, so this is not
+    # StoreUnavailableError, and the batch leaves nothing behind.
+    namespace = fresh_namespace()
+    a, b = MemoryItem(content="a"), MemoryItem(content="b")
+    touch = "UPDATE lionmem_items SET body = body WHERE namespace = %s AND id = %s"
+
+    async def scenario() -> None:
+        async with PostgresMemoryStore.open(pg_url, namespace=namespace) as store:
+            await store.store_many([a, b])
+            other = await psycopg.AsyncConnection.connect(pg_url)
+            watcher = await psycopg.AsyncConnection.connect(pg_url, autocommit=True)
+            async with other, watcher:
+                await other.execute(touch, [namespace, a.id])
+                batch = asyncio.create_task(store.store_many([
+                    b.model_copy(update={"content": "b, changed"}),
+                    a.model_copy(update={"content": "a, changed"}),
+                ]))
+                async with asyncio.timeout(30):
+                    while not await (await watcher.execute(
+                        "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                        " AND datname = current_database()"
+                    )).fetchall():
+                        await asyncio.sleep(0.01)
+                blocked = asyncio.create_task(other.execute(touch, [namespace, b.id]))
+                with pytest.raises(psycopg.errors.DeadlockDetected):
+                    await batch
+                await blocked
+                await other.commit()
+            found = await store.search(MemoryQuery())
+            assert [i.content for i in found] == ["a", "b"]
+
+    run(scenario())
+
+
 def test_a_server_restart_fails_fast_applies_nothing_half_and_recovers(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     with running_server() as server:

@@ -95,7 +95,12 @@ _UPSERT: LiteralString = """
 
 
 class StoreUnavailableError(ConnectionError):
-    """The server could not be reached, or did not answer, within the timeout."""
+    """The server could not be reached, or did not answer, within the timeout.
+
+    A call the server answers with an error of its own, such as a deadlock with
+    another client or a `lock_timeout` the application set, raises psycopg's error
+    for it instead, and writes nothing.
+    """
 
 
 def _row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
@@ -141,6 +146,20 @@ def _filter_clause(key: str, value: object) -> tuple[LiteralString, list[object]
     if kind is dict:
         return "jsonb_typeof(metadata -> %s) = 'object'", [key], False
     return None
+
+
+_OUTAGES = frozenset({"57014", "57P01", "57P02", "57P03"})
+"""SQLSTATEs besides connection exceptions (class 08) that mean the server did not
+answer in time (a statement timeout) or went away (shut down, restarting)."""
+
+
+def _is_outage(error: Exception) -> bool:
+    """Whether a failed call means the server could not be reached or did not answer:
+    no connection in time, a connection lost or refused (no SQLSTATE, or class 08),
+    or one of `_OUTAGES`. Any other error is the server's answer, such as a deadlock
+    or a full disk, and is raised as psycopg reports it."""
+    state = getattr(error, "sqlstate", None)
+    return state is None or state.startswith("08") or state in _OUTAGES
 
 
 def _unavailable(conninfo: str, error: Exception) -> StoreUnavailableError:
@@ -312,6 +331,8 @@ class PostgresMemoryStore(ClosesOnExit):
                     await asyncio.sleep(0)
                 return rows
         except (PoolTimeout, psycopg.OperationalError) as exc:
+            if not _is_outage(exc):
+                raise
             raise _unavailable(self._conninfo, exc) from None
 
     # -- the protocol ------------------------------------------------------------------
@@ -326,6 +347,8 @@ class PostgresMemoryStore(ClosesOnExit):
                 500 levels deep, or holding an integer with more digits than Python
                 writes as text; nothing is written.
             StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the write, such as for a deadlock with
+                another client; nothing is written.
         """
         row = _row(self.namespace, item)
         await self._execute(_UPSERT, row)
@@ -347,6 +370,8 @@ class PostgresMemoryStore(ClosesOnExit):
                 await cursor.execute(_BATCH_LOCK, [_LOCK_KEY, self.namespace])
                 await cursor.executemany(_UPSERT, rows)
         except (PoolTimeout, psycopg.OperationalError) as exc:
+            if not _is_outage(exc):
+                raise
             raise _unavailable(self._conninfo, exc) from None
         return [item.id for item in batch]
 
