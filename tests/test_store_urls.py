@@ -68,13 +68,20 @@ def test_postgres_takes_its_namespace_and_passes_other_options_to_libpq(pg_url: 
     namespace = f"url-{uuid4().hex[:12]}"
     separator = "&" if "?" in pg_url else "?"
 
-    async def seen(store: Any) -> tuple[str, str]:
+    async def seen(store: Any) -> tuple[str, str, str]:
         assert isinstance(store, PostgresMemoryStore)
-        [(name,)] = await store._execute("SELECT current_setting('application_name')")  # noqa: SLF001
-        return store.namespace, name
+        [(name, timeout)] = await store._execute(  # noqa: SLF001
+            "SELECT current_setting('application_name'), current_setting('lock_timeout')"
+        )
+        return store.namespace, name, timeout
 
-    url = f"{pg_url}{separator}namespace={namespace}&application_name=lionmem-url-test"
-    assert opened(url, seen) == (namespace, "lionmem-url-test")
+    # Options reach libpq as libpq itself would read the URL: %20 is a space, and
+    # "+" is a plus sign (in an HTML form it would be a space).
+    url = (
+        f"{pg_url}{separator}namespace={namespace}&application_name=lionmem%20url+test"
+        "&options=-c%20lock_timeout%3D123ms"
+    )
+    assert opened(url, seen) == (namespace, "lionmem url+test", "123ms")
     assert opened(url.replace("postgresql://", "postgres://", 1), seen)[0] == namespace
 
 

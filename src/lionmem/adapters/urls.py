@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from typing import Any, Final
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from lionmem.protocols.memory import InMemoryStore, MemoryStore
 
@@ -119,14 +119,16 @@ def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[
         raise ModuleNotFoundError(
             f"postgresql URLs need the postgres extra (pip install 'lionmem[postgres]'): {exc}"
         ) from None
-    dsn = urlunsplit(parts._replace(query=urlencode(options)))
+    # Written back with %20 for a space: libpq reads "+" as itself.
+    dsn = urlunsplit(parts._replace(query=urlencode(options, quote_via=quote)))
     return PostgresMemoryStore.open(dsn, namespace=namespace, create=create)
 
 
 def _options(query: str, scheme: str) -> dict[str, str]:
-    """The query parameters, each given once."""
+    """The query parameters, each given once, percent-decoded as libpq does: a `+`
+    is a plus sign, not a space as in an HTML form."""
     try:
-        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+        pairs = parse_qsl(query.replace("+", "%2B"), keep_blank_values=True, strict_parsing=bool(query))
     except ValueError:
         raise ValueError(f"the {scheme} URL's query is not name=value pairs joined by &") from None
     options: dict[str, str] = {}
