@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
 
+import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -185,8 +186,9 @@ def test_bad_usage_exits_2_naming_the_problem(
 
 
 def test_a_store_that_fails_exits_1_with_its_message(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delitem(sys.modules, "psycopg")  # as for a user of SQLite alone
     foreign = tmp_path / "other.db"
     foreign.write_bytes(b"not a database at all, but long enough to read a header")
     missing_dir = tmp_path / "no" / "such" / "dir.db"
@@ -229,6 +231,21 @@ def test_put_get_and_search_postgres_by_url(pg_url: str, capsys: pytest.CaptureF
     ]
     other = with_namespace(pg_url, f"{namespace}-other")
     assert run_cli(capsys, "get", other, KNOWN)[0] == 1
+
+
+def test_an_error_the_server_answers_with_is_a_store_error(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # The application's own lock_timeout, passed on to libpq, ends a write that waits
+    # on a row another client holds: status 1 and the server's message, no traceback.
+    namespace = f"cli-{uuid4().hex[:12]}"
+    url = with_namespace(pg_url, namespace) + "&options=-c%20lock_timeout%3D200ms"
+    assert run_cli(capsys, "put", url, "held", "--id", KNOWN)[0] == 0
+    with psycopg.connect(pg_url) as other:
+        other.execute("SELECT 1 FROM lionmem_items WHERE namespace = %s FOR UPDATE", [namespace])
+        status, out, err = run_cli(capsys, "put", url, "changed", "--id", KNOWN)
+    assert (status, out) == (1, "")
+    assert err.startswith("python -m lionmem: error: canceling statement due to lock timeout\n")
+    assert "Traceback" not in err
+    assert lines_of(run_cli(capsys, "get", url, KNOWN)[1])[0]["content"] == "held"
 
 
 def test_reading_a_postgres_database_without_the_schema_creates_nothing(

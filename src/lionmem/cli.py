@@ -305,6 +305,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # nothing so that Python's final flush does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except (OSError, RuntimeError, TypeError, ValueError, sqlite3.Error) as exc:
+    except _store_errors() as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _store_errors() -> tuple[type[Exception], ...]:
+    """What a store may raise for a bad file, a server's refusal or an outage: status
+    1, not a traceback. psycopg's errors count once a URL has made it load."""
+    errors: tuple[type[Exception], ...] = (OSError, RuntimeError, TypeError, ValueError, sqlite3.Error)
+    psycopg = sys.modules.get("psycopg")
+    return errors if psycopg is None else (*errors, psycopg.Error)
