@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import pickle
 import threading
 from typing import Any
 from uuid import UUID, uuid4
@@ -372,3 +373,52 @@ def test_a_deep_copy_keeps_its_branches_on_its_own_copied_store() -> None:
     asyncio.run(copied.get_branch("research").memory.store(MemoryItem(content="fork")))
     assert asyncio.run(research.memory.search(MemoryQuery())) == []
     assert copied.get_branch("research").session_id == copied.id == session.id
+
+
+def test_a_different_branch_with_a_held_id_is_refused_and_changes_nothing() -> None:
+    session = Session()
+    held = session.new_branch(name="held")
+    twin = Branch(id=held.id, name="twin")
+    newcomer = Branch(name="newcomer")
+    with pytest.raises(ValueError, match=f"already holds a different branch with the id {held.id}"):
+        session.include_branches([newcomer, twin])
+    assert session.get_branch(held.id) is held and held.session_id == session.id
+    assert newcomer.session_id is None and twin.session_id is None and newcomer not in session.branches
+    first = Branch()
+    with pytest.raises(ValueError, match=f"two different branches in the batch have the id {first.id}"):
+        session.include_branches([first, Branch(id=first.id)])
+    assert first.session_id is None and first not in session.branches
+    # The same object again is no conflict.
+    session.include_branches([held, held])
+    assert session.branches.values() == [session.default_branch, held]
+
+
+def test_naming_a_branch_by_a_twin_object_is_a_key_error() -> None:
+    session = Session()
+    held = session.new_branch(name="held")
+    twin = Branch(id=held.id)
+    for call in (session.remove_branch, session.get_branch, session.change_default_branch):
+        with pytest.raises(KeyError, match=f"holds a different branch with the id {held.id}"):
+            call(twin)
+    assert session.get_branch(held.id) is held and session.default_branch is not held
+
+
+@pytest.mark.parametrize("deep", [False, True], ids=["copy", "deep copy"])
+def test_a_copy_of_a_member_branch_belongs_to_no_session(deep: bool) -> None:
+    session, other = Session(), Session()
+    member = session.new_branch(name="member")
+    copied = member.model_copy(deep=deep)
+    assert copied.session_id is None and member.session_id == session.id
+    other.include_branches(copied)
+    assert copied.session_id == other.id and session.get_branch(member.id) is member
+
+
+def test_a_pickled_session_owns_its_branches_again() -> None:
+    session = Session()
+    session.new_branch(name="research")
+    back: Session = pickle.loads(pickle.dumps(session))
+    assert back.branches.keys() == session.branches.keys()
+    assert all(branch.session_id == back.id for branch in back.branches)
+    assert back.get_branch("research").memory is back.memory
+    lone: Branch = pickle.loads(pickle.dumps(session.get_branch("research")))
+    assert lone.session_id is None

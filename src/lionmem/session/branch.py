@@ -7,7 +7,7 @@ Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
 from __future__ import annotations
 
 import inspect
-from typing import Any, TypedDict, Unpack
+from typing import Any, Self, TypedDict, Unpack
 from uuid import UUID
 
 from pydantic import (
@@ -71,7 +71,8 @@ class Branch(Element):
     none, the first read creates one private `InMemoryStore` and every later read
     returns it. A session that includes this branch hands it the session's store
     only while no store has been claimed yet. Adding messages or logs never touches
-    the store. See [ADR-0092][adr-0092-d4].
+    the store. A copy (`model_copy`, `copy.deepcopy`, a pickle) is in no session
+    until one includes it. See [ADR-0092][adr-0092-d4].
 
     Examples:
         >>> branch = Branch(name="support")
@@ -117,6 +118,21 @@ class Branch(Element):
                     self._memory = InMemoryStore()
                 store = self._memory
         return store
+
+    def __copy__(self) -> Self:
+        copied = super().__copy__()
+        copied._owner = None  # a copy is in no session until one includes it
+        return copied
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        copied = super().__deepcopy__(memo)
+        copied._owner = None
+        return copied
+
+    def __getstate__(self) -> dict[Any, Any]:
+        state = super().__getstate__()
+        state["__pydantic_private__"] = {**state["__pydantic_private__"], "_owner": None}
+        return state
 
     @property
     def session_id(self) -> UUID | None:

@@ -10,7 +10,7 @@ Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TypedDict, Unpack, cast
+from typing import Any, Self, TypedDict, Unpack, cast
 from uuid import UUID
 
 from pydantic import (
@@ -117,6 +117,19 @@ class Session(Element):
         self.branches = Pile(item_type=Branch)
         self.include_branches(pending)
 
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        copied = super().__deepcopy__(memo)
+        copied._claim_branches()  # a branch's own copy belongs to no session
+        return copied
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        super().__setstate__(state)
+        self._claim_branches()
+
+    def _claim_branches(self) -> None:
+        for branch in self.branches:
+            branch._owner = self.id
+
     @property
     def memory(self) -> MemoryStore:
         """The session's store; created on first read when none was given."""
@@ -136,9 +149,11 @@ class Session(Element):
 
         Raises:
             TypeError: an entry is not a `Branch`; nothing changes.
-            ValueError: a branch belongs to another session; nothing changes.
+            ValueError: a branch belongs to another session, or shares its id with a
+                different branch held here or in the batch; nothing changes.
         """
         batch = [branches] if isinstance(branches, Branch) else list(branches)
+        batch_ids: dict[UUID, Branch] = {}
         with OWNERSHIP_LOCK:
             for branch in batch:
                 if not isinstance(branch, Branch):
@@ -148,6 +163,14 @@ class Session(Element):
                         f"branch {branch.id} belongs to session {branch._owner}; "
                         f"call remove_branch() on that session before including it in {self.id}"
                     )
+                if self.branches.get(branch.id, branch) is not branch:
+                    # Replacing it would leave the held branch claiming this session.
+                    raise ValueError(
+                        f"session {self.id} already holds a different branch with the id {branch.id}; "
+                        "remove that one first"
+                    )
+                if batch_ids.setdefault(branch.id, branch) is not branch:
+                    raise ValueError(f"two different branches in the batch have the id {branch.id}")
             for branch in batch:
                 if branch._memory is None:
                     branch._memory = self.memory
@@ -219,4 +242,6 @@ class Session(Element):
         found = key.id if isinstance(key, Branch) else key
         if found not in self.branches:
             raise KeyError(f"no branch {str(found)!r} in session {self.id}")
+        if isinstance(key, Branch) and self.branches[key.id] is not key:
+            raise KeyError(f"session {self.id} holds a different branch with the id {key.id}")
         return found
