@@ -23,6 +23,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
+from lionmem.adapters.lifecycle import milliseconds
 from lionmem.adapters.postgres import (
     POSTGRES_PROFILE,
     SCHEMA_VERSION,
@@ -105,20 +106,35 @@ def test_invalid_namespaces_are_refused(pg_url: str, namespace: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs",
+    ("kwargs", "message"),
     [
-        {"min_size": 0},
-        {"min_size": 5, "max_size": 2},
-        {"timeout": 0},
-        {"statement_timeout": -1},
-        {"timeout": math.inf},
-        {"timeout": math.nan},
-        {"statement_timeout": math.inf},
+        ({"min_size": 0}, "min_size"),
+        ({"min_size": 5, "max_size": 2}, "min_size"),
+        ({"timeout": 0}, r"^timeout must be more than 0 and at most 2147483\.647 seconds, got 0$"),
+        ({"statement_timeout": -1}, r"^statement_timeout must be more than 0 and at most 2147483\.647 seconds"),
+        ({"timeout": math.inf}, "^timeout must be"),
+        ({"timeout": math.nan}, "^timeout must be"),
+        ({"statement_timeout": math.inf}, "^statement_timeout must be"),
+        # PostgreSQL's statement_timeout holds at most 2**31 - 1 milliseconds; beyond
+        # it the connection failed, reported as the server being unavailable.
+        ({"statement_timeout": 2147483.648}, "^statement_timeout must be"),
+        ({"statement_timeout": 1e308}, "^statement_timeout must be"),
+        ({"timeout": 1e308}, "^timeout must be"),
     ],
 )
-def test_invalid_pool_settings_are_refused(pg_url: str, kwargs: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match="min_size|timeout and statement_timeout must be"):
+def test_invalid_pool_settings_are_refused(pg_url: str, kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
         PostgresMemoryStore.open(pg_url, namespace="ok", **kwargs)
+
+
+def test_statement_timeouts_reach_the_server_rounded_up_to_milliseconds(pg_url: str) -> None:
+    # PostgreSQL reads 0 as no timeout at all; 0.4 ms used to become 0.
+    async def setting(store: PostgresMemoryStore) -> list[tuple[Any, ...]]:
+        return await store._execute("SELECT current_setting('statement_timeout')")  # noqa: SLF001
+
+    assert with_store(pg_url, setting, statement_timeout=2147483.647) == [("2147483647ms",)]
+    assert with_store(pg_url, setting, statement_timeout=1.0001) == [("1001ms",)]
+    assert milliseconds("statement_timeout", 0.0004, zero=False) == 1
 
 
 def test_a_malformed_dsn_is_refused_before_connecting() -> None:

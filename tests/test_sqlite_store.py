@@ -110,8 +110,12 @@ def test_no_hidden_default_location() -> None:
     [
         ({"synchronous": "OFF"}, "synchronous"),
         ({"busy_timeout": -1}, "busy_timeout"),
-        ({"busy_timeout": math.inf}, "busy_timeout must be a finite"),
-        ({"busy_timeout": math.nan}, "busy_timeout must be a finite"),
+        ({"busy_timeout": math.inf}, r"busy_timeout must be from 0 to 2147483\.647 seconds, got inf"),
+        ({"busy_timeout": math.nan}, r"busy_timeout must be from 0 to 2147483\.647 seconds, got nan"),
+        # Beyond what SQLite's busy timeout holds (2**31 - 1 milliseconds), or beyond
+        # a float once in milliseconds: it failed on opening with OverflowError.
+        ({"busy_timeout": 2147483.648}, r"busy_timeout must be from 0 to 2147483\.647 seconds"),
+        ({"busy_timeout": 1e308}, r"busy_timeout must be from 0 to 2147483\.647 seconds"),
     ],
 )
 def test_bad_open_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str) -> None:

@@ -5,11 +5,31 @@ Governed by [ADR-0096][adr-0096].
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Coroutine, Generator
 from types import TracebackType
-from typing import Any, Generic, NoReturn, Protocol, Self, SupportsIndex, TypeVar
+from typing import Any, Final, Generic, NoReturn, Protocol, Self, SupportsIndex, TypeVar
 
-__all__ = ["ClosesOnExit", "PendingOpen"]
+__all__ = ["MAX_TIMEOUT", "ClosesOnExit", "PendingOpen", "milliseconds"]
+
+MAX_TIMEOUT: Final = (2**31 - 1) / 1000
+"""The longest timeout, in seconds, that SQLite's busy timeout and PostgreSQL's
+statement_timeout hold: 2**31 - 1 milliseconds, about 24.8 days."""
+
+
+def milliseconds(name: str, seconds: float, *, zero: bool) -> int:
+    """`seconds` as whole milliseconds for the database, rounded up so that a short
+    timeout never becomes 0 (PostgreSQL reads 0 as no timeout at all).
+
+    Raises:
+        ValueError: `seconds` is not a number from 0 (or above 0, without `zero`)
+            to `MAX_TIMEOUT`; the message names `name`.
+    """
+    if not ((0 <= seconds) if zero else (0 < seconds)) or not seconds <= MAX_TIMEOUT:
+        bound = "from 0 to" if zero else "more than 0 and at most"
+        raise ValueError(f"{name} must be {bound} {MAX_TIMEOUT} seconds, got {seconds!r}")
+    return min(math.ceil(seconds * 1000), 2**31 - 1)
 
 
 class _Closable(Protocol):

@@ -7,7 +7,6 @@ psycopg_pool); `import lionmem` never imports this module.
 from __future__ import annotations
 
 import asyncio
-import math
 import re
 from functools import partial
 from collections.abc import Iterable
@@ -36,7 +35,7 @@ from lionmem.adapters._encoding import (
     matching,
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
-from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
+from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, milliseconds
 from lionmem.protocols._arguments import as_uuid
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import ContentKind, Durability, FidelityProfile, ReturnedObjects
@@ -237,7 +236,9 @@ class PostgresMemoryStore(ClosesOnExit):
         """Connect, create or check the schema, and bind the store to `namespace`.
 
         `timeout` bounds waiting for a connection (and each connection attempt);
-        `statement_timeout` bounds each statement on the server. With `create=False`
+        `statement_timeout` bounds each statement on the server, in whole milliseconds
+        rounded up. Both are in seconds, up to
+        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT]. With `create=False`
         a database without lionmem's schema is an error instead of getting one, for
         readers that should not write tables into a database named by mistake.
 
@@ -256,14 +257,11 @@ class PostgresMemoryStore(ClosesOnExit):
             raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
         if type(create) is not bool:
             raise TypeError(f"create must be a bool, got {type(create).__name__}")
-        if not (0 < timeout < math.inf and 0 < statement_timeout < math.inf):
-            raise ValueError(
-                "timeout and statement_timeout must be finite positive numbers of seconds, "
-                f"got {timeout!r} and {statement_timeout!r}"
-            )
+        milliseconds("timeout", timeout, zero=False)
+        statement_ms = milliseconds("statement_timeout", statement_timeout, zero=False)
         try:
             given = conninfo_to_dict(dsn).get("options")
-            limit = f"-c statement_timeout={int(statement_timeout * 1000)}"
+            limit = f"-c statement_timeout={statement_ms}"
             conninfo = make_conninfo(
                 dsn,
                 connect_timeout=max(1, round(timeout)),

@@ -29,7 +29,7 @@ from lionmem.adapters._encoding import (
     matching,
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
-from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
+from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, milliseconds
 from lionmem.protocols._arguments import as_uuid
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import (
@@ -398,6 +398,8 @@ class SQLiteMemoryStore(ClosesOnExit):
         Use as `async with SQLiteMemoryStore.open(path) as store:` or
         `store = await SQLiteMemoryStore.open(path)` followed by `await store.close()`.
         `synchronous="FULL"` also survives power loss, at the cost of an fsync a write.
+        `busy_timeout` bounds waiting for another connection's lock, in seconds up to
+        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT].
         With `create=False` a missing file is an error instead of a new database, for
         readers that should not leave an empty file behind a mistyped path.
 
@@ -416,8 +418,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             )
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
-        if not 0 <= busy_timeout < math.inf:
-            raise ValueError(f"busy_timeout must be a finite number of seconds >= 0, got {busy_timeout!r}")
+        milliseconds("busy_timeout", busy_timeout, zero=True)
         if type(create) is not bool:
             raise TypeError(f"create must be a bool, got {type(create).__name__}")
         return PendingOpen(partial(_open, Path(path), busy_timeout, synchronous, create))
@@ -590,7 +591,7 @@ async def _open(path: Path, busy_timeout: float, synchronous: str, create: bool)
     # A store may be used from event loops on other threads, as its worker thread
     # allows; a serialized SQLite library (threadsafety 3) makes the reader safe there.
     reader = sqlite3.connect(path, isolation_level=None, check_same_thread=sqlite3.threadsafety != 3)
-    reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+    reader.execute(f"PRAGMA busy_timeout = {milliseconds('busy_timeout', busy_timeout, zero=True)}")
     reader.execute("PRAGMA query_only = 1")
     reader.execute(_CACHE_SIZE)
     return SQLiteMemoryStore(path, executor, writer, reader)
@@ -602,7 +603,7 @@ def _connect_and_migrate(
     _refuse_foreign_file(path, create)
     db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout)
     try:
-        db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        db.execute(f"PRAGMA busy_timeout = {milliseconds('busy_timeout', busy_timeout, zero=True)}")
         _refuse_foreign_schema(db, path)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute(f"PRAGMA synchronous = {synchronous}")
