@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
+import psycopg
 import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
@@ -83,6 +84,22 @@ def test_postgres_takes_its_namespace_and_passes_other_options_to_libpq(pg_url: 
     )
     assert opened(url, seen) == (namespace, "lionmem url+test", "123ms")
     assert opened(url.replace("postgresql://", "postgres://", 1), seen)[0] == namespace
+
+
+def test_a_postgres_url_without_a_host_part_reaches_libpq_whole(pg_url: str) -> None:
+    # `postgresql:///db` (no host: a local socket, or a host given as an option) lost
+    # its "//" on the way to libpq, which then refused it as a malformed string.
+    parts = psycopg.conninfo.conninfo_to_dict(pg_url)
+    url = (
+        f"postgresql:///{parts['dbname']}?namespace=url-no-host&host={parts['host']}&port={parts['port']}"
+        f"&user={parts['user']}&password={parts['password']}"
+    )
+
+    async def namespace(store: Any) -> str:
+        assert isinstance(store, PostgresMemoryStore)
+        return store.namespace
+
+    assert opened(url, namespace) == "url-no-host"
 
 
 def test_postgres_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:

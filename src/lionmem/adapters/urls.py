@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from typing import Any, Final
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from lionmem.protocols.memory import InMemoryStore, MemoryStore
 
@@ -119,8 +119,13 @@ def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[
         raise ModuleNotFoundError(
             f"postgresql URLs need the postgres extra (pip install 'lionmem[postgres]'): {exc}"
         ) from None
-    # Written back with %20 for a space: libpq reads "+" as itself.
-    dsn = urlunsplit(parts._replace(query=urlencode(options, quote_via=quote)))
+    # The URL up to its query as written (urlunsplit would drop the "//" of a URL
+    # with no host), then the query with %20 for a space: libpq reads "+" as itself.
+    dsn = url.partition("?")[0].partition("#")[0]
+    if options:
+        dsn += "?" + urlencode(options, quote_via=quote)
+    if parts.fragment:
+        dsn += "#" + parts.fragment
     return PostgresMemoryStore.open(dsn, namespace=namespace, create=create)
 
 
