@@ -13,6 +13,7 @@ from typing import Any, ClassVar, cast
 from uuid import UUID
 
 import pytest
+from hypothesis.errors import FlakyStrategyDefinition
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.testing import (
@@ -27,6 +28,7 @@ from lionmem.testing import (
     TextMatch,
 )
 from lionmem.testing.pytest_plugin import MemoryStoreContract
+from lionmem.testing.stateful import _first_difference
 
 
 class DictStore:
@@ -366,6 +368,78 @@ RAISING: list[tuple[StoreFactory, FidelityProfile, str, str]] = [
     (FailsOnReplace, REJECTING, "store(MemoryItem(id=UUID(int=1)", " raised KeyError: 'already there'"),
     (FailsToRetrieveNumbers, DICT_PROFILE, "retrieve(UUID(int=1))", " raised OverflowError: no numbers"),
 ]
+
+
+class ReturnsIdText(DictStore):
+    async def store(self, item: MemoryItem) -> UUID:
+        await super().store(item)
+        return str(item.id)  # type: ignore[return-value]
+
+
+class SearchGivesDicts(DictStore):
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return [i.model_dump() for i in await super().search(query)]  # type: ignore[misc]
+
+
+class RetrieveGivesDicts(DictStore):
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        found = await super().retrieve(item_id)
+        return None if found is None else found.model_dump()  # type: ignore[return-value]
+
+
+WRONG_ANSWERS: list[tuple[StoreFactory, str, str]] = [
+    (
+        ReturnsIdText,
+        "store(MemoryItem(id=UUID(int=1), content=",
+        "returned '00000000-0000-0000-0000-000000000001', not the item's id",
+    ),
+    (SearchGivesDicts, "search(MemoryQuery(", "gave a dict among its results, not a MemoryItem"),
+    (RetrieveGivesDicts, "retrieve(UUID(int=1))", "returned a dict, not a MemoryItem or None"),
+]
+
+
+@pytest.mark.parametrize(("factory", "call", "answer"), WRONG_ANSWERS, ids=[w[0].__name__ for w in WRONG_ANSWERS])
+def test_a_store_answering_with_the_wrong_type_fails_the_stateful_check(
+    factory: StoreFactory, call: str, answer: str
+) -> None:
+    # These broke the comparison itself: an assertion with no message, or an
+    # AttributeError that escaped the kit.
+    result = ConformanceKit(factory, DICT_PROFILE).check("stateful")
+    assert not result.passed
+    assert result.observed.startswith(call) and answer in result.observed, result.observed
+
+
+def test_a_difference_that_does_not_repeat_fails_the_stateful_check() -> None:
+    # The first search with results drops one; replayed, the calls agree. Hypothesis
+    # then raises FlakyFailure, which escaped the kit.
+    dropped: list[MemoryQuery] = []
+
+    class DropsOnce(DictStore):
+        async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+            found = await super().search(query)
+            if found and not dropped:
+                dropped.append(query)
+                return found[:-1]
+            return found
+
+    result = ConformanceKit(DropsOnce, DICT_PROFILE).check("stateful")
+    assert dropped and not result.passed
+    assert result.observed.startswith("a difference that did not repeat when the calls were replayed: search("), (
+        result.observed
+    )
+
+
+@pytest.mark.parametrize(
+    ("error", "reported"),
+    [
+        (ExceptionGroup("g", [ValueError("v"), ExceptionGroup("h", [AssertionError("first\nmore")])]), "first"),
+        (ExceptionGroup("g", [AssertionError()]), "AssertionError"),
+        (FlakyStrategyDefinition("drew differently\ndetails"), "drew differently"),
+        (FlakyStrategyDefinition(), "FlakyStrategyDefinition"),
+    ],
+)
+def test_a_difference_that_does_not_repeat_is_reported_by_its_first_line(error: BaseException, reported: str) -> None:
+    assert _first_difference(error) == reported
 
 
 @pytest.mark.parametrize(

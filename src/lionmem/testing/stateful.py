@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.errors import Flaky
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -165,7 +166,7 @@ class _AgainstReference(RuleBasedStateMachine):
             metadata=drawn.metadata,
         )
         stored = self.on_store(self.store.store(item.model_copy(deep=True)), lambda: f"store({show(item)})")
-        assert stored == item.id
+        assert stored == item.id, f"store({show(item)}) returned {stored!r}, not the item's id"
         self.run(self.reference.store(item))
         self.ids.append(item.id)
 
@@ -198,9 +199,12 @@ class _AgainstReference(RuleBasedStateMachine):
         fields += [f for f in ("tags", "metadata") if getattr(self.profile, f) is RoundTrip.EXACT]
 
         def compare() -> str | None:
-            got = self.on_store(self.store.retrieve(target), lambda: f"retrieve({show(target)})")
+            # `object`: a store that breaks the protocol may answer with anything.
+            got: object = self.on_store(self.store.retrieve(target), lambda: f"retrieve({show(target)})")
             if got is None:
                 return f"retrieve({show(target)}) returned None"
+            if not isinstance(got, MemoryItem):
+                return f"retrieve({show(target)}) returned a {type(got).__name__}, not a MemoryItem or None"
             if [getattr(got, f) for f in fields] != [getattr(want, f) for f in fields]:
                 return f"retrieve({show(target)}) returned {show(got)}, the reference {show(want)}"
             return None
@@ -213,7 +217,12 @@ class _AgainstReference(RuleBasedStateMachine):
         want = [i.id.int for i in self.run(self.reference.search(query))]
 
         def compare() -> str | None:
-            found = [i.id.int for i in self.on_store(self.store.search(query), lambda: f"search({show(query)})")]
+            results: Sequence[object] = self.on_store(self.store.search(query), lambda: f"search({show(query)})")
+            items = [r for r in results if isinstance(r, MemoryItem)]
+            if len(items) < len(results):
+                wrong = next(r for r in results if not isinstance(r, MemoryItem))
+                return f"search({show(query)}) gave a {type(wrong).__name__} among its results, not a MemoryItem"
+            found = [i.id.int for i in items]
             agrees = found == want if self.ordered else sorted(found) == sorted(want)
             if agrees:
                 return None
@@ -239,7 +248,9 @@ def compare_with_reference(
     """Drive a store built by `factory` and an `InMemoryStore` with the same calls.
 
     Raises:
-        AssertionError: a call disagrees on a dimension the profile declares equal.
+        AssertionError: a call disagrees on a dimension the profile declares equal,
+            even once: a difference that does not repeat when replayed is reported
+            as such.
     """
     items, queries = _strategies(profile)
     machine = type(
@@ -253,18 +264,35 @@ def compare_with_reference(
             "ordered": _ordered(profile),
         },
     )
-    run_state_machine_as_test(
-        machine,
-        settings=settings(
-            max_examples=max_examples,
-            stateful_step_count=step_count,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-            database=None,
-            # The same examples every run: a conformance verdict must not flicker.
-            derandomize=True,
-            # Shrinking gives the short reproduction a report prints; explaining which
-            # steps could vary took two thirds of a failing run and is not printed.
-            phases=[phase for phase in Phase if phase is not Phase.explain],
-        ),
-    )
+    try:
+        run_state_machine_as_test(
+            machine,
+            settings=settings(
+                max_examples=max_examples,
+                stateful_step_count=step_count,
+                deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+                database=None,
+                # The same examples every run: a conformance verdict must not flicker.
+                derandomize=True,
+                # Shrinking gives the short reproduction a report prints; explaining which
+                # steps could vary took two thirds of a failing run and is not printed.
+                phases=[phase for phase in Phase if phase is not Phase.explain],
+            ),
+        )
+    except Flaky as exc:
+        raise AssertionError(
+            f"a difference that did not repeat when the calls were replayed: {_first_difference(exc)}"
+        ) from exc
+
+
+def _first_difference(error: BaseException) -> str:
+    """The first line of the first AssertionError within `error`, else of `error`."""
+    pending = [error]
+    while pending:
+        current = pending.pop(0)
+        if isinstance(current, AssertionError):
+            return next(iter(str(current).splitlines()), "AssertionError")
+        if isinstance(current, BaseExceptionGroup):
+            pending[:0] = cast("BaseExceptionGroup[BaseException]", current).exceptions
+    return next(iter(str(error).splitlines()), type(error).__name__)
