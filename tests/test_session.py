@@ -422,3 +422,15 @@ def test_a_pickled_session_owns_its_branches_again() -> None:
     assert back.get_branch("research").memory is back.memory
     lone: Branch = pickle.loads(pickle.dumps(session.get_branch("research")))
     assert lone.session_id is None
+
+
+def test_a_session_is_not_built_from_two_branches_with_one_id() -> None:
+    first = Branch(name="first")
+    twin = Branch(id=first.id)
+    with pytest.raises(ValueError, match=f"two different branches have the id {first.id}"):
+        Session(branches=[first, twin])
+    with pytest.raises(ValueError, match=f"two different branches in the batch have the id {first.id}"):
+        Session(branches=[first], default_branch=twin)
+    assert first.session_id is None and twin.session_id is None
+    same = Session(branches=[first, first], default_branch=first)
+    assert same.branches.values() == [first] and same.default_branch is first

@@ -94,10 +94,16 @@ class Session(Element):
     def _collect_branches(cls, value: object) -> Pile[Branch]:
         if isinstance(value, Branch) or not isinstance(value, Iterable):
             raise ValueError("branches must be an iterable of Branch")
+        given = list(cast("Iterable[Branch]", value))
         try:
-            return Pile(cast("Iterable[Branch]", value), item_type=Branch)
+            pile = Pile(given, item_type=Branch)
         except TypeError as exc:
             raise ValueError(f"branches must be an iterable of Branch: {exc}") from None
+        # The pile keeps one branch per id; a second object would silently replace the first.
+        twin = next((b for b in given if pile[b.id] is not b), None)
+        if twin is not None:
+            raise ValueError(f"two different branches have the id {twin.id}")
+        return pile
 
     @field_serializer("branches")
     def _serialize_branches(
@@ -112,8 +118,8 @@ class Session(Element):
         pending = self.branches.values()
         if self.default_branch is None:
             self.default_branch = pending[0] if pending else Branch()
-        if self.default_branch not in self.branches:
-            pending.append(self.default_branch)
+        if self.branches.get(self.default_branch.id, None) is not self.default_branch:
+            pending.append(self.default_branch)  # include_branches refuses a twin
         self.branches = Pile(item_type=Branch)
         self.include_branches(pending)
 
