@@ -11,7 +11,7 @@ from uuid import UUID, uuid4
 import pytest
 from pydantic import ValidationError
 
-from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, Session
+from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, Pile, Session
 from lionmem.session import branch as branch_module
 from lionmem.session import session as session_module
 
@@ -434,3 +434,18 @@ def test_a_session_is_not_built_from_two_branches_with_one_id() -> None:
     assert first.session_id is None and twin.session_id is None
     same = Session(branches=[first, first], default_branch=first)
     assert same.branches.values() == [first] and same.default_branch is first
+
+
+def test_assigning_the_branches_or_default_keeps_ownership_whole() -> None:
+    session = Session()
+    member, outsider = session.new_branch(name="member"), Branch(name="outsider")
+    with pytest.raises(AttributeError, match="include_branches and remove_branch"):
+        session.branches = Pile(item_type=Branch)
+    for value in (outsider, Branch(id=member.id), None):
+        with pytest.raises(ValueError, match="default_branch must be a branch this session holds"):
+            session.default_branch = value
+    assert session.branches.values()[1] is member and session.default_branch is session.branches.values()[0]
+    session.default_branch = member  # the same as change_default_branch(member)
+    assert session.default_branch is member and outsider.session_id is None
+    session.name = "renamed"  # other fields assign as before
+    assert session.name == "renamed"

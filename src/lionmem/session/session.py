@@ -49,7 +49,9 @@ class Session(Element):
     `memory` is read-only and lazy like [`Branch.memory`][lionmem.session.branch.Branch.memory].
     A branch taken in adopts the session's store only when it has claimed none;
     a store it was built with, or adopted from an earlier session, stays: the first
-    claim wins. See [ADR-0092][adr-0092-d4].
+    claim wins. `branches` changes only through `include_branches` and
+    `remove_branch`, and `default_branch` is always a branch the session holds (or
+    `None` once none is left). See [ADR-0092][adr-0092-d4].
 
     Examples:
         >>> session = Session()
@@ -116,12 +118,27 @@ class Session(Element):
         # Every branch, the default one included, joins through include_branches so
         # that validation applies the same ownership rules as a later inclusion.
         pending = self.branches.values()
-        if self.default_branch is None:
-            self.default_branch = pending[0] if pending else Branch()
-        if self.branches.get(self.default_branch.id, None) is not self.default_branch:
-            pending.append(self.default_branch)  # include_branches refuses a twin
-        self.branches = Pile(item_type=Branch)
+        default = self.default_branch
+        if default is None:
+            default = pending[0] if pending else Branch()
+            self._set("default_branch", default)
+        if self.branches.get(default.id, None) is not default:
+            pending.append(default)  # include_branches refuses a twin
+        self._set("branches", Pile(item_type=Branch))
         self.include_branches(pending)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Assigning either field would bypass the ownership rules.
+        if name == "branches":
+            raise AttributeError("Session.branches changes only through include_branches and remove_branch")
+        if name == "default_branch":
+            if not isinstance(value, Branch) or self.branches.get(value.id, None) is not value:
+                raise ValueError(f"default_branch must be a branch this session holds, got {value!r}")
+        super().__setattr__(name, value)
+
+    def _set(self, name: str, value: object) -> None:
+        """Set `branches` or `default_branch` from within the ownership rules."""
+        vars(self)[name] = value
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
         copied = super().__deepcopy__(memo)
@@ -204,7 +221,7 @@ class Session(Element):
                 removed.user = None
             if self.default_branch is removed:
                 remaining = self.branches.values()
-                self.default_branch = remaining[0] if remaining else None
+                self._set("default_branch", remaining[0] if remaining else None)
             return removed
 
     def new_branch(
@@ -240,7 +257,7 @@ class Session(Element):
         Raises:
             KeyError: the branch is not in this session.
         """
-        self.default_branch = self.get_branch(branch)
+        self._set("default_branch", self.get_branch(branch))
 
     def _branch_key(self, key: Branch | UUID | str) -> UUID | str:
         """`key` as a key of `branches` (which parses UUID strings), or a `KeyError`
