@@ -209,6 +209,10 @@ def test_removing_the_default_moves_it_to_another_branch_or_none() -> None:
     assert after_first is second
     assert session.default_branch is None
     assert len(session.branches) == 0
+    # The next branch to join an empty session becomes its default again.
+    third, fourth = Branch(), Branch()
+    session.include_branches([third, fourth])
+    assert session.default_branch is third
 
 
 def test_removing_another_branch_keeps_the_default() -> None:

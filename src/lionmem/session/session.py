@@ -50,8 +50,8 @@ class Session(Element):
     A branch taken in adopts the session's store only when it has claimed none;
     a store it was built with, or adopted from an earlier session, stays: the first
     claim wins. `branches` changes only through `include_branches` and
-    `remove_branch`, and `default_branch` is always a branch the session holds (or
-    `None` once none is left). See [ADR-0092][adr-0092-d4].
+    `remove_branch`, and `default_branch` is always a branch the session holds:
+    `None` while it holds none, and the first to join after that. See [ADR-0092][adr-0092-d4].
 
     Examples:
         >>> session = Session()
@@ -72,7 +72,7 @@ class Session(Element):
     """The branches this session owns, in the order they joined."""
 
     default_branch: Branch | None = None
-    """The branch used when none is named; `None` only after the last is removed."""
+    """The branch used when none is named; `None` only while the session holds none."""
 
     _memory: MemoryStore | None = PrivateAttr(None)
     _linked_users: set[UUID] = PrivateAttr(default_factory=set[UUID])
@@ -202,6 +202,8 @@ class Session(Element):
                     self._linked_users.add(branch.id)
                 branch._owner = self.id
                 self.branches.include(branch)
+            if self.default_branch is None and batch:
+                self._set("default_branch", batch[0])  # the session was empty
 
     def remove_branch(self, branch: Branch | UUID | str) -> Branch:
         """End this session's ownership of `branch` and return it.
