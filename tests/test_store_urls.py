@@ -121,6 +121,7 @@ def test_postgres_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) ->
         ("sqlite:///x.db?synchronous", "not name=value pairs"),
         ("sqlite:///x.db?busy_timeout=1&busy_timeout=2", "'busy_timeout' twice"),
         ("postgresql://h/db?namespace=", "needs ?namespace=NAME"),
+        ("postgresql://h/db?namespace=n#frag", "takes no #fragment; write a # in a value as %23"),
     ],
 )
 def test_malformed_urls_are_refused_before_anything_opens(

@@ -109,6 +109,9 @@ def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[Me
 
 def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
     parts = urlsplit(url)
+    if parts.fragment:
+        # libpq gives a fragment no meaning; more often it is a password's unescaped #.
+        raise ValueError("a postgresql URL takes no #fragment; write a # in a value as %23")
     options = _options(parts.query, "postgresql")
     namespace = options.pop("namespace", None)
     if not namespace:
@@ -121,11 +124,9 @@ def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[
         ) from None
     # The URL up to its query as written (urlunsplit would drop the "//" of a URL
     # with no host), then the query with %20 for a space: libpq reads "+" as itself.
-    dsn = url.partition("?")[0].partition("#")[0]
+    dsn = url.partition("?")[0]
     if options:
         dsn += "?" + urlencode(options, quote_via=quote)
-    if parts.fragment:
-        dsn += "#" + parts.fragment
     return PostgresMemoryStore.open(dsn, namespace=namespace, create=create)
 
 
