@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.protocols.messages import Log, Message
@@ -131,3 +132,30 @@ def test_a_shallow_copy_shares_the_store() -> None:
     store = InMemoryStore()
     branch = Branch(memory=store)
     assert branch.model_copy().memory is store
+
+
+def test_a_dumped_branch_validates_back_to_the_same_conversation() -> None:
+    branch = Branch(name="support", user="ada", metadata={"k": 1})
+    branch.add_message("user", {"text": "hello"}, sender="ada")
+    branch.add_message("assistant", "hi")
+    branch.add_log(event="greeted", n=2)
+    for back in (Branch.model_validate(branch.model_dump()), Branch.model_validate_json(branch.model_dump_json())):
+        assert (back.id, back.created_at, back.name, back.user, back.metadata) == (
+            branch.id, branch.created_at, "support", "ada", {"k": 1}
+        )
+        assert [m.model_dump() for m in back.messages] == [m.model_dump() for m in branch.messages]
+        assert [entry.model_dump() for entry in back.logs] == [entry.model_dump() for entry in branch.logs]
+        assert back.messages.item_type == {Message} and back.logs.item_type == {Log}
+        assert back.memory is not branch.memory  # a store is not part of the dump
+
+
+def test_messages_and_logs_take_an_iterable_of_records_and_refuse_the_wrong_ones() -> None:
+    hello = Message(role="user", content="hello")
+    branch = Branch(messages=[hello, {"role": "assistant", "content": "hi"}])  # type: ignore[arg-type]
+    assert branch.messages.values()[0] is hello and branch.messages.values()[1].role == "assistant"
+    with pytest.raises(ValidationError, match=r"messages\.0\.role"):
+        Branch(messages=[{"role": "narrator"}])  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="logs"):
+        Branch(logs=[hello])  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="messages"):
+        Branch(messages="hello")  # type: ignore[arg-type]

@@ -453,3 +453,25 @@ def test_assigning_the_branches_or_default_keeps_ownership_whole() -> None:
     assert session.default_branch is member and outsider.session_id is None
     session.name = "renamed"  # other fields assign as before
     assert session.name == "renamed"
+
+
+def test_a_dumped_session_validates_back_with_its_branches_owned() -> None:
+    session = Session(name="desk")
+    research = session.new_branch(name="research")
+    research.add_message("user", "find it")
+    session.change_default_branch(research)
+    for back in (Session.model_validate(session.model_dump()), Session.model_validate_json(session.model_dump_json())):
+        assert (back.id, back.name, back.branches.keys()) == (session.id, "desk", session.branches.keys())
+        assert back.default_branch is back.get_branch(research.id)
+        assert [m.content for m in back.get_branch("research").messages] == ["find it"]
+        assert all(b.session_id == back.id and b.memory is back.memory for b in back.branches)
+
+
+def test_dumped_branches_and_default_validate_into_held_branches() -> None:
+    solo = Session(default_branch={"name": "solo"})  # type: ignore[arg-type]
+    assert solo.default_branch is solo.get_branch("solo") and len(solo.branches) == 1
+    other = str(uuid4())
+    listed = Session(branches=[{"name": "a"}], default_branch={"id": other, "name": "b"})  # type: ignore[list-item, arg-type]
+    assert [b.name for b in listed.branches] == ["a", "b"] and listed.default_branch is listed.get_branch(other)
+    with pytest.raises(ValidationError, match=r"branches\.name"):
+        Session(branches=[{"name": 5}])  # type: ignore[list-item]

@@ -16,7 +16,10 @@ from pydantic import (
     Field,
     FieldSerializationInfo,
     PrivateAttr,
+    TypeAdapter,
+    ValidationInfo,
     field_serializer,
+    field_validator,
 )
 
 from lionmem.protocols.generic.element import Element
@@ -50,6 +53,12 @@ def require_store(memory: object, owner: str) -> MemoryStore | None:
         f"{owner}(memory=...) needs an object with async store, retrieve and search, "
         f"got {type(memory).__name__}"
     )
+
+
+_RECORDS: dict[type[Message] | type[Log], TypeAdapter[list[Any]]] = {
+    Message: TypeAdapter(list[Message]),
+    Log: TypeAdapter(list[Log]),
+}
 
 
 class BranchFields(TypedDict, total=False):
@@ -157,6 +166,16 @@ class Branch(Element):
         log = Log(content=content)
         self.logs.include(log)
         return log
+
+    @field_validator("messages", "logs", mode="before")
+    @classmethod
+    def _collect_records(cls, value: object, info: ValidationInfo) -> object:
+        """A pile as given; a list of records or their dumps (a `model_dump` read
+        back) as a new pile."""
+        if not isinstance(value, list | tuple):
+            return value  # a pile passes; pydantic reports anything else
+        kind = Message if info.field_name == "messages" else Log
+        return Pile(_RECORDS[kind].validate_python(value), item_type=kind)
 
     @field_serializer("messages", "logs")
     def _serialize_pile(

@@ -9,7 +9,7 @@ Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Self, TypedDict, Unpack, cast
 from uuid import UUID
 
@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     FieldSerializationInfo,
     PrivateAttr,
+    ValidationInfo,
     field_serializer,
     field_validator,
 )
@@ -30,6 +31,16 @@ from lionmem.session._ownership import OWNERSHIP_LOCK
 from lionmem.session.branch import Branch, require_store
 
 __all__ = ["Session", "SessionFields"]
+
+
+def _listed(dumped: object, branches: object) -> Branch | None:
+    """The branch in `branches` (a pile) with the id of `dumped` (a mapping), if any."""
+    if not isinstance(dumped, Mapping) or not isinstance(branches, Pile):
+        return None
+    key = cast("Mapping[str, object]", dumped).get("id")
+    if not isinstance(key, str | UUID) or key not in branches:
+        return None
+    return cast("Pile[Branch]", branches)[key]
 
 
 class SessionFields(TypedDict, total=False):
@@ -96,7 +107,14 @@ class Session(Element):
     def _collect_branches(cls, value: object) -> Pile[Branch]:
         if isinstance(value, Branch) or not isinstance(value, Iterable):
             raise ValueError("branches must be an iterable of Branch")
-        given = list(cast("Iterable[Branch]", value))
+        # Dumped branches (a `model_dump` read back) become branches; a Branch stays itself.
+        given = cast(
+            "list[Branch]",
+            [
+                Branch.model_validate(entry) if isinstance(entry, Mapping) else entry
+                for entry in cast("Iterable[object]", value)
+            ],
+        )
         try:
             pile = Pile(given, item_type=Branch)
         except TypeError as exc:
@@ -106,6 +124,13 @@ class Session(Element):
         if twin is not None:
             raise ValueError(f"two different branches have the id {twin.id}")
         return pile
+
+    @field_validator("default_branch", mode="before")
+    @classmethod
+    def _find_default(cls, value: object, info: ValidationInfo) -> object:
+        """A dumped default branch is the listed branch with its id, not a second one."""
+        listed = _listed(value, info.data.get("branches"))
+        return value if listed is None else listed
 
     @field_serializer("branches")
     def _serialize_branches(
