@@ -6,8 +6,9 @@ Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
 
 from __future__ import annotations
 
+import functools
 import inspect
-from typing import Any, Self, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Self, TypedDict, Unpack
 from uuid import UUID
 
 from pydantic import (
@@ -16,7 +17,6 @@ from pydantic import (
     Field,
     FieldSerializationInfo,
     PrivateAttr,
-    TypeAdapter,
     ValidationInfo,
     field_serializer,
     field_validator,
@@ -27,6 +27,9 @@ from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.memory import InMemoryStore, MemoryStore
 from lionmem.protocols.messages import Log, Message, Role
 from lionmem.session._ownership import OWNERSHIP_LOCK
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 __all__ = ["Branch", "BranchFields"]
 
@@ -55,10 +58,13 @@ def require_store(memory: object, owner: str) -> MemoryStore | None:
     )
 
 
-_RECORDS: dict[type[Message] | type[Log], TypeAdapter[list[Any]]] = {
-    Message: TypeAdapter(list[Message]),
-    Log: TypeAdapter(list[Log]),
-}
+@functools.cache
+def _records(kind: type[Message] | type[Log]) -> TypeAdapter[list[Any]]:
+    """Validates a list of `kind` records or their dumps. Built on first use: importing
+    pydantic's TypeAdapter would add about a millisecond to importing lionmem."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(list[kind])  # type: ignore[valid-type]
 
 
 class BranchFields(TypedDict, total=False):
@@ -175,7 +181,7 @@ class Branch(Element):
         if not isinstance(value, list | tuple):
             return value  # a pile passes; pydantic reports anything else
         kind = Message if info.field_name == "messages" else Log
-        return Pile(_RECORDS[kind].validate_python(value), item_type=kind)
+        return Pile(_records(kind).validate_python(value), item_type=kind)
 
     @field_serializer("messages", "logs")
     def _serialize_pile(
