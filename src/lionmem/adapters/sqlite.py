@@ -418,10 +418,10 @@ class SQLiteMemoryStore(ClosesOnExit):
             )
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
-        milliseconds("busy_timeout", busy_timeout, zero=True)
+        busy_ms = milliseconds("busy_timeout", busy_timeout, zero=True)
         if type(create) is not bool:
             raise TypeError(f"create must be a bool, got {type(create).__name__}")
-        return PendingOpen(partial(_open, Path(path), busy_timeout, synchronous, create))
+        return PendingOpen(partial(_open, Path(path), busy_ms, synchronous, create))
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -578,12 +578,12 @@ class SQLiteMemoryStore(ClosesOnExit):
         return drivers[0] if drivers else None
 
 
-async def _open(path: Path, busy_timeout: float, synchronous: str, create: bool) -> SQLiteMemoryStore:
+async def _open(path: Path, busy_ms: int, synchronous: str, create: bool) -> SQLiteMemoryStore:
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lionmem-sqlite")
     loop = asyncio.get_running_loop()
     try:
         writer = await loop.run_in_executor(
-            executor, _connect_and_migrate, path, busy_timeout, synchronous, create
+            executor, _connect_and_migrate, path, busy_ms, synchronous, create
         )
     except BaseException:
         executor.shutdown(wait=False)
@@ -591,19 +591,19 @@ async def _open(path: Path, busy_timeout: float, synchronous: str, create: bool)
     # A store may be used from event loops on other threads, as its worker thread
     # allows; a serialized SQLite library (threadsafety 3) makes the reader safe there.
     reader = sqlite3.connect(path, isolation_level=None, check_same_thread=sqlite3.threadsafety != 3)
-    reader.execute(f"PRAGMA busy_timeout = {milliseconds('busy_timeout', busy_timeout, zero=True)}")
+    reader.execute(f"PRAGMA busy_timeout = {busy_ms}")
     reader.execute("PRAGMA query_only = 1")
     reader.execute(_CACHE_SIZE)
     return SQLiteMemoryStore(path, executor, writer, reader)
 
 
 def _connect_and_migrate(
-    path: Path, busy_timeout: float, synchronous: str, create: bool
+    path: Path, busy_ms: int, synchronous: str, create: bool
 ) -> sqlite3.Connection:
     _refuse_foreign_file(path, create)
-    db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout)
+    db = sqlite3.connect(path, isolation_level=None, timeout=busy_ms / 1000)
     try:
-        db.execute(f"PRAGMA busy_timeout = {milliseconds('busy_timeout', busy_timeout, zero=True)}")
+        db.execute(f"PRAGMA busy_timeout = {busy_ms}")
         _refuse_foreign_schema(db, path)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute(f"PRAGMA synchronous = {synchronous}")
