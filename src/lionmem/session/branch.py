@@ -6,7 +6,6 @@ Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
 
 from __future__ import annotations
 
-import functools
 import inspect
 from typing import TYPE_CHECKING, Any, Self, TypedDict, Unpack
 from uuid import UUID
@@ -58,13 +57,18 @@ def require_store(memory: object, owner: str) -> MemoryStore | None:
     )
 
 
-@functools.cache
+_RECORDS: dict[type[Message] | type[Log], TypeAdapter[list[Any]]] = {}
+
+
 def _records(kind: type[Message] | type[Log]) -> TypeAdapter[list[Any]]:
     """Validates a list of `kind` records or their dumps. Built on first use: importing
     pydantic's TypeAdapter would add about a millisecond to importing lionmem."""
-    from pydantic import TypeAdapter
+    adapter = _RECORDS.get(kind)
+    if adapter is None:
+        from pydantic import TypeAdapter
 
-    return TypeAdapter(list[kind])  # type: ignore[valid-type]
+        adapter = _RECORDS[kind] = TypeAdapter(list[kind])  # type: ignore[valid-type]
+    return adapter
 
 
 class BranchFields(TypedDict, total=False):
