@@ -283,6 +283,39 @@ def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
     assert sorted(i.content for i in found) == ["0", "1", "2", "3"]
 
 
+def test_a_schema_committed_while_the_file_is_checked_is_not_taken_as_foreign(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another process finishes creating lionmem's schema while this one checks the new
+    # file. Checking with two statements could read the id from before that commit and
+    # the tables from after it, and refuse the file as another application's (seen
+    # once in CI with four processes opening at once).
+    path = tmp_path / "m.db"
+    path.touch()
+    real_connect = sqlite3.connect
+    steps: list[str] = []
+
+    class CommitsAfterTheIdIsRead(sqlite3.Connection):
+        def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+            if steps == ["id read"]:  # the other process commits before the next statement
+                other = real_connect(path, isolation_level=None)
+                sqlite_module.migrate(other, path)
+                other.close()
+                steps.append("committed")
+            if "application_id" in sql and not steps:
+                steps.append("id read")
+            return super().execute(sql, parameters)
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        return real_connect(*args, factory=CommitsAfterTheIdIsRead, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    with_store(path, lambda store: store.store(MemoryItem(content="opened")))
+    monkeypatch.undo()
+    assert steps == ["id read", "committed"]
+    assert [i.content for i in with_store(path, lambda store: store.search(MemoryQuery()))] == ["opened"]
+
+
 def test_a_file_that_is_not_sqlite_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("dear diary\n" * 100)

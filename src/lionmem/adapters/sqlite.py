@@ -632,11 +632,12 @@ def _refuse_foreign_file(path: Path, create: bool) -> None:
 
 
 def _refuse_foreign_schema(db: sqlite3.Connection, path: Path) -> None:
-    (application_id,) = db.execute("PRAGMA application_id").fetchone()
-    if application_id == APPLICATION_ID:
-        return
-    (tables,) = db.execute("SELECT count(*) FROM sqlite_schema").fetchone()
-    if application_id != 0 or tables:
+    # One statement reads both from one snapshot: read apart, another process's
+    # migration could commit between them and make a new file look foreign.
+    application_id, tables = db.execute(
+        "SELECT (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)"
+    ).fetchone()
+    if application_id != APPLICATION_ID and (application_id != 0 or tables):
         raise IncompatibleDatabaseError(
             f"{path} is an SQLite database but not a lionmem one "
             f"(application_id {application_id:#x}, {tables} schema objects); left untouched"
