@@ -475,3 +475,32 @@ def test_dumped_branches_and_default_validate_into_held_branches() -> None:
     assert [b.name for b in listed.branches] == ["a", "b"] and listed.default_branch is listed.get_branch(other)
     with pytest.raises(ValidationError, match=r"branches\.name"):
         Session(branches=[{"name": 5}])  # type: ignore[list-item]
+
+
+def test_a_new_default_and_its_removal_from_two_threads_leave_the_default_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One thread looks the branch up to make it the default; another removes it before
+    # the first sets it. Unless both run under the ownership lock, the session ends
+    # with a default it no longer holds.
+    session = Session()
+    branch = session.new_branch(name="moving")
+    removed = threading.Event()
+    looked_up = threading.Event()
+    original = Session.get_branch
+
+    def slow_lookup(self: Session, key: Branch | UUID | str) -> Branch:
+        found = original(self, key)
+        looked_up.set()
+        removed.wait(timeout=0.5)  # with the lock held, the removal cannot happen here
+        return found
+
+    monkeypatch.setattr(Session, "get_branch", slow_lookup)
+    setter = threading.Thread(target=session.change_default_branch, args=(branch,))
+    setter.start()
+    looked_up.wait(timeout=5)
+    session.remove_branch(branch)
+    removed.set()
+    setter.join(timeout=5)
+    default = session.default_branch
+    assert default is not None and session.branches.get(default.id, None) is default

@@ -157,8 +157,11 @@ class Session(Element):
         if name == "branches":
             raise AttributeError("Session.branches changes only through include_branches and remove_branch")
         if name == "default_branch":
-            if not isinstance(value, Branch) or self.branches.get(value.id, None) is not value:
-                raise ValueError(f"default_branch must be a branch this session holds, got {value!r}")
+            with OWNERSHIP_LOCK:  # so that the branch cannot leave between check and set
+                if not isinstance(value, Branch) or self.branches.get(value.id, None) is not value:
+                    raise ValueError(f"default_branch must be a branch this session holds, got {value!r}")
+                self._set(name, value)
+            return
         super().__setattr__(name, value)
 
     def _set(self, name: str, value: object) -> None:
@@ -284,7 +287,8 @@ class Session(Element):
         Raises:
             KeyError: the branch is not in this session.
         """
-        self._set("default_branch", self.get_branch(branch))
+        with OWNERSHIP_LOCK:
+            self._set("default_branch", self.get_branch(branch))
 
     def _branch_key(self, key: Branch | UUID | str) -> UUID | str:
         """`key` as a key of `branches` (which parses UUID strings), or a `KeyError`
