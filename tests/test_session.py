@@ -465,6 +465,8 @@ def test_a_dumped_session_validates_back_with_its_branches_owned() -> None:
         assert back.default_branch is back.get_branch(research.id)
         assert [m.content for m in back.get_branch("research").messages] == ["find it"]
         assert all(b.session_id == back.id and b.memory is back.memory for b in back.branches)
+        # The user the session gave the branch is still the session's to take back.
+        assert back.remove_branch(research.id).user is None
 
 
 def test_dumped_branches_and_default_validate_into_held_branches() -> None:

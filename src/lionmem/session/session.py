@@ -225,7 +225,9 @@ class Session(Element):
             for branch in batch:
                 if branch._memory is None:
                     branch._memory = self.memory
-                if branch._owner is None and branch.user is None:
+                if branch._owner is None and branch.user in (None, str(self.id)):
+                    # A user equal to this session's id was given by this session
+                    # before a dump and reload; it is still the session's to clear.
                     branch.user = str(self.id)
                     self._linked_users.add(branch.id)
                 branch._owner = self.id
