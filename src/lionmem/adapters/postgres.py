@@ -7,9 +7,10 @@ psycopg_pool); `import lionmem` never imports this module.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from functools import partial
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from typing import Any, Final, LiteralString, cast
 from urllib.parse import urlsplit
 from uuid import UUID
@@ -159,6 +160,18 @@ def _is_outage(error: Exception) -> bool:
     or a full disk, and is raised as psycopg reports it."""
     state = getattr(error, "sqlstate", None)
     return state is None or state.startswith("08") or state in _OUTAGES
+
+
+@contextlib.contextmanager
+def _outages_unavailable(conninfo: str) -> Generator[None, None, None]:
+    """Raise an outage (see `_is_outage`) on an open store as `StoreUnavailableError`,
+    and any other error as psycopg reports it."""
+    try:
+        yield
+    except (PoolTimeout, psycopg.OperationalError) as exc:
+        if not _is_outage(exc):
+            raise
+        raise _unavailable(conninfo, exc) from None
 
 
 def _unavailable(conninfo: str, error: Exception) -> StoreUnavailableError:
@@ -316,7 +329,7 @@ class PostgresMemoryStore(ClosesOnExit):
         self, query: sql.Composed | LiteralString, params: Iterable[object] = ()
     ) -> list[tuple[Any, ...]]:
         pool = self._live_pool()
-        try:
+        with _outages_unavailable(self._conninfo):
             async with pool.connection() as conn:
                 cursor = await conn.execute(query, list(params))
                 rows: list[tuple[Any, ...]] = []
@@ -328,10 +341,6 @@ class PostgresMemoryStore(ClosesOnExit):
                         break
                     await asyncio.sleep(0)
                 return rows
-        except (PoolTimeout, psycopg.OperationalError) as exc:
-            if not _is_outage(exc):
-                raise
-            raise _unavailable(self._conninfo, exc) from None
 
     # -- the protocol ------------------------------------------------------------------
 
@@ -361,16 +370,12 @@ class PostgresMemoryStore(ClosesOnExit):
         batch = as_batch(items)
         rows = await encode_batch(batch, partial(_row, self.namespace))
         pool = self._live_pool()
-        try:
+        with _outages_unavailable(self._conninfo):
             async with pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
                 # Two batches sharing ids could lock those rows in opposite orders and
                 # deadlock; one batch per namespace at a time cannot.
                 await cursor.execute(_BATCH_LOCK, [_LOCK_KEY, self.namespace])
                 await cursor.executemany(_UPSERT, rows)
-        except (PoolTimeout, psycopg.OperationalError) as exc:
-            if not _is_outage(exc):
-                raise
-            raise _unavailable(self._conninfo, exc) from None
         return [item.id for item in batch]
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
