@@ -6,14 +6,15 @@ Governed by [ADR-0096][adr-0096].
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Coroutine, Generator
 from types import TracebackType
 from typing import Any, Final, Generic, NoReturn, Protocol, Self, SupportsIndex, TypeVar
 
 __all__ = ["MAX_TIMEOUT", "ClosesOnExit", "PendingOpen", "milliseconds"]
 
-MAX_TIMEOUT: Final = (2**31 - 1) / 1000
+_MAX_MS = 2**31 - 1
+
+MAX_TIMEOUT: Final = _MAX_MS / 1000
 """The longest timeout, in seconds, that SQLite's busy timeout and PostgreSQL's
 statement_timeout hold: 2**31 - 1 milliseconds, about 24.8 days."""
 
@@ -29,7 +30,7 @@ def milliseconds(name: str, seconds: float, *, zero: bool) -> int:
     if not ((0 <= seconds) if zero else (0 < seconds)) or not seconds <= MAX_TIMEOUT:
         bound = "from 0 to" if zero else "more than 0 and at most"
         raise ValueError(f"{name} must be {bound} {MAX_TIMEOUT} seconds, got {seconds!r}")
-    return min(math.ceil(seconds * 1000), 2**31 - 1)
+    return min(math.ceil(seconds * 1000), _MAX_MS)
 
 
 class _Closable(Protocol):

@@ -143,6 +143,8 @@ def _stored_time(created_at: float) -> float | bytes:
     an integer on disk, and the integer 0 has no sign, so -0.0 alone is stored as
     its 8 bytes, which a REAL column keeps as they are."""
     return _NEGATIVE_ZERO if created_at == 0.0 and math.copysign(1.0, created_at) < 0 else created_at
+
+
 _INT64 = range(-(2**63), 2**63)
 _MIN_TRIGRAM = 3
 _SQL_TAGS = 1_000

@@ -62,7 +62,8 @@ class Session(Element):
     a store it was built with, or adopted from an earlier session, stays: the first
     claim wins. `branches` changes only through `include_branches` and
     `remove_branch`, and `default_branch` is always a branch the session holds:
-    `None` while it holds none, and the first to join after that. See [ADR-0092][adr-0092-d4].
+    `None` while it holds none, and the first to join after that. See
+    [ADR-0092][adr-0092-d4].
 
     Examples:
         >>> session = Session()
