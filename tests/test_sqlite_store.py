@@ -283,6 +283,69 @@ def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
     assert sorted(i.content for i in found) == ["0", "1", "2", "3"]
 
 
+def _hold_write_lock(path: Path) -> sqlite3.Connection:
+    """Another connection in the middle of a write, as a process migrating the file
+    in rollback-journal mode would be."""
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("UPDATE items SET body = body")
+    return other
+
+
+def test_switching_to_wal_waits_for_another_writer(tmp_path: Path) -> None:
+    # SQLite answers the switch to WAL with "database is locked" at once, without its
+    # busy handler, while another connection holds a write lock; seen in CI with four
+    # processes opening one new file.
+    path = tmp_path / "old.db"
+    _version_one(path, [MemoryItem(content="kept")])
+    other = _hold_write_lock(path)
+    threading.Timer(0.2, other.execute, ["COMMIT"]).start()
+    found = with_store(path, lambda store: store.search(MemoryQuery()))
+    other.close()
+    assert [i.content for i in found] == ["kept"]
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_switching_to_wal_gives_up_after_the_busy_timeout(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    _version_one(path, [MemoryItem(content="kept")])
+    other = _hold_write_lock(path)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+            with_store(path, lambda store: store.search(MemoryQuery()), busy_timeout=0.05)
+    finally:
+        other.execute("COMMIT")
+        other.close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    assert db.execute("PRAGMA user_version").fetchone() == (1,)
+
+
+def test_switching_to_wal_does_not_retry_other_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "m.db"
+    real_connect = sqlite3.connect
+    tries: list[str] = []
+
+    class DiskFails(sqlite3.Connection):
+        def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+            if sql == "PRAGMA journal_mode = WAL":
+                tries.append(sql)
+                error = sqlite3.OperationalError("disk I/O error")
+                error.sqlite_errorcode = sqlite3.SQLITE_IOERR
+                raise error
+            return super().execute(sql, parameters)
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        return real_connect(*args, factory=DiskFails, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        with_store(path, lambda store: store.search(MemoryQuery()))
+    assert len(tries) == 1
+
+
 def test_a_schema_committed_while_the_file_is_checked_is_not_taken_as_foreign(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,6 +10,7 @@ import asyncio
 import math
 import sqlite3
 import struct
+import time
 from functools import partial
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -61,6 +62,9 @@ _HEADER = b"SQLite format 3\x00"
 # that joins thousands of index hits to their rows then reads pages from the OS, which
 # made a 5,000-row tag search 2.5 times slower. A limit, not an allocation.
 _CACHE_SIZE = "PRAGMA cache_size = -65536"
+
+# Seconds between tries of a lock SQLite will not wait for itself.
+_BUSY_RETRY = 0.005
 
 _ITEMS_V1 = """
     CREATE TABLE items (
@@ -607,7 +611,7 @@ def _connect_and_migrate(
     try:
         db.execute(f"PRAGMA busy_timeout = {busy_ms}")
         _refuse_foreign_schema(db, path)
-        db.execute("PRAGMA journal_mode = WAL")
+        _switch_to_wal(db, busy_ms)
         db.execute(f"PRAGMA synchronous = {synchronous}")
         db.execute(_CACHE_SIZE)
         migrate(db, path)
@@ -615,6 +619,21 @@ def _connect_and_migrate(
         db.close()
         raise
     return db
+
+
+def _switch_to_wal(db: sqlite3.Connection, busy_ms: int) -> None:
+    # SQLite refuses the switch at once, without its busy handler, while another
+    # connection holds a write lock on a rollback-journal file (another process
+    # migrating it), so wait here for up to the same timeout.
+    deadline = time.monotonic() + busy_ms / 1000
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                raise
+            time.sleep(_BUSY_RETRY)
 
 
 def _refuse_foreign_file(path: Path, create: bool) -> None:
