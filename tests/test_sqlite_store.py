@@ -299,8 +299,10 @@ def test_switching_to_wal_waits_for_another_writer(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     _version_one(path, [MemoryItem(content="kept")])
     other = _hold_write_lock(path)
-    threading.Timer(0.2, other.execute, ["COMMIT"]).start()
+    release = threading.Timer(0.2, other.execute, ["COMMIT"])
+    release.start()
     found = with_store(path, lambda store: store.search(MemoryQuery()))
+    release.join()
     other.close()
     assert [i.content for i in found] == ["kept"]
     assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
