@@ -323,6 +323,30 @@ def test_switching_to_wal_gives_up_after_the_busy_timeout(tmp_path: Path) -> Non
     assert db.execute("PRAGMA user_version").fetchone() == (1,)
 
 
+def test_a_write_waits_for_another_writer_up_to_the_busy_timeout(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+
+    async def scenario() -> None:
+        async with (
+            SQLiteMemoryStore.open(path, busy_timeout=0.05) as impatient,
+            SQLiteMemoryStore.open(path) as patient,
+        ):
+            other = _hold_write_lock(path)
+            release = threading.Timer(0.5, other.execute, ["COMMIT"])
+            release.start()
+            try:
+                # Released after 0.5 s: a 0.05 s timeout gives up before, the default waits.
+                with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+                    await impatient.store(MemoryItem(content="gave up"))
+                await patient.store(MemoryItem(content="waited"))
+            finally:
+                release.join()
+                other.close()
+
+    run(scenario())
+    found = with_store(path, lambda store: store.search(MemoryQuery()))
+    assert [i.content for i in found] == ["waited"]
+
 def test_switching_to_wal_does_not_retry_other_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -607,7 +607,7 @@ def _connect_and_migrate(
     path: Path, busy_ms: int, synchronous: str, create: bool
 ) -> sqlite3.Connection:
     _refuse_foreign_file(path, create)
-    db = sqlite3.connect(path, isolation_level=None, timeout=busy_ms / 1000)
+    db = sqlite3.connect(path, isolation_level=None)
     try:
         db.execute(f"PRAGMA busy_timeout = {busy_ms}")
         _refuse_foreign_schema(db, path)
