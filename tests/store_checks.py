@@ -58,6 +58,46 @@ async def assert_searches_agree(store: MemoryStore, *, seed: int, rounds: int) -
         assert got == [i.id for i in await reference.search(query)], query
 
 
+UNICODE_TEXTS = [
+    "İstanbul", "istanbul", "ΟΔΟΣ", "ΟΔΟΣΑ", "Straße", "STRASSE",
+    "ﬃx", "e\u0301te", "été", "\u212a-9", "ǅemal",
+]
+"""Contents whose `lower()` is not one ASCII-like mapping per character."""
+
+UNICODE_MATCHES = {
+    "İST": [0],  # "İ".lower() is "i" and a combining dot, so "ist" is not in it
+    "IST": [1],
+    "ΔΟΣ": [2],  # a final sigma lowers to "ς"; "ΟΔΟΣΑ" holds "δοσ"
+    "δοσ": [3],
+    "SS": [5],  # lower(), not casefold(): "ß" is not "ss"
+    "ẞ": [4],
+    "ffi": [],  # the ligature stays one character
+    "ﬃ": [6],
+    "ÉTÉ": [8],  # no normalisation: "é" is not "e" and a combining acute
+    "e\u0301t": [7],
+    "k-9": [9],  # the Kelvin sign lowers to "k"
+    "ǆem": [10],
+}
+"""Which of `UNICODE_TEXTS` each needle finds under the reference's rule,
+`needle.lower() in str(content).lower()`. Needles of three or more characters go
+through a durable store's trigram index, shorter ones do not."""
+
+
+async def assert_unicode_text_agrees(store: MemoryStore) -> None:
+    """Text search follows Python's `lower()` on both sides exactly, where it changes
+    a string's length, depends on context, or differs from `casefold()`."""
+    reference = InMemoryStore()
+    items = [MemoryItem(content=text) for text in UNICODE_TEXTS]
+    for item in items:
+        await store.store(item)
+        await reference.store(item)
+    for needle, expected in UNICODE_MATCHES.items():
+        query = MemoryQuery(text=needle)
+        want = [items[n].id for n in expected]
+        assert [i.id for i in await reference.search(query)] == want, needle
+        assert [i.id for i in await store.search(query)] == want, needle
+
+
 async def assert_big_integers_exact(store: MemoryStore) -> None:
     """Integers beyond 64 bits and beyond float range are kept and compared exactly."""
     big = MemoryItem(content="big", metadata={"k": 10**400, "n": -(2**63) - 1, "b": 2**64 + 1})
@@ -386,6 +426,7 @@ STORE_CHECKS: list[StoreCheck] = [
     assert_limits_beyond_64_bits_agree,
     assert_many_filters_agree,
     assert_many_tags_agree,
+    assert_unicode_text_agrees,
     assert_subclass_fields_are_never_dropped,
     assert_nesting_limit_holds,
     assert_created_at_bit_exact,

@@ -11,7 +11,7 @@ from uuid import uuid4
 import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Pile
-from store_checks import assert_call_arguments_checked
+from store_checks import assert_call_arguments_checked, assert_unicode_text_agrees
 
 
 def run(coro: Any) -> Any:
@@ -136,6 +136,10 @@ def test_text_is_a_case_insensitive_substring_of_str_content() -> None:
     assert contents(search(store, text="234")) == [12345]
     assert contents(search(store, text="none")) == [None]
     assert search(store, text="qu ck") == []
+
+
+def test_text_follows_lower_on_unicode_not_casefold_or_normalisation() -> None:
+    run(assert_unicode_text_agrees(InMemoryStore()))
 
 
 def test_text_is_not_fuzzy_or_tokenised() -> None:
