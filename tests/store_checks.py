@@ -65,8 +65,8 @@ UNICODE_TEXTS = [
 """Contents whose `lower()` is not one ASCII-like mapping per character."""
 
 UNICODE_MATCHES = {
-    "İST": [0],  # "İ".lower() is "i" and a combining dot, so "ist" is not in it
-    "IST": [1],
+    "İST": [0],
+    "IST": [1],  # "İ".lower() is "i" and a combining dot, so "ist" is not in "İstanbul"
     "ΔΟΣ": [2],  # a final sigma lowers to "ς"; "ΟΔΟΣΑ" holds "δοσ"
     "δοσ": [3],
     "SS": [5],  # lower(), not casefold(): "ß" is not "ss"
