@@ -326,12 +326,16 @@ class PostgresMemoryStore(ClosesOnExit):
         return self._pool
 
     async def _execute(
-        self, query: sql.Composed | LiteralString, params: Iterable[object] = ()
+        self,
+        query: sql.Composed | LiteralString,
+        params: Iterable[object] = (),
+        *,
+        prepare: bool | None = None,
     ) -> list[tuple[Any, ...]]:
         pool = self._live_pool()
         with _outages_unavailable(self._conninfo):
             async with pool.connection() as conn:
-                cursor = await conn.execute(query, list(params))
+                cursor = await conn.execute(query, list(params), prepare=prepare)
                 rows: list[tuple[Any, ...]] = []
                 # psycopg builds rows on the loop's thread as they are fetched: a slice
                 # at a time, letting other tasks run between slices of a long result.
@@ -403,15 +407,15 @@ class PostgresMemoryStore(ClosesOnExit):
         statement, params, recheck, pushed = self._plan(query)
         limit = query.limit
         if pushed:
-            return await _decode(await self._execute(statement, params), recheck, limit)
+            return await _decode(await self._select(statement, params), recheck, limit)
         if limit < 0:
-            rows = await self._execute(statement, params)
+            rows = await self._select(statement, params)
             return (await _decode(rows, recheck, limit))[:limit]
         # Python re-checks some rows, so SQL cannot stop at `limit` itself; read growing
         # prefixes of the ordered rows until they hold `limit` matches or run out.
         window = min(max(_FIRST_WINDOW, 4 * limit), MAX_SQL_LIMIT)
         while True:
-            rows = await self._execute(statement + sql.SQL(" LIMIT %s"), [*params, window])
+            rows = await self._select(statement + sql.SQL(" LIMIT %s"), [*params, window])
             found = await _decode(rows, recheck, limit)
             if len(found) >= limit or len(rows) < window:
                 return found
@@ -420,8 +424,14 @@ class PostgresMemoryStore(ClosesOnExit):
     async def explain(self, query: MemoryQuery) -> str:
         """The server's plan for `query`, as `EXPLAIN` prints it."""
         statement, params, _, _ = self._plan(query)
-        rows = await self._execute(sql.SQL("EXPLAIN ") + statement, params)
+        rows = await self._select(sql.SQL("EXPLAIN ") + statement, params)
         return "\n".join(str(row[0]) for row in rows)
+
+    async def _select(self, statement: sql.Composed, params: list[object]) -> list[tuple[Any, ...]]:
+        # psycopg prepares a statement after its fifth run, and the server may then
+        # keep one plan for all values. A search's best plan depends on its values
+        # (ADR-0097), so searches are planned afresh each time.
+        return await self._execute(statement, params, prepare=False)
 
     def _plan(
         self, query: MemoryQuery
