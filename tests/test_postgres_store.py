@@ -372,6 +372,22 @@ def test_a_newer_schema_is_refused(pg_url: str) -> None:
         with_store(url, lambda store: store.search(MemoryQuery()))
 
 
+def test_the_gin_indexes_keep_a_short_pending_list(pg_url: str) -> None:
+    # Every search reads a GIN index's pending list in full; the server's default
+    # lets it grow to 4 MB between merges.
+    url = fresh_database(pg_url)
+    with_store(url, lambda store: store.search(MemoryQuery()))
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT c.relname, c.reloptions FROM pg_class AS c JOIN pg_am AS a ON a.oid = c.relam"
+            " WHERE a.amname = 'gin' AND c.relname LIKE 'lionmem%' ORDER BY 1"
+        ).fetchall()
+    assert rows == [
+        (name, ["gin_pending_list_limit=256"])
+        for name in ("lionmem_items_metadata", "lionmem_items_tags", "lionmem_items_text")
+    ]
+
+
 def test_the_plan_uses_the_indexes(pg_url: str) -> None:
     url = fresh_database(pg_url)
     items = [
