@@ -137,7 +137,6 @@ async def assert_call_arguments_checked(store: MemoryStore) -> None:
     assert [i.id for i in await store.search(MemoryQuery())] == [item.id]
 
 
-
 @asynccontextmanager
 async def ticking() -> AsyncIterator[Callable[[], int]]:
     """Run a task that counts its turns on the event loop while the block runs; the
@@ -156,6 +155,7 @@ async def ticking() -> AsyncIterator[Callable[[], int]]:
         yield lambda: turns
     finally:
         ticker.cancel()
+
 
 class Batching(MemoryStore, Protocol):
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]: ...

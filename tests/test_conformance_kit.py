@@ -537,7 +537,6 @@ def test_factories_may_return_awaitables_or_context_managers(tmp_path: Any) -> N
         assert ConformanceKit(factory, REFERENCE_PROFILE).check("protocol").passed
 
 
-
 def test_a_factory_whose_signature_cannot_be_read_is_called_without_arguments() -> None:
     """As for a store class written in C: inspect cannot tell what it takes."""
     calls: list[tuple[object, ...]] = []
@@ -551,6 +550,7 @@ def test_a_factory_whose_signature_cannot_be_read_is_called_without_arguments() 
         inspect.signature(factory)
     assert ConformanceKit(factory, REFERENCE_PROFILE).check("protocol").passed
     assert calls == [()]
+
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     """Run `python -m lionmem check ARGS` in this process, as the shell would see it."""

@@ -107,6 +107,7 @@ def test_store_of_a_non_memory_item_raises_type_error_and_stores_nothing() -> No
 def test_call_arguments_follow_the_rules_of_every_store() -> None:
     run(assert_call_arguments_checked(InMemoryStore()))
 
+
 def test_store_holds_a_pile_of_memory_items() -> None:
     pile = InMemoryStore()._items
     assert isinstance(pile, Pile)

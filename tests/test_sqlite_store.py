@@ -347,6 +347,7 @@ def test_a_write_waits_for_another_writer_up_to_the_busy_timeout(tmp_path: Path)
     found = with_store(path, lambda store: store.search(MemoryQuery()))
     assert [i.content for i in found] == ["waited"]
 
+
 def test_switching_to_wal_does_not_retry_other_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
