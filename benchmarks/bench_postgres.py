@@ -45,7 +45,7 @@ async def fill(store: Any, items: list[MemoryItem]) -> float:
 
 async def measure(url: str, n: int, directory: Path, names: list[str] | None) -> dict[str, dict[str, float]]:
     items = make_items(n)
-    repeat = 5 if n <= 10_000 else 3
+    repeat = 5 if n <= 100_000 else 3
     out: dict[str, dict[str, float]] = {}
     memory = InMemoryStore()
     async with (
