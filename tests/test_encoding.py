@@ -8,6 +8,7 @@ import json
 import math
 import pickle
 import re
+import struct
 import sys
 import uuid
 from typing import cast
@@ -160,6 +161,17 @@ def test_stored_ids_decode_to_ordinary_uuids() -> None:
     assert decode_item(braced, 1.0, '["x",[],{}]').id == original
     with pytest.raises(ValueError, match="badly formed"):
         decode_item("not-a-uuid", 1.0, '["x",[],{}]')
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_time_read_as_its_eight_bytes_decodes_to_the_same_float(created_at: float) -> None:
+    # How SQLite keeps -0.0; any float's bytes must come back bit-exact.
+    body = '["x",[],{}]'
+    item_id = str(uuid.UUID(int=1))
+    got = decode_item(item_id, struct.pack("<d", created_at), body).created_at
+    assert type(got) is float
+    assert struct.pack("<d", got) == struct.pack("<d", created_at)
+    assert decode_item(item_id, struct.pack("<d", -0.0), body).created_at.hex() == "-0x0.0p+0"
 
 
 def _rows(count: int) -> tuple[list[MemoryItem], list[Row]]:

@@ -11,6 +11,7 @@ import asyncio
 import json
 import math
 import re
+import struct
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -225,10 +226,12 @@ async def encode_batch(batch: Sequence[MemoryItem], encode: Callable[[MemoryItem
     return rows
 
 
-Row = tuple[str, float, str]
-"""`(id, created_at, body)` as a store reads them back."""
+Row = tuple[str, float | bytes, str]
+"""`(id, created_at, body)` as a store reads them back. `created_at` may come as the
+8 little-endian bytes of the float, which is how SQLite keeps -0.0."""
 
 _new = object.__new__
+_unpack_time = struct.Struct("<d").unpack
 _set = object.__setattr__
 _UUID_TEXT_LENGTH = 36
 
@@ -244,10 +247,13 @@ def decode_rows(rows: Iterable[Row]) -> list[MemoryItem]:
     from its integer, in half the time `UUID(text)` takes.
     """
     new, put, parse, fields, unknown = _new, _set, loads, _FIELDS, SafeUUID.unknown
+    unpack_time = _unpack_time
     items: list[MemoryItem] = []
     append = items.append
     for item_id, created_at, body in rows:
         content, tags, metadata = parse(body)
+        if type(created_at) is bytes:
+            (created_at,) = unpack_time(created_at)
         if len(item_id) == _UUID_TEXT_LENGTH:
             uuid = new(UUID)
             put(uuid, "int", int(item_id.replace("-", ""), 16))
@@ -269,7 +275,7 @@ def decode_rows(rows: Iterable[Row]) -> list[MemoryItem]:
     return items
 
 
-def decode_item(item_id: str, created_at: float, body: str) -> MemoryItem:
+def decode_item(item_id: str, created_at: float | bytes, body: str) -> MemoryItem:
     """Rebuild one stored item; see `decode_rows`."""
     return decode_rows(((item_id, created_at, body),))[0]
 
