@@ -231,8 +231,8 @@ Row = tuple[str, float | bytes, str]
 8 little-endian bytes of the float, which is how SQLite keeps -0.0."""
 
 _new = object.__new__
-_unpack_time = struct.Struct("<d").unpack
 _set = object.__setattr__
+_unpack_time = struct.Struct("<d").unpack
 _UUID_TEXT_LENGTH = 36
 
 

@@ -136,7 +136,7 @@ transaction that records the new `user_version`."""
 
 _META_BY_VALUE = "CREATE INDEX item_meta_by_value ON item_meta (key, value, seq, kind)"
 # A BLOB in created_at is only ever -0.0 (see `_stored_time`), which the decoder reads
-# back; a CASE turning it into a REAL here cost 0.2 µs a row, 5% of a broad search.
+# back; a CASE turning it into a REAL here cost 0.2 µs a row, 5-10% of a broad search.
 _COLUMNS = "items.id, items.created_at, items.body"
 _NEGATIVE_ZERO = struct.pack("<d", -0.0)
 
