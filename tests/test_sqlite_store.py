@@ -531,6 +531,22 @@ def test_long_needles_ask_the_index_for_their_opening_and_match_whole(tmp_path: 
     assert driver.params == ['"' + "x" * sqlite_module._PHRASE + '"']  # noqa: SLF001
 
 
+def test_quotes_in_a_needle_are_text_for_the_trigram_index(tmp_path: Path) -> None:
+    """The index is asked for a quoted FTS5 phrase; a needle's own quotes and FTS5
+    operators must reach it as characters."""
+    contents = ['say "hi" now', "a AND b", "x OR y*", "abc bcd"]
+    items = [MemoryItem(content=c) for c in contents]
+    for number, (needle, expected) in enumerate([
+        ('"hi"', ['say "hi" now']),
+        ('y "', ['say "hi" now']),
+        ('"', ['say "hi" now']),
+        ("a and b", ["a AND b"]),
+        ("or y*", ["x OR y*"]),
+        ("abcd", []),
+    ]):
+        assert search_contents(tmp_path / f"{number}.db", items, text=needle) == expected
+
+
 def test_tags_any_of_case_sensitive(tmp_path: Path) -> None:
     items = [MemoryItem(content=n, tags=t) for n, t in ((1, ["a", "b"]), (2, ["A"]), (3, []), (4, ["b", "b"]))]
     assert search_contents(tmp_path / "m.db", items, tags=["b", "zzz"]) == [1, 4]
