@@ -2,7 +2,8 @@
 
 Run: python -m benchmarks.bench_copies [--size 100000]
 For each broad search that asks for every match, the in-memory store's search is the
-baseline; against it, in the same run: rebuilding the matches from the rows a durable
+baseline; against it, in the same run: the SQL alone that `SQLiteMemoryStore` runs for
+it (the rows fetched, no object built), rebuilding the matches from the rows a durable
 store keeps (`decode_rows`, the fastest path lionmem has, with the rows already read)
 and pydantic's `model_copy(deep=True)` of the live matches (what a store holding
 decoded items would pay to hand out independent copies). A ratio above 1 means that
@@ -18,22 +19,58 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from benchmarks.common import best_time, make_items, queries
-from lionmem import InMemoryStore
+from lionmem import InMemoryStore, MemoryQuery
 from lionmem.adapters._encoding import decode_rows, encode_item
+from lionmem.adapters.sqlite import SQLiteMemoryStore
 
 BROAD = ("search.text.broad", "search.tags.broad", "search.filter.broad")
 COLLECTOR = ("off", "default", "gc.freeze()", "threshold 10,000")
 
 
-async def broad_copies(n: int) -> None:
+async def sql_alone(sqlite: SQLiteMemoryStore, query: MemoryQuery) -> float:
+    """Best time of the statements `sqlite` runs for `query`, fetching every row, on
+    the store's own thread and connection."""
+
+    def statements() -> list[str]:
+        captured: list[str] = []
+        sqlite._writer.set_trace_callback(captured.append)  # noqa: SLF001
+        try:
+            sqlite._search(query)  # noqa: SLF001
+        finally:
+            sqlite._writer.set_trace_callback(None)  # noqa: SLF001
+        return captured
+
+    def best(sql: list[str]) -> float:
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for statement in sql:
+                sqlite._writer.execute(statement).fetchall()  # noqa: SLF001
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    sql: list[str] = await sqlite._on_writer(statements)  # noqa: SLF001
+    took: float = await sqlite._on_writer(best, sql)  # noqa: SLF001
+    return took
+
+
+async def broad_copies(n: int, directory: Path) -> None:
     store = InMemoryStore()
-    for item in make_items(n):
+    items = make_items(n)
+    for item in items:
         await store.store(item)
-    print(f"{n:,} items          matches  in-memory search    decode copies    model_copy(deep)")
+    sqlite = await SQLiteMemoryStore.open(directory / "copies.db")
+    for start in range(0, n, 5000):
+        await sqlite.store_many(items[start : start + 5000])
+    del items
+    print(f"{n:,} items          matches  in-memory search    SQL alone    decode copies    model_copy(deep)")
     for name in BROAD:
         query = queries(n)[name]
         matches = await store.search(query)
@@ -51,10 +88,14 @@ async def broad_copies(n: int) -> None:
 
         base = await best_time(5, search)
         cells = [f"{base * 1e3:8.1f} ms"]
-        for step in (decode, deep_copy):
-            took = await best_time(5, step)
+        for took in (
+            await sql_alone(sqlite, query),
+            await best_time(5, decode),
+            await best_time(5, deep_copy),
+        ):
             cells.append(f"{took * 1e3:8.1f} ms {took / base:5.2f}x")
         print(f"  {name:<20}{len(matches):7,}  " + "   ".join(cells))
+    await sqlite.close()
 
 
 @contextmanager
@@ -92,7 +133,8 @@ async def collector_share(n: int) -> None:
 
 
 async def measure(n: int) -> None:
-    await broad_copies(n)  # its store is gone before the collector is measured
+    with tempfile.TemporaryDirectory() as directory:
+        await broad_copies(n, Path(directory))  # its stores are gone before the collector is measured
     await collector_share(n)
 
 
