@@ -12,8 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, Pile, Session
-from lionmem.session import branch as branch_module
-from lionmem.session import session as session_module
+from lionmem.session import _ownership as ownership_module
 
 
 class SpyStore:
@@ -322,7 +321,7 @@ def test_a_first_read_and_an_inclusion_settle_on_one_store(monkeypatch: pytest.M
         included.wait(timeout=0.2)
         return InMemoryStore()
 
-    monkeypatch.setattr(branch_module, "InMemoryStore", slow_store)
+    monkeypatch.setattr(ownership_module, "InMemoryStore", slow_store)
     got: list[object] = []
     reader = threading.Thread(target=lambda: got.append(branch.memory))
     reader.start()
@@ -349,11 +348,10 @@ def test_first_reads_from_two_threads_get_one_store(owner: str, monkeypatch: pyt
 
     holder: Branch | Session
     if owner == "branch":
-        monkeypatch.setattr(branch_module, "InMemoryStore", slow_store)
         holder = Branch()
     else:
-        monkeypatch.setattr(session_module, "InMemoryStore", slow_store)
         holder = Session(branches=[Branch(memory=InMemoryStore())])  # nothing reads its store yet
+    monkeypatch.setattr(ownership_module, "InMemoryStore", slow_store)
     seen: list[object] = []
     readers = [threading.Thread(target=lambda: seen.append(holder.memory)) for _ in range(2)]
     for reader in readers:

@@ -23,9 +23,9 @@ from pydantic import (
 
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
-from lionmem.protocols.memory import InMemoryStore, MemoryStore
+from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.messages import Log, Message, Role
-from lionmem.session._ownership import OWNERSHIP_LOCK
+from lionmem.session._ownership import store_of
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -128,15 +128,7 @@ class Branch(Element):
     @property
     def memory(self) -> MemoryStore:
         """The branch's store; created on first read when none was given."""
-        store = self._memory
-        if store is None:
-            # Under the ownership lock, so that two first reads, or a first read and
-            # a session taking the branch in, settle on one store.
-            with OWNERSHIP_LOCK:
-                if self._memory is None:
-                    self._memory = InMemoryStore()
-                store = self._memory
-        return store
+        return store_of(self)
 
     def __copy__(self) -> Self:
         copied = super().__copy__()

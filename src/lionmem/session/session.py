@@ -26,8 +26,8 @@ from pydantic import (
 
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
-from lionmem.protocols.memory import InMemoryStore, MemoryStore
-from lionmem.session._ownership import OWNERSHIP_LOCK
+from lionmem.protocols.memory import MemoryStore
+from lionmem.session._ownership import OWNERSHIP_LOCK, store_of
 from lionmem.session.branch import Branch, require_store
 
 __all__ = ["Session", "SessionFields"]
@@ -69,6 +69,7 @@ class Session(Element):
         >>> session = Session()
         >>> session.memory is session.default_branch.memory
         True
+        >>> from lionmem import InMemoryStore
         >>> own = Branch(memory=InMemoryStore())
         >>> session.include_branches(own)
         >>> own.memory is session.memory
@@ -185,13 +186,7 @@ class Session(Element):
     @property
     def memory(self) -> MemoryStore:
         """The session's store; created on first read when none was given."""
-        store = self._memory
-        if store is None:
-            with OWNERSHIP_LOCK:  # as in Branch.memory: one store for all first reads
-                if self._memory is None:
-                    self._memory = InMemoryStore()
-                store = self._memory
-        return store
+        return store_of(self)
 
     def include_branches(self, branches: Branch | Iterable[Branch]) -> None:
         """Take in one branch or several, all or none.
