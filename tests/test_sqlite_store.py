@@ -1005,6 +1005,96 @@ def test_sigkill_in_a_stream_of_writes_loses_no_acknowledged_item(tmp_path: Path
     assert sorted(by_number) == list(range(len(by_number)))
 
 
+# -- checkpoints ------------------------------------------------------------------------
+
+
+def test_the_checkpoint_thread_copies_the_log_beside_the_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Too few writes for the writer's own checkpoint (4,000 pages of log), enough for
+    the checkpoint thread's: the database file holds the items while the store is open."""
+    path = tmp_path / "m.db"
+    sizes: list[int] = []
+    ran_on: list[str] = []
+    run_checkpoint = SQLiteMemoryStore._run_checkpoint  # noqa: SLF001
+
+    def measured(store: SQLiteMemoryStore, synchronous: int) -> None:
+        ran_on.append(threading.current_thread().name)
+        run_checkpoint(store, synchronous)
+        sizes.append(path.stat().st_size)
+
+    monkeypatch.setattr(SQLiteMemoryStore, "_run_checkpoint", measured)
+    writes = 3 * sqlite_module._CHECKPOINT_AFTER  # noqa: SLF001
+
+    async def body(store: SQLiteMemoryStore) -> int:
+        before = path.stat().st_size
+        for n in range(writes):
+            await store.store(MemoryItem(content=f"note {n}", tags=["t"], metadata={"n": n}))
+        assert store._checkpointer is not None  # noqa: SLF001
+        await asyncio.get_running_loop().run_in_executor(store._checkpointer, lambda: None)  # noqa: SLF001
+        log_pages = await store._on_writer(  # noqa: SLF001
+            lambda: store._writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0]  # noqa: SLF001
+        )
+        assert log_pages == sqlite_module._WRITER_CHECKPOINT_PAGES  # noqa: SLF001
+        return before
+
+    before = with_store(path, body)
+    # One checkpoint at most is queued at a time, so a fast stream of writes may ask
+    # for fewer than one per 32 items, but never for more.
+    assert 1 <= len(sizes) <= writes // sqlite_module._CHECKPOINT_AFTER  # noqa: SLF001
+    assert all(name.startswith("lionmem-sqlite-checkpoint") for name in ran_on), ran_on
+    assert sizes[-1] > before + 50_000  # the items' pages, copied out of the log
+
+
+def test_a_store_that_only_reads_starts_no_checkpoint_thread(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with_store(path, lambda store: store.store_many([MemoryItem(content=n) for n in range(100)]))
+    before = set(threading.enumerate())
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        assert len(await store.search(MemoryQuery(limit=1000))) == 100
+        await store.store(MemoryItem(content="one write, too few to ask for a checkpoint"))
+        assert store._checkpointer is None  # noqa: SLF001
+
+    with_store(path, body)
+    assert not [t for t in set(threading.enumerate()) - before if "checkpoint" in t.name]
+
+
+def test_closing_copies_the_rest_of_the_log_and_removes_it(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    items = [MemoryItem(content=f"note {n}") for n in range(10 * sqlite_module._CHECKPOINT_AFTER)]  # noqa: SLF001
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        for item in items:
+            await store.store(item)
+        assert store._checkpointer is not None  # noqa: SLF001
+
+    with_store(path, body)
+    assert not path.with_name("m.db-wal").exists()
+    only_file = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)  # reads no log
+    assert only_file.execute("SELECT count(*) FROM items").fetchone() == (len(items),)
+
+
+def test_a_failed_checkpoint_loses_nothing_and_writes_go_on(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    writes = 2 * sqlite_module._CHECKPOINT_AFTER  # noqa: SLF001
+
+    async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
+        broken = sqlite3.connect(tmp_path / "elsewhere.db", check_same_thread=False)
+        broken.close()
+        store._checkpoint_db = broken  # noqa: SLF001
+        for n in range(writes):
+            await store.store(MemoryItem(content=n))
+        checkpoint = store._checkpoint  # noqa: SLF001
+        assert checkpoint is not None
+        await asyncio.wrap_future(checkpoint)  # it raised nothing
+        store._checkpoint_db = None  # noqa: SLF001
+        return await store.search(MemoryQuery(limit=1000))
+
+    found = with_store(path, body)
+    assert [i.content for i in found] == list(range(writes))
+
+
 # -- concurrency --------------------------------------------------------------------------
 
 
