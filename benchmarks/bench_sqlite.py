@@ -23,11 +23,15 @@ from lionmem.adapters.sqlite import SQLiteMemoryStore
 STALLS = 7
 """How many times each loop stall is measured."""
 
+WRITES = 2_000
+"""How many single writes into the full store are timed one by one."""
+
 
 def measure(n: int, items: list[MemoryItem], directory: Path) -> dict[str, tuple[float, float]]:
     """{name: (in-memory seconds, sqlite seconds)}"""
     repeat = 5 if n <= 10_000 else 3
     results: dict[str, tuple[float, float]] = {}
+    spread: dict[str, list[float]] = {}
 
     async def run() -> None:
         memory = InMemoryStore()
@@ -97,6 +101,23 @@ def measure(n: int, items: list[MemoryItem], directory: Path) -> dict[str, tuple
                 await stalls("loop stall, broad, gc.freeze()", broad)
             finally:
                 gc.unfreeze()
+            # Last, as it adds items: single writes into the full store, one at a time.
+            # Their spread, since a mean hides the few that wait for the index to merge
+            # its segments or for a checkpoint.
+            extra = make_items(WRITES, seed=99)
+            for name, store in (("memory", memory), ("sqlite", sqlite)):
+                took = []
+                for item in extra:
+                    start = time.perf_counter()
+                    await store.store(item)
+                    took.append(time.perf_counter() - start)
+                spread[name] = took
+            for label, pick in (
+                ("median", statistics.median),
+                ("p99", lambda took: statistics.quantiles(took, n=100)[98]),
+                ("worst", max),
+            ):
+                results[f"store (one call, into {n:,}), {label}"] = (pick(spread["memory"]), pick(spread["sqlite"]))
 
     asyncio.run(run())
     return results
