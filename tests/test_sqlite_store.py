@@ -1047,6 +1047,46 @@ def test_the_checkpoint_thread_copies_the_log_beside_the_writes(
     assert all(name.startswith("lionmem-sqlite-checkpoint") for name in ran_on), ran_on
 
 
+def test_checkpoints_reach_the_open_file_after_a_change_of_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkpoint thread connects on its first checkpoint, by then perhaps in
+    another working directory; it must reach the file the store opened and create none."""
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second #1?").mkdir()
+    monkeypatch.chdir(tmp_path / "first")
+    every = sqlite_module._CHECKPOINT_AFTER  # noqa: SLF001
+
+    async def body(store: SQLiteMemoryStore) -> int:
+        monkeypatch.chdir(tmp_path / "second #1?")
+        for n in range(every):
+            await store.store(MemoryItem(content=n))
+        assert store._checkpointer is not None  # noqa: SLF001
+        await asyncio.get_running_loop().run_in_executor(store._checkpointer, lambda: None)  # noqa: SLF001
+        opened = tmp_path / "first" / "m.db"
+        with contextlib.closing(sqlite3.connect(f"file:{opened}?mode=ro&immutable=1", uri=True)) as only_file:
+            in_file: int = only_file.execute("SELECT count(*) FROM items").fetchone()[0]
+        return in_file
+
+    assert with_store(Path("m.db"), body) == every
+    assert list((tmp_path / "second #1?").iterdir()) == []
+
+
+def test_the_checkpoint_thread_creates_no_file_where_the_database_was_removed(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store.store(MemoryItem())
+        path.unlink()  # the store's connections keep the removed file open
+        for n in range(sqlite_module._CHECKPOINT_AFTER):  # noqa: SLF001
+            await store.store(MemoryItem(content=n))
+        assert store._checkpointer is not None  # noqa: SLF001
+        await asyncio.get_running_loop().run_in_executor(store._checkpointer, lambda: None)  # noqa: SLF001
+        assert not path.exists()
+
+    with_store(path, body)
+
+
 def test_a_store_that_only_reads_starts_no_checkpoint_thread(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     with_store(path, lambda store: store.store_many([MemoryItem(content=n) for n in range(100)]))

@@ -399,7 +399,9 @@ class SQLiteMemoryStore(ClosesOnExit):
         self._writer = writer
         self._reader: sqlite3.Connection | None = reader
         # Started by the first write that asks for a checkpoint; a store that only
-        # reads has no checkpoint thread.
+        # reads has no checkpoint thread. Its connection opens the file the other two
+        # did, even after a change of directory, and never creates one.
+        self._checkpoint_uri = path.absolute().as_uri() + "?mode=rw"
         self._checkpointer: ThreadPoolExecutor | None = None
         self._checkpoint_db: sqlite3.Connection | None = None  # the checkpoint thread's
         self._checkpoint: Future[None] | None = None
@@ -557,7 +559,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         try:
             db = self._checkpoint_db
             if db is None:
-                db = sqlite3.connect(self.path, isolation_level=None)
+                db = sqlite3.connect(self._checkpoint_uri, uri=True, isolation_level=None)
                 # As the writer's, so that a checkpoint syncs the file as hard.
                 db.execute(f"PRAGMA synchronous = {synchronous}")
                 self._checkpoint_db = db
