@@ -31,7 +31,6 @@ def measure(n: int, items: list[MemoryItem], directory: Path) -> dict[str, tuple
     """{name: (in-memory seconds, sqlite seconds)}"""
     repeat = 5 if n <= 10_000 else 3
     results: dict[str, tuple[float, float]] = {}
-    spread: dict[str, list[float]] = {}
 
     async def run() -> None:
         memory = InMemoryStore()
@@ -105,8 +104,9 @@ def measure(n: int, items: list[MemoryItem], directory: Path) -> dict[str, tuple
             # Their spread, since a mean hides the few that wait for the index to merge
             # its segments or for a checkpoint.
             extra = make_items(WRITES, seed=99)
+            spread: dict[str, list[float]] = {}
             for name, store in (("memory", memory), ("sqlite", sqlite)):
-                took = []
+                took: list[float] = []
                 for item in extra:
                     start = time.perf_counter()
                     await store.store(item)
