@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import compileall
 import importlib
+import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +79,41 @@ def test_the_whole_core_imports_no_adapter_and_no_database_driver() -> None:
     assert {"lionmem.session.session", "lionmem.session.branch"} <= loaded
     assert not {m for m in loaded if m.startswith("lionmem.adapters")}
     assert not {"sqlite3", "psycopg", "psycopg_pool"} & loaded
+
+
+_MODEL_FACTS = """\
+import json, lionmem, pydantic
+facts = {}
+for name in lionmem.__all__:
+    model = getattr(lionmem, name)
+    if isinstance(model, type) and issubclass(model, pydantic.BaseModel):
+        facts[name] = {f: info.description for f, info in model.model_fields.items()}
+        if name not in ("Branch", "Session"):  # they hold a store, which has no schema
+            facts[name + " schema"] = model.model_json_schema()
+print(json.dumps(facts, sort_keys=True))
+"""
+
+
+def _model_facts(pythonpath: Path) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
+    env["PYTHONPATH"] = str(pythonpath)
+    out = subprocess.run(
+        [sys.executable, "-c", _MODEL_FACTS], check=True, capture_output=True, text=True, env=env
+    ).stdout
+    facts: dict[str, object] = json.loads(out)
+    return facts
+
+
+def test_the_models_are_the_same_where_only_bytecode_ships(tmp_path: Path) -> None:
+    # Nothing in a model may come from reading lionmem's source at import (as
+    # pydantic's use_attribute_docstrings does): that doubled the import time, and
+    # it silently changes the models where no .py file is installed.
+    installed = Path(lionmem.__file__).parent
+    bytecode = tmp_path / "lionmem"
+    shutil.copytree(installed, bytecode, ignore=shutil.ignore_patterns("__pycache__"))
+    assert compileall.compile_dir(bytecode, legacy=True, quiet=1)
+    for source in bytecode.rglob("*.py"):
+        source.unlink()
+    facts = _model_facts(installed.parent)
+    assert set(facts) >= {"MemoryItem", "MemoryItem schema", "Branch", "Session"}
+    assert _model_facts(tmp_path) == facts

@@ -51,7 +51,7 @@ class MemoryQuery(BaseModel):
         MemoryQuery(text=None, tags=None, filters=None, limit=20)
     """
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     text: str | None = None
     """Substring to find in the content; `None` or `""` applies no text predicate."""

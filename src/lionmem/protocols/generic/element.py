@@ -76,7 +76,7 @@ class Element(BaseModel):
         '6f1c2a9e-1d1b-4b7e-9a49-8a4c1f0f6a11'
     """
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     id: UUID = Field(default_factory=uuid4, frozen=True)
     """Identity; a UUID or its string form on input, a string when dumped."""
