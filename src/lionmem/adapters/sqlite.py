@@ -11,8 +11,9 @@ import math
 import sqlite3
 import struct
 import time
+from collections.abc import Callable, Generator, Iterable, Sequence
+from contextlib import contextmanager
 from functools import partial
-from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple, cast
@@ -231,6 +232,19 @@ def _unindex(db: sqlite3.Connection, seq: int, folded: str) -> None:
     )
     db.execute("DELETE FROM item_tags WHERE seq = ?", (seq,))
     db.execute("DELETE FROM item_meta WHERE seq = ?", (seq,))
+
+
+@contextmanager
+def _write_transaction(db: sqlite3.Connection) -> Generator[None, None, None]:
+    """Take the write lock at once (waiting up to the busy timeout), commit when the
+    block ends, roll back everything it did if it raises."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def _put(db: sqlite3.Connection, write: _Write) -> None:
@@ -533,14 +547,9 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     def _write(self, writes: Sequence[_Write]) -> None:
         db = self._writer
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with _write_transaction(db):
             for write in writes:
                 _put(db, write)
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
         self._written += len(writes)
         if self._written >= _CHECKPOINT_AFTER and (self._checkpoint is None or self._checkpoint.done()):
             self._written = 0
@@ -726,8 +735,7 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
     Safe when several processes open the same new file at once: the version is read
     again after taking the write lock, so each step runs exactly once.
     """
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with _write_transaction(db):
         (version,) = db.execute("PRAGMA user_version").fetchone()
         if version > SCHEMA_VERSION:
             raise IncompatibleDatabaseError(
@@ -738,7 +746,3 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
             MIGRATIONS[step](db)
         db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
