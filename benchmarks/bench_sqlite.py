@@ -2,7 +2,9 @@
 
 Run: python -m benchmarks.bench_sqlite [--sizes 1000,10000,100000]
 A ratio is SQLite's time over the in-memory store's; below 1 means SQLite is faster.
-Also reports the event loop's longest stall while SQLite searches.
+Also reports the event loop's longest stall while SQLite searches, and the spread of
+single writes into the full store, as loaded and after `optimize()` (whose own time
+is compared with the batched load's).
 """
 
 from __future__ import annotations
@@ -40,6 +42,25 @@ def measure(n: int, items: list[MemoryItem], directory: Path) -> dict[str, tuple
         async def fill(store: Any) -> None:
             for item in items[: min(n, 5000)]:
                 await store.store(item)
+
+        async def single_writes(sqlite: SQLiteMemoryStore, label: str, extra: list[MemoryItem]) -> None:
+            spread: dict[str, list[float]] = {}
+            for name, store in (("memory", memory), ("sqlite", sqlite)):
+                took: list[float] = []
+                for item in extra:
+                    start = time.perf_counter()
+                    await store.store(item)
+                    took.append(time.perf_counter() - start)
+                spread[name] = took
+            for statistic, pick in (
+                ("median", statistics.median),
+                ("p99", lambda took: statistics.quantiles(took, n=100)[98]),
+                ("worst", max),
+            ):
+                results[f"store (one call, {label}), {statistic}"] = (
+                    pick(spread["memory"]),
+                    pick(spread["sqlite"]),
+                )
 
         async with SQLiteMemoryStore.open(directory / f"one-{n}.db") as one_by_one:
             start = time.perf_counter()
@@ -100,24 +121,14 @@ def measure(n: int, items: list[MemoryItem], directory: Path) -> dict[str, tuple
                 await stalls("loop stall, broad, gc.freeze()", broad)
             finally:
                 gc.unfreeze()
-            # Last, as it adds items: single writes into the full store, one at a time.
-            # Their spread, since a mean hides the few that wait for the index to merge
-            # its segments or for a checkpoint.
-            extra = make_items(WRITES, seed=99)
-            spread: dict[str, list[float]] = {}
-            for name, store in (("memory", memory), ("sqlite", sqlite)):
-                took: list[float] = []
-                for item in extra:
-                    start = time.perf_counter()
-                    await store.store(item)
-                    took.append(time.perf_counter() - start)
-                spread[name] = took
-            for label, pick in (
-                ("median", statistics.median),
-                ("p99", lambda took: statistics.quantiles(took, n=100)[98]),
-                ("worst", max),
-            ):
-                results[f"store (one call, into {n:,}), {label}"] = (pick(spread["memory"]), pick(spread["sqlite"]))
+            # Last, as they add items: single writes into the full store, one at a time,
+            # as loaded and then after optimize(). Their spread, since a mean hides the
+            # few that wait for the text index to merge its segments or for a checkpoint.
+            await single_writes(sqlite, f"into {n:,}", make_items(WRITES, seed=99))
+            start = time.perf_counter()
+            await sqlite.optimize()
+            results["optimize(), against the batched load"] = (batched * n, time.perf_counter() - start)
+            await single_writes(sqlite, "optimized", make_items(WRITES, seed=98))
 
     asyncio.run(run())
     return results
@@ -130,10 +141,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         for n in (int(s) for s in args.sizes.split(",")):
             items = make_items(n)
-            print(f"\n{n:,} items                            in-memory       sqlite    ratio")
+            print(f"\n{n:,} items                                in-memory       sqlite    ratio")
             for name, (mem, sql) in measure(n, items, Path(directory)).items():
                 unit, scale = ("µs", 1e6) if name.startswith(("store", "retrieve")) else ("ms", 1e3)
-                print(f"  {name:<38} {mem * scale:9.3f}{unit} {sql * scale:9.3f}{unit} {sql / mem:7.2f}x")
+                print(f"  {name:<42} {mem * scale:9.3f}{unit} {sql * scale:9.3f}{unit} {sql / mem:7.2f}x")
 
 
 if __name__ == "__main__":
