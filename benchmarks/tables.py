@@ -44,20 +44,32 @@ def absolute(rows: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    results = json.loads(RESULTS.read_text())
-    print("SQLite / in-memory\n\n" + ratios(results, "sqlite"))
-    print("\nPostgreSQL / in-memory\n\n" + ratios(results, "postgres"))
+def per_size(results: dict[str, dict[str, dict[str, float]]], name: str, scale: float, digits: int) -> str:
+    """One row per size below a million: each store's value of `name`, times `scale`."""
+    lines = ["| Items | in-memory | SQLite | PostgreSQL |", "| --- | --- | --- | --- |"]
     for n in (n for n in results if n != MILLION):
-        row = results[n]["8 clients, searches/s"]
-        print(f"\n8 clients at {int(n):,}: " + ", ".join(f"{k} {v:.0f}/s" for k, v in row.items()))
-    sizes = [n for n in results if n != MILLION and STALL in results[n]]
-    print(f"\n{STALL} (ms)\n\n| Items | in-memory | SQLite | PostgreSQL |\n| --- | --- | --- | --- |")
-    for n in sizes:
-        row = results[n][STALL]
-        print(f"| {int(n):,} | " + " | ".join(f"{row[k] * 1e3:.1f}" for k in ("memory", "sqlite", "postgres")) + " |")
+        row = results[n][name]
+        cells = [f"{row[k] * scale:.{digits}f}" for k in ("memory", "sqlite", "postgres")]
+        lines.append(f"| {int(n):,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def tables(results: dict[str, dict[str, dict[str, float]]]) -> dict[str, str]:
+    """Every table of the performance page that comes from the results, by title."""
+    out = {
+        "SQLite / in-memory": ratios(results, "sqlite"),
+        "PostgreSQL / in-memory": ratios(results, "postgres"),
+        "8 clients, searches per second": per_size(results, "8 clients, searches/s", 1, 0),
+        f"{STALL} (ms)": per_size(results, STALL, 1e3, 1),
+    }
     if MILLION in results:
-        print("\nAt 1,000,000 items\n\n" + absolute(results[MILLION]))
+        out["At 1,000,000 items"] = absolute(results[MILLION])
+    return out
+
+
+def main() -> None:
+    for title, table in tables(json.loads(RESULTS.read_text())).items():
+        print(f"{title}\n\n{table}\n")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 import shutil
@@ -75,6 +76,18 @@ def test_every_code_anchor_of_a_record_resolves(record: Path) -> None:
     assert anchors, f"{record.name} links to no code"
     for anchor in anchors:
         _resolve(anchor)
+
+
+def test_the_performance_page_shows_the_committed_benchmark_results() -> None:
+    # Each table, as `python -m benchmarks.tables` prints it from the results the
+    # last `bench_postgres` run wrote and the commit keeps.
+    from benchmarks.tables import RESULTS, tables
+
+    page = (ROOT / "docs" / "performance.md").read_text()
+    found = tables(json.loads(RESULTS.read_text()))
+    assert len(found) == 5
+    for title, table in found.items():
+        assert table in page, title
 
 
 def test_every_record_is_listed_and_follows_the_template() -> None:
