@@ -106,8 +106,8 @@ def _model_facts(pythonpath: Path) -> dict[str, object]:
 
 def test_the_models_are_the_same_where_only_bytecode_ships(tmp_path: Path) -> None:
     # Nothing in a model may come from reading lionmem's source at import (as
-    # pydantic's use_attribute_docstrings does): that doubled the import time, and
-    # it silently changes the models where no .py file is installed.
+    # pydantic's use_attribute_docstrings does): that nearly tripled the core's import
+    # time, and it silently changes the models where no .py file is installed.
     installed = Path(lionmem.__file__).parent
     bytecode = tmp_path / "lionmem"
     shutil.copytree(installed, bytecode, ignore=shutil.ignore_patterns("__pycache__"))
