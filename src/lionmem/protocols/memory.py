@@ -33,7 +33,10 @@ class MemoryItem(Element):
     content: Any = None
     """The payload; the reference store matches text against `str(content)`."""
 
-    tags: list[str] = Field(default_factory=list)
+    # Not `default_factory=list`: pydantic reads a factory's signature, and for `list`
+    # that parses its text signature, compiling tokenize's regular expressions: a
+    # quarter of the time importing the models took.
+    tags: list[str] = Field(default_factory=lambda: [])
     """Labels for any-of tag search; case-sensitive, duplicates allowed."""
 
 
