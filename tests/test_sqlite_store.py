@@ -14,9 +14,9 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 import pytest
@@ -44,6 +44,25 @@ from store_checks import (
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
+
+
+_opened: list[sqlite3.Connection] = []
+
+
+def connect(
+    path: str | Path, *, isolation_level: Literal["DEFERRED"] | None = "DEFERRED", check_same_thread: bool = True
+) -> sqlite3.Connection:
+    """A connection of the test's own, closed when the test ends if not before."""
+    db = sqlite3.connect(path, isolation_level=isolation_level, check_same_thread=check_same_thread)
+    _opened.append(db)
+    return db
+
+
+@pytest.fixture(autouse=True)
+def _close_test_connections() -> Iterator[None]:
+    yield
+    while _opened:
+        _opened.pop().close()
 
 def run(coro: Awaitable[Any]) -> Any:
     return asyncio.run(coro)  # type: ignore[arg-type]
@@ -175,11 +194,19 @@ def test_a_store_works_from_an_event_loop_on_another_thread(tmp_path: Path) -> N
     worker.join()
     assert found == [item, [item]]
 
+    # Four threads read at once, each its own items: from Python 3.12, threads that
+    # shared the reader connection unguarded got each other's rows, none, or errors.
+    owned = [[MemoryItem(content=f"reader {n}, item {i}") for i in range(8)] for n in range(4)]
+    run(store.store_many([one for items in owned for one in items]))
+    wrong: list[tuple[int, object]] = []
+
     def reads(n: int) -> None:
         async def calls() -> None:
-            for _ in range(300):
-                got = await store.retrieve(item.id)
-                assert got is not None and got.content == "shared"
+            for turn in range(1_000):
+                mine = owned[n][turn % 8]
+                got = await store.retrieve(mine.id)
+                if got is None or got.content != mine.content:
+                    wrong.append((n, None if got is None else got.content))
             found.append(n)
 
         asyncio.run(calls())
@@ -189,7 +216,7 @@ def test_a_store_works_from_an_event_loop_on_another_thread(tmp_path: Path) -> N
         reader.start()
     for reader in readers:
         reader.join()
-    assert sorted(found[2:]) == [0, 1, 2, 3]  # four threads read at once, all correctly
+    assert sorted(found[2:]) == [0, 1, 2, 3] and wrong == []
     closing = threading.Thread(target=lambda: asyncio.run(store.close()))
     closing.start()
     closing.join()
@@ -199,7 +226,7 @@ def test_a_store_works_from_an_event_loop_on_another_thread(tmp_path: Path) -> N
 def test_wal_journal_and_versioned_schema(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     with_store(path, lambda store: store.store(MemoryItem()))
-    db = sqlite3.connect(path)
+    db = connect(path)
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     assert db.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID,)
@@ -211,7 +238,7 @@ def test_wal_journal_and_versioned_schema(tmp_path: Path) -> None:
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     with_store(path, lambda store: store.store(MemoryItem()))
-    db = sqlite3.connect(path)
+    db = connect(path)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     db.close()
     with pytest.raises(IncompatibleDatabaseError, match="newer than this lionmem"):
@@ -219,7 +246,7 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 def _version_one(path: Path, items: list[MemoryItem]) -> None:
-    db = sqlite3.connect(path, isolation_level=None)
+    db = connect(path, isolation_level=None)
     MIGRATIONS[1](db)
     db.executemany(
         "INSERT INTO items (id, created_at, body, folded) VALUES (?, ?, ?, ?)",
@@ -244,7 +271,7 @@ def test_an_older_schema_is_migrated_with_its_data(tmp_path: Path) -> None:
         assert [i.id for i in await store.search(MemoryQuery(filters={"n": 2.0}))] == [items[1].id]
 
     with_store(path, body)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    assert connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
 
 
 def test_a_failed_migration_leaves_the_old_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -259,7 +286,7 @@ def test_a_failed_migration_leaves_the_old_schema(tmp_path: Path, monkeypatch: p
     monkeypatch.setitem(sqlite_module.MIGRATIONS, 2, half_done)
     with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
         with_store(path, lambda store: store.search(MemoryQuery()))
-    db = sqlite3.connect(path)
+    db = connect(path)
     assert db.execute("PRAGMA user_version").fetchone() == (1,)
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
     assert "item_tags" not in tables
@@ -287,7 +314,7 @@ def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
 def _hold_write_lock(path: Path) -> sqlite3.Connection:
     """Another connection in the middle of a write, as a process migrating the file
     in rollback-journal mode would be."""
-    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other = connect(path, isolation_level=None, check_same_thread=False)
     other.execute("BEGIN IMMEDIATE")
     other.execute("UPDATE items SET body = body")
     return other
@@ -306,7 +333,7 @@ def test_switching_to_wal_waits_for_another_writer(tmp_path: Path) -> None:
     release.join()
     other.close()
     assert [i.content for i in found] == ["kept"]
-    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
 def test_switching_to_wal_gives_up_after_the_busy_timeout(tmp_path: Path) -> None:
@@ -319,7 +346,7 @@ def test_switching_to_wal_gives_up_after_the_busy_timeout(tmp_path: Path) -> Non
     finally:
         other.execute("COMMIT")
         other.close()
-    db = sqlite3.connect(path)
+    db = connect(path)
     assert db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
     assert db.execute("PRAGMA user_version").fetchone() == (1,)
 
@@ -418,7 +445,7 @@ def test_a_file_that_is_not_sqlite_is_refused_untouched(tmp_path: Path) -> None:
 
 def test_another_sqlite_database_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / "app.db"
-    db = sqlite3.connect(path)
+    db = connect(path)
     db.execute("CREATE TABLE users (name TEXT)")
     db.commit()
     db.close()
@@ -426,7 +453,7 @@ def test_another_sqlite_database_is_refused_untouched(tmp_path: Path) -> None:
     with pytest.raises(IncompatibleDatabaseError, match="not a lionmem one"):
         with_store(path, lambda store: store.search(MemoryQuery()))
     assert digest(path) == before
-    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    assert connect(path).execute("PRAGMA journal_mode").fetchone() == ("delete",)
 
 
 def test_a_directory_is_refused(tmp_path: Path) -> None:
@@ -590,7 +617,7 @@ def test_searches_agree_with_the_reference_on_awkward_values(tmp_path: Path) -> 
 
 def _version_two(path: Path, items: list[MemoryItem]) -> None:
     """A database as version 2 wrote it: integers beyond 64 bits indexed as rounded floats."""
-    db = sqlite3.connect(path, isolation_level=None)
+    db = connect(path, isolation_level=None)
     MIGRATIONS[1](db)
     MIGRATIONS[2](db)
     db.execute("DROP INDEX item_meta_by_value")
@@ -614,7 +641,7 @@ def test_version_two_is_migrated_to_exact_big_integers(tmp_path: Path) -> None:
     small = MemoryItem(content="small", metadata={"n": 5})
     _version_two(path, [big, small])
     # Version 2's index holds -(2**63) for both -(2**63) - 1 and -(2**63).
-    old = sqlite3.connect(path).execute("SELECT value FROM item_meta ORDER BY seq").fetchall()
+    old = connect(path).execute("SELECT value FROM item_meta ORDER BY seq").fetchall()
     assert old == [(-(2.0**63),), (5,)]
 
     async def body(store: SQLiteMemoryStore) -> None:
@@ -623,7 +650,7 @@ def test_version_two_is_migrated_to_exact_big_integers(tmp_path: Path) -> None:
         assert [i.id for i in await store.search(MemoryQuery(filters={"n": 5.0}))] == [small.id]
 
     with_store(path, body)
-    db = sqlite3.connect(path)
+    db = connect(path)
     assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     new = db.execute("SELECT kind, value FROM item_meta ORDER BY seq").fetchall()
     assert new == [("bigint", None), ("integer", 5)]
@@ -634,7 +661,7 @@ def test_version_two_is_migrated_to_exact_big_integers(tmp_path: Path) -> None:
 def test_version_three_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "v3.db"
     item = MemoryItem(content="three", tags=["t"], metadata={"n": 1}, created_at=-1.5)
-    db = sqlite3.connect(path, isolation_level=None)
+    db = connect(path, isolation_level=None)
     for step in (1, 2, 3):
         MIGRATIONS[step](db)
     row = encode_item(item)
@@ -652,7 +679,7 @@ def test_version_three_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
             assert [(i.id, i.created_at) for i in found] == [(item.id, -1.5)], query
 
     with_store(path, body)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (4,) == (SCHEMA_VERSION,)
+    assert connect(path).execute("PRAGMA user_version").fetchone() == (4,) == (SCHEMA_VERSION,)
 
 
 def test_searches_read_only_rows_an_index_leads_to(tmp_path: Path) -> None:
@@ -915,7 +942,7 @@ def test_store_many_is_all_or_nothing_and_replaces(tmp_path: Path) -> None:
 
 
 def index_rows(path: Path) -> list[tuple[Any, ...]]:
-    db = sqlite3.connect(path)
+    db = connect(path)
     return db.execute("SELECT * FROM item_meta").fetchall() + db.execute("SELECT * FROM item_tags").fetchall()
 
 
@@ -992,7 +1019,7 @@ def test_sigkill_in_a_stream_of_writes_loses_no_acknowledged_item(tmp_path: Path
     proc.wait()
     acknowledged += [int(line) for line in proc.stdout.read().split()]
     proc.stdout.close()
-    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
     async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
         return await store.search(MemoryQuery(limit=1_000_000))
@@ -1123,7 +1150,7 @@ def test_a_failed_checkpoint_loses_nothing_and_writes_go_on(tmp_path: Path) -> N
     writes = 2 * sqlite_module._CHECKPOINT_AFTER  # noqa: SLF001
 
     async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
-        broken = sqlite3.connect(tmp_path / "elsewhere.db", check_same_thread=False)
+        broken = connect(tmp_path / "elsewhere.db", check_same_thread=False)
         broken.close()
         store._checkpoint_db = broken  # noqa: SLF001
         for n in range(writes):

@@ -10,6 +10,7 @@ import asyncio
 import math
 import sqlite3
 import struct
+import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Sequence
 from contextlib import contextmanager
@@ -412,6 +413,10 @@ class SQLiteMemoryStore(ClosesOnExit):
         self._executor = executor
         self._writer = writer
         self._reader: sqlite3.Connection | None = reader
+        # One read at a time: from Python 3.12, threads sharing a connection can share
+        # one prepared statement, so that one thread's read returned the row another
+        # thread asked for, or none.
+        self._reading = threading.Lock()
         # Started by the first write that asks for a checkpoint; a store that only
         # reads has no checkpoint thread. Its connection opens the file the other two
         # did, even after a change of directory, and never creates one.
@@ -469,10 +474,11 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     async def close(self) -> None:
         """Close the database; later calls raise `StoreClosedError`. Idempotent."""
-        reader, self._reader = self._reader, None
-        if reader is None:
-            return
-        reader.close()
+        with self._reading:
+            reader, self._reader = self._reader, None
+            if reader is None:
+                return
+            reader.close()
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, self._writer.close)
         self._executor.shutdown(wait=True)
@@ -544,10 +550,9 @@ class SQLiteMemoryStore(ClosesOnExit):
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
         """
-        item_id = as_uuid(item_id, "item_id")
-        row = self._live_reader().execute(
-            f"SELECT {_COLUMNS} FROM items WHERE id = ?", (str(item_id),)
-        ).fetchone()
+        key = str(as_uuid(item_id, "item_id"))
+        with self._reading:
+            row = self._live_reader().execute(f"SELECT {_COLUMNS} FROM items WHERE id = ?", (key,)).fetchone()
         return None if row is None else decode_item(*row)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
@@ -680,8 +685,8 @@ async def _open(path: Path, busy_ms: int, synchronous: str, create: bool) -> SQL
         executor.shutdown(wait=False)
         raise
     # A store may be used from event loops on other threads, as its worker thread
-    # allows; a serialized SQLite library (threadsafety 3) makes the reader safe there.
-    reader = sqlite3.connect(path, isolation_level=None, check_same_thread=sqlite3.threadsafety != 3)
+    # allows; the store's lock lets one thread at a time use the reader.
+    reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     reader.execute(f"PRAGMA busy_timeout = {busy_ms}")
     reader.execute("PRAGMA query_only = 1")
     reader.execute(_CACHE_SIZE)
