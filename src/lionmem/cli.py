@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, NoReturn, cast
 from uuid import UUID
 
+from lionmem.adapters._encoding import MAX_NESTING, dumps
 from lionmem.adapters.urls import open_store
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.testing import (
@@ -146,12 +147,29 @@ def _finite(number: str) -> float:
 
 
 def _json(text: str, what: str) -> Any:
+    """Read a JSON value typed on the command line; a durable store's rules on depth
+    apply to every store, so that what is accepted does not depend on the Python
+    version (from 3.12 the parser reads deeper than the recursion limit)."""
+    too_deep = f"{what} nests lists and objects more than {MAX_NESTING} levels deep"
     try:
-        return json.loads(text, parse_constant=_not_json, parse_float=_finite)
+        value = json.loads(text, parse_constant=_not_json, parse_float=_finite)
     except ValueError as exc:
         raise ValueError(f"{what} is not JSON: {exc}") from None
     except RecursionError:
-        raise ValueError(f"{what} nests more deeply than Python's recursion limit lets it read") from None
+        raise ValueError(too_deep) from None
+    if _nesting(value) > MAX_NESTING:
+        raise ValueError(too_deep)
+    return value
+
+
+def _nesting(value: object) -> int:
+    """How many lists and objects deep a parsed JSON value is, without recursion."""
+    depth = 0
+    level = [value]
+    while containers := [v for v in level if isinstance(v, (list, dict))]:
+        depth += 1
+        level = [child for c in containers for child in (c.values() if isinstance(c, dict) else c)]
+    return depth
 
 
 def _pairs(given: list[str] | None, option: str) -> dict[str, Any]:
@@ -182,8 +200,12 @@ _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": 
 
 
 def _print_items(items: list[MemoryItem]) -> None:
+    # Not model_dump_json: pydantic writes at most 255 levels of content, and the
+    # durable stores keep up to MAX_NESTING.
     for item in items:
-        print(item.model_dump_json().translate(_LINE_BREAKS))
+        fields = {name: getattr(item, name) for name in MemoryItem.model_fields}
+        fields["id"] = str(item.id)
+        print(dumps(fields).translate(_LINE_BREAKS))
 
 
 def _command(args: argparse.Namespace) -> Callable[[MemoryStore], Awaitable[int]]:
