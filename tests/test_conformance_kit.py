@@ -546,7 +546,7 @@ def test_a_factory_whose_signature_cannot_be_read_is_called_without_arguments() 
         return InMemoryStore()
 
     setattr(factory, "__signature__", "unreadable")  # noqa: B010 - inspect then raises
-    with pytest.raises((TypeError, ValueError)):  # TypeError before Python 3.13
+    with pytest.raises((TypeError, ValueError)):  # TypeError before Python 3.12
         inspect.signature(factory)
     assert ConformanceKit(factory, REFERENCE_PROFILE).check("protocol").passed
     assert calls == [()]
