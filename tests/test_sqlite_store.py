@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -349,6 +350,54 @@ def test_switching_to_wal_gives_up_after_the_busy_timeout(tmp_path: Path) -> Non
     db = connect(path)
     assert db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
     assert db.execute("PRAGMA user_version").fetchone() == (1,)
+
+
+def _open_files(path: Path) -> list[str]:
+    """The files of the database at `path` (with its log) this process holds open."""
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # closed since it was listed
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(str(path)):
+                held.append(target)
+    return held
+
+
+def test_an_open_cancelled_while_it_waits_leaves_nothing_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "old.db"
+    _version_one(path, [MemoryItem(content="kept")])
+    opened: list[sqlite3.Connection] = []  # held here, so that only the store closes them
+    connect_and_migrate = sqlite_module._connect_and_migrate  # noqa: SLF001
+
+    def recorded(*args: Any) -> sqlite3.Connection:
+        db = connect_and_migrate(*args)
+        opened.append(db)
+        return db
+
+    monkeypatch.setattr(sqlite_module, "_connect_and_migrate", recorded)
+    other = _hold_write_lock(path)
+
+    async def cancelled_open() -> None:
+        async def opening() -> SQLiteMemoryStore:
+            return await SQLiteMemoryStore.open(path)
+
+        task = asyncio.create_task(opening())
+        await asyncio.sleep(0.2)  # the open waits to switch the file to WAL
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run(cancelled_open())
+    other.execute("COMMIT")
+    other.close()
+    # The worker thread finishes opening after the cancellation, then closes it.
+    deadline = time.monotonic() + 10
+    while (not opened or _open_files(path)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(opened) == 1 and _open_files(path) == []
+    assert connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
 def test_a_write_waits_for_another_writer_up_to_the_busy_timeout(tmp_path: Path) -> None:

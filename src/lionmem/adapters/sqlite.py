@@ -676,21 +676,28 @@ class SQLiteMemoryStore(ClosesOnExit):
 
 async def _open(path: Path, busy_ms: int, synchronous: str, create: bool) -> SQLiteMemoryStore:
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lionmem-sqlite")
-    loop = asyncio.get_running_loop()
+    connecting = executor.submit(_connect_and_migrate, path, busy_ms, synchronous, create)
     try:
-        writer = await loop.run_in_executor(
-            executor, _connect_and_migrate, path, busy_ms, synchronous, create
-        )
+        writer = await asyncio.wrap_future(connecting)
+        # A store may be used from event loops on other threads, as its worker thread
+        # allows; the store's lock lets one thread at a time use the reader.
+        reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     except BaseException:
+        # Cancelled, or no reader: the writer the worker opens, or has opened, is
+        # closed there, once it exists; nothing stays open.
+        executor.submit(_close_writer, connecting)
         executor.shutdown(wait=False)
         raise
-    # A store may be used from event loops on other threads, as its worker thread
-    # allows; the store's lock lets one thread at a time use the reader.
-    reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     reader.execute(f"PRAGMA busy_timeout = {busy_ms}")
     reader.execute("PRAGMA query_only = 1")
     reader.execute(_CACHE_SIZE)
     return SQLiteMemoryStore(path, executor, writer, reader)
+
+
+def _close_writer(connecting: Future[sqlite3.Connection]) -> None:
+    """On the worker thread, after `connecting` ran or was cancelled."""
+    if not connecting.cancelled() and connecting.exception() is None:
+        connecting.result().close()
 
 
 def _connect_and_migrate(
