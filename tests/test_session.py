@@ -8,6 +8,7 @@ import threading
 from typing import Any
 from uuid import UUID, uuid4
 
+import pydantic
 import pytest
 from pydantic import ValidationError
 
@@ -375,6 +376,29 @@ def test_a_deep_copy_keeps_its_branches_on_its_own_copied_store() -> None:
     asyncio.run(copied.get_branch("research").memory.store(MemoryItem(content="fork")))
     assert asyncio.run(research.memory.search(MemoryQuery())) == []
     assert copied.get_branch("research").session_id == copied.id == session.id
+
+
+def test_a_deep_copy_hands_pydantic_one_memo_for_the_whole_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    # model_copy(deep=True) calls __deepcopy__ without a memo; pydantic before 2.14
+    # then copied the fields and the private attributes each with a fresh memo, and
+    # the branches got a different store from their session's.
+    given: list[object] = []
+    deepcopy = pydantic.BaseModel.__deepcopy__
+
+    def recording(self: pydantic.BaseModel, memo: dict[int, Any] | None = None) -> pydantic.BaseModel:
+        if isinstance(self, (Session, Branch)):
+            given.append(memo)
+        return deepcopy(self, memo)
+
+    monkeypatch.setattr(pydantic.BaseModel, "__deepcopy__", recording)
+    session = Session()
+    session.new_branch(name="research")
+    copied = session.model_copy(deep=True)
+    branch = copied.get_branch("research").model_copy(deep=True)
+    assert len(given) == 4 and all(type(memo) is dict for memo in given)
+    assert given[0] is given[1] is given[2] and given[3] is not given[0]
+    assert copied.get_branch("research").memory is copied.memory
+    assert branch.memory is not copied.memory
 
 
 def test_a_different_branch_with_a_held_id_is_refused_and_changes_nothing() -> None:

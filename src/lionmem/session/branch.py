@@ -7,6 +7,7 @@ Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
 from __future__ import annotations
 
 import inspect
+from types import GenericAlias
 from typing import TYPE_CHECKING, Any, Self, TypedDict, Unpack
 from uuid import UUID
 
@@ -67,7 +68,10 @@ def _records(kind: type[Message] | type[Log]) -> TypeAdapter[list[Any]]:
     if adapter is None:
         from pydantic import TypeAdapter
 
-        adapter = _RECORDS[kind] = TypeAdapter(list[kind])  # type: ignore[valid-type]
+        # `list[kind]` written out needs an ignore for mypy, which pyright finds
+        # unneeded with some pydantic versions and not with others.
+        records: Any = GenericAlias(list, (kind,))
+        adapter = _RECORDS[kind] = TypeAdapter(records)
     return adapter
 
 
@@ -136,7 +140,7 @@ class Branch(Element):
         return copied
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
-        copied = super().__deepcopy__(memo)
+        copied = super().__deepcopy__({} if memo is None else memo)  # as Session's
         copied._owner = None
         return copied
 

@@ -171,7 +171,10 @@ class Session(Element):
         vars(self)[name] = value
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
-        copied = super().__deepcopy__(memo)
+        # One memo for the whole copy, so that the branches' store and the session's
+        # stay one object: given none (as by model_copy), pydantic before 2.14 copied
+        # the fields and the private attributes each with a fresh memo.
+        copied = super().__deepcopy__({} if memo is None else memo)
         copied._claim_branches()  # a branch's own copy belongs to no session
         return copied
 
