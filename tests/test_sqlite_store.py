@@ -46,7 +46,6 @@ from store_checks import (
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
 
-
 _opened: list[sqlite3.Connection] = []
 
 
@@ -64,6 +63,7 @@ def _close_test_connections() -> Iterator[None]:
     yield
     while _opened:
         _opened.pop().close()
+
 
 def run(coro: Awaitable[Any]) -> Any:
     return asyncio.run(coro)  # type: ignore[arg-type]
