@@ -1085,18 +1085,20 @@ def test_sigkill_in_a_stream_of_writes_loses_no_acknowledged_item(tmp_path: Path
 # -- checkpoints ------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(("synchronous", "level"), [("NORMAL", 1), ("FULL", 2)])
 def test_the_checkpoint_thread_copies_the_log_beside_the_writes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, synchronous: Literal["NORMAL", "FULL"], level: int
 ) -> None:
     """Too few writes for the writer's own checkpoint (4,000 pages of log), enough for
-    the checkpoint thread's: the database file holds items while the store is open."""
+    the checkpoint thread's: the database file holds items while the store is open,
+    synced as hard as the writer syncs."""
     path = tmp_path / "m.db"
     ran_on: list[str] = []
     run_checkpoint = SQLiteMemoryStore._run_checkpoint  # noqa: SLF001
 
-    def recorded(store: SQLiteMemoryStore, synchronous: int) -> None:
+    def recorded(store: SQLiteMemoryStore) -> None:
         ran_on.append(threading.current_thread().name)
-        run_checkpoint(store, synchronous)
+        run_checkpoint(store)
 
     monkeypatch.setattr(SQLiteMemoryStore, "_run_checkpoint", recorded)
     every = sqlite_module._CHECKPOINT_AFTER  # noqa: SLF001
@@ -1106,7 +1108,13 @@ def test_the_checkpoint_thread_copies_the_log_beside_the_writes(
         for n in range(writes):
             await store.store(MemoryItem(content=f"note {n}", tags=["t"], metadata={"n": n}))
         assert store._checkpointer is not None  # noqa: SLF001
-        await asyncio.get_running_loop().run_in_executor(store._checkpointer, lambda: None)  # noqa: SLF001
+
+        def checkpoint_sync() -> int:
+            assert store._checkpoint_db is not None  # noqa: SLF001
+            found: int = store._checkpoint_db.execute("PRAGMA synchronous").fetchone()[0]  # noqa: SLF001
+            return found
+
+        assert await asyncio.get_running_loop().run_in_executor(store._checkpointer, checkpoint_sync) == level  # noqa: SLF001
         log_pages = await store._on_writer(  # noqa: SLF001
             lambda: store._writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0]  # noqa: SLF001
         )
@@ -1116,7 +1124,7 @@ def test_the_checkpoint_thread_copies_the_log_beside_the_writes(
             in_file: int = only_file.execute("SELECT count(*) FROM items").fetchone()[0]
         return in_file
 
-    in_file = with_store(path, body)
+    in_file = with_store(path, body, synchronous=synchronous)
     assert every <= in_file <= writes
     # One checkpoint at most is queued at a time, so a fast stream of writes may ask
     # for fewer than one per 32 items, but never for more.

@@ -13,9 +13,9 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple, cast
 from uuid import UUID
@@ -424,6 +424,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         self._checkpointer: ThreadPoolExecutor | None = None
         self._checkpoint_db: sqlite3.Connection | None = None  # the checkpoint thread's
         self._checkpoint: Future[None] | None = None
+        self._checkpoint_sync = 0  # the writer's PRAGMA synchronous, read with the thread
         self._written = 0
 
     @classmethod
@@ -580,8 +581,9 @@ class SQLiteMemoryStore(ClosesOnExit):
                 self._checkpointer = ThreadPoolExecutor(
                     max_workers=1, thread_name_prefix="lionmem-sqlite-checkpoint"
                 )
-            (synchronous,) = db.execute("PRAGMA synchronous").fetchone()
-            self._checkpoint = self._checkpointer.submit(self._run_checkpoint, synchronous)
+                # As the writer's, so that a checkpoint syncs the file as hard.
+                (self._checkpoint_sync,) = db.execute("PRAGMA synchronous").fetchone()
+            self._checkpoint = self._checkpointer.submit(self._run_checkpoint)
 
     def _optimize(self) -> None:
         with _write_transaction(self._writer):
@@ -589,15 +591,14 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     # -- on the checkpoint thread ----------------------------------------------------
 
-    def _run_checkpoint(self, synchronous: int) -> None:
+    def _run_checkpoint(self) -> None:
         """Copy what the log holds into the database file, as far as readers allow,
         without waiting for a lock or holding up writers."""
         try:
             db = self._checkpoint_db
             if db is None:
                 db = sqlite3.connect(self._checkpoint_uri, uri=True, isolation_level=None)
-                # As the writer's, so that a checkpoint syncs the file as hard.
-                db.execute(f"PRAGMA synchronous = {synchronous}")
+                db.execute(f"PRAGMA synchronous = {self._checkpoint_sync}")
                 self._checkpoint_db = db
             db.execute("PRAGMA wal_checkpoint(PASSIVE)")
         except sqlite3.Error:
