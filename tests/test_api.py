@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import griffe
 import pytest
 
 from api_surface import load_current, load_snapshot, public_objects
+
+
+@functools.cache
+def _current() -> griffe.Module:
+    """The API as the source defines it, loaded once for the tests that only read it."""
+    return load_current()
 
 
 def _paths(module: griffe.Module) -> dict[str, str]:
@@ -17,7 +24,7 @@ def _paths(module: griffe.Module) -> dict[str, str]:
 def test_no_breaking_change_against_the_snapshot() -> None:
     breaks = [
         re.sub(r"\x1b\[[0-9;]*m", "", change.explain())
-        for change in griffe.find_breaking_changes(load_snapshot(), load_current())
+        for change in griffe.find_breaking_changes(load_snapshot(), _current())
     ]
     assert breaks == [], (
         "breaking API changes; if intended, run scripts/update_api_snapshot.py:\n"
@@ -26,7 +33,7 @@ def test_no_breaking_change_against_the_snapshot() -> None:
 
 
 def test_the_snapshot_lists_exactly_the_current_public_objects() -> None:
-    current, recorded = _paths(load_current()), _paths(load_snapshot())
+    current, recorded = _paths(_current()), _paths(load_snapshot())
     added = sorted(set(current) - set(recorded))
     removed = sorted(set(recorded) - set(current))
     assert (added, removed) == ([], []), "run scripts/update_api_snapshot.py and commit it"
@@ -41,7 +48,7 @@ def test_the_lock_notices_a_removed_field() -> None:
     assert [c.obj.path for c in found] == ["lionmem.protocols.memory.MemoryQuery.limit"]
 
 
-@pytest.mark.parametrize("path", sorted(_paths(load_current())))
+@pytest.mark.parametrize("path", sorted(_paths(_current())))
 def test_every_public_object_has_a_docstring(path: str) -> None:
-    obj = load_current()[path.removeprefix("lionmem.")]
+    obj = _current()[path.removeprefix("lionmem.")]
     assert obj.docstring is not None and obj.docstring.value.strip(), f"{path} has no docstring"
