@@ -506,8 +506,23 @@ def test_the_stateful_comparison_catches_what_the_probes_miss() -> None:
 
 
 def test_unknown_check_is_refused() -> None:
+    kit = ConformanceKit(InMemoryStore, REFERENCE_PROFILE)
     with pytest.raises(ValueError, match="unknown check 'speed'"):
-        ConformanceKit(InMemoryStore, REFERENCE_PROFILE).check("speed")
+        kit.check("speed")
+    with pytest.raises(ValueError, match="unknown check 'speed'"):
+        kit.assert_check("speed")
+
+
+def test_run_all_refuses_an_unknown_name_before_running_any_check() -> None:
+    opened: list[InMemoryStore] = []
+
+    def factory() -> InMemoryStore:
+        opened.append(InMemoryStore())
+        return opened[-1]
+
+    with pytest.raises(ValueError, match="unknown check 'speed'"):
+        ConformanceKit(factory, REFERENCE_PROFILE).run_all(["protocol", "speed"])
+    assert opened == []
 
 
 def test_every_check_runs_in_run_all() -> None:

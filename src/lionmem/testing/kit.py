@@ -57,6 +57,11 @@ CHECKS = (
 """The names of the checks: the protocol fence, concurrent writes, one per profile
 dimension, and a stateful comparison with the reference."""
 
+
+def _known(name: str) -> None:
+    if name not in CHECKS:
+        raise ValueError(f"unknown check {name!r}; the checks are {', '.join(CHECKS)}")
+
 T = TypeVar("T")
 R = TypeVar("R", bound=Enum)
 
@@ -147,25 +152,43 @@ class ConformanceKit:
     # -- running --------------------------------------------------------------
 
     def run_all(self, names: Sequence[str] = CHECKS) -> list[CheckResult]:
-        """Run the named checks (all by default), in order."""
+        """Run the named checks (all by default), in order.
+
+        Raises:
+            ValueError: a name is not one of `CHECKS`; no check has run.
+        """
+        for name in names:
+            _known(name)
         return [self.check(name) for name in names]
 
     def check(self, name: str) -> CheckResult:
-        """Run one check by name, in its own event loop."""
+        """Run one check by name, in its own event loop.
+
+        Raises:
+            ValueError: `name` is not one of `CHECKS`.
+        """
         if name == "stateful":
             return self._stateful()
         return asyncio.run(self.acheck(name))
 
     def assert_check(self, name: str) -> None:
-        """Run one check and raise `ConformanceFailure` if it fails."""
+        """Run one check by name, in its own event loop.
+
+        Raises:
+            ConformanceFailure: the check failed; it carries the `CheckResult`.
+            ValueError: `name` is not one of `CHECKS`.
+        """
         result = self.check(name)
         if not result.passed:
             raise ConformanceFailure(result)
 
     async def acheck(self, name: str) -> CheckResult:
-        """Run one check by name in the running event loop."""
-        if name not in CHECKS:
-            raise ValueError(f"unknown check {name!r}; the checks are {', '.join(CHECKS)}")
+        """Run one check by name in the running event loop.
+
+        Raises:
+            ValueError: `name` is not one of `CHECKS`.
+        """
+        _known(name)
         if name == "stateful":
             # The state machine runs its own event loops, so it cannot share this one.
             return await asyncio.to_thread(self._stateful)
