@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
+import textwrap
 
 import griffe
 import pytest
@@ -52,3 +54,52 @@ def test_the_lock_notices_a_removed_field() -> None:
 def test_every_public_object_has_a_docstring(path: str) -> None:
     obj = _current()[path.removeprefix("lionmem.")]
     assert obj.docstring is not None and obj.docstring.value.strip(), f"{path} has no docstring"
+
+
+def _raised_here(function: griffe.Function) -> set[str]:
+    """The exception classes `function`'s own body raises by name, leaving out nested
+    functions and classes, which raise on their own callers' behalf."""
+    tree = ast.parse(textwrap.dedent(function.source))
+    definition = tree.body[0]
+    assert isinstance(definition, ast.FunctionDef | ast.AsyncFunctionDef)
+    names: set[str] = set()
+    pending: list[ast.AST] = list(definition.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(raised, ast.Name):
+                names.add(raised.id)
+        pending.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _documented_raises(function: griffe.Function) -> set[str]:
+    assert function.docstring is not None
+    return {
+        str(entry.annotation)
+        for section in function.docstring.parse("google")
+        if section.kind is griffe.DocstringSectionKind.raises
+        for entry in section.value
+    }
+
+
+_FUNCTIONS = sorted(path for path, kind in _paths(_current()).items() if kind == "function")
+
+
+@pytest.mark.parametrize("path", _FUNCTIONS)
+def test_every_exception_a_public_function_raises_is_documented(path: str) -> None:
+    function = _current()[path.removeprefix("lionmem.")]
+    assert isinstance(function, griffe.Function)
+    undocumented = sorted(_raised_here(function) - _documented_raises(function))
+    assert undocumented == [], f"{path} raises {', '.join(undocumented)} without a Raises entry"
+
+
+def test_the_raises_check_reads_the_function_and_not_its_helpers() -> None:
+    function = _current()["adapters.urls.open_store"]
+    assert isinstance(function, griffe.Function)
+    assert {"TypeError", "ValueError"} <= _raised_here(function)
+    assert "ModuleNotFoundError" not in _raised_here(function)  # raised by _postgres
+    assert {"ValueError", "FileNotFoundError"} <= _documented_raises(function)

@@ -266,6 +266,7 @@ class PostgresMemoryStore(ClosesOnExit):
             IncompatibleDatabaseError: the schema is newer than this lionmem or, with
                 `create=False`, missing.
             StoreUnavailableError: the server cannot be reached in time.
+            TypeError: `create` is not a bool.
         """
         if not _NAMESPACE.fullmatch(namespace):
             raise ValueError(

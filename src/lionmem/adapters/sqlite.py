@@ -453,6 +453,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             IncompatibleDatabaseError: the file is not a lionmem database, or is newer.
             FileNotFoundError: the directory that should hold the file does not exist,
                 or, with `create=False`, the file does not.
+            TypeError: `create` is not a bool.
         """
         if str(path) == ":memory:":
             raise ValueError(

@@ -53,6 +53,7 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
         ```
 
     Raises:
+        TypeError: `url` is not a str, or `create` is not a bool.
         ValueError: an unknown scheme, a URL without what its store needs, or an
             unknown or malformed option.
         ModuleNotFoundError: a PostgreSQL URL without the `postgres` extra installed.
