@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import inspect
 import json
 import subprocess
@@ -522,7 +523,47 @@ def test_run_all_refuses_an_unknown_name_before_running_any_check() -> None:
 
     with pytest.raises(ValueError, match="unknown check 'speed'"):
         ConformanceKit(factory, REFERENCE_PROFILE).run_all(["protocol", "speed"])
+    with pytest.raises(TypeError, match="run_all takes a sequence of check names, got the str 'protocol'"):
+        ConformanceKit(factory, REFERENCE_PROFILE).run_all("protocol")
     assert opened == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"factory": None}, TypeError, "^factory must be callable, got NoneType$"),
+        ({"profile": "reference"}, TypeError, "^profile must be a FidelityProfile, got str$"),
+        ({"stateful_examples": "60"}, TypeError, "^stateful_examples must be an int, got str$"),
+        ({"stateful_examples": True}, TypeError, "^stateful_examples must be an int, got bool$"),
+        ({"stateful_examples": 0}, ValueError, "^stateful_examples must be at least 1, got 0$"),
+    ],
+)
+def test_the_kit_refuses_bad_arguments_when_built(
+    arguments: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    given: dict[str, Any] = {"factory": InMemoryStore, "profile": REFERENCE_PROFILE, **arguments}
+    with pytest.raises(error, match=message):
+        ConformanceKit(given.pop("factory"), given.pop("profile"), **given)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        # The enum's value in place of the member: the check would report a mismatch.
+        ("text_match", "case-insensitive substring of str(content)",
+         r"^text_match must be a TextMatch \(TextMatch.CASE_INSENSITIVE_SUBSTRING, "
+         r"TextMatch.CASE_SENSITIVE_SUBSTRING, TextMatch.OTHER, TextMatch.UNSUPPORTED\), got 'case"),
+        ("tags", None, r"^tags must be a RoundTrip \(RoundTrip.EXACT, RoundTrip.LOST\), got None$"),
+        ("returned_objects", TextMatch.OTHER, r"^returned_objects must be a ReturnedObjects .*got <TextMatch.OTHER"),
+        ("none_filter_matches_missing", 1, "^none_filter_matches_missing must be a bool, got 1$"),
+    ],
+)
+def test_a_profile_refuses_a_value_of_the_wrong_type(field: str, value: Any, message: str) -> None:
+    given: dict[str, Any] = {field: value}
+    with pytest.raises(TypeError, match=message):
+        FidelityProfile(**given)
+    with pytest.raises(TypeError, match=message):
+        dataclasses.replace(REFERENCE_PROFILE, **given)
 
 
 def test_every_check_runs_in_run_all() -> None:

@@ -127,6 +127,26 @@ def test_invalid_pool_settings_are_refused(pg_url: str, kwargs: dict[str, Any], 
         PostgresMemoryStore.open(pg_url, namespace="ok", **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"dsn": 5}, "^dsn must be a str, got int$"),
+        ({"namespace": 5}, "^namespace must be a str, got int$"),
+        ({"min_size": "1"}, "^min_size must be an int, got str$"),
+        ({"min_size": 1.5}, "^min_size must be an int, got float$"),
+        ({"max_size": True}, "^max_size must be an int, got bool$"),
+        ({"timeout": "3"}, "^timeout must be a number of seconds, got str$"),
+        ({"statement_timeout": None}, "^statement_timeout must be a number of seconds, got NoneType$"),
+    ],
+)
+def test_open_arguments_of_the_wrong_type_are_named_before_connecting(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    given: dict[str, Any] = {"dsn": "postgresql://db.invalid/x", "namespace": "n", **kwargs}
+    with pytest.raises(TypeError, match=message):
+        PostgresMemoryStore.open(given.pop("dsn"), **given)
+
+
 def test_statement_timeouts_reach_the_server_rounded_up_to_milliseconds(pg_url: str) -> None:
     # PostgreSQL reads 0 as no timeout at all; 0.4 ms used to become 0.
     async def setting(store: PostgresMemoryStore) -> list[tuple[Any, ...]]:

@@ -144,6 +144,23 @@ def test_bad_open_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str
         SQLiteMemoryStore.open(tmp_path / "m.db", **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"path": 7}, "^path must be a str or a path, got int$"),
+        ({"busy_timeout": "10"}, "^busy_timeout must be a number of seconds, got str$"),
+        ({"busy_timeout": None}, "^busy_timeout must be a number of seconds, got NoneType$"),
+        # True would have been one second.
+        ({"busy_timeout": True}, "^busy_timeout must be a number of seconds, got bool$"),
+    ],
+)
+def test_open_arguments_of_the_wrong_type_are_named(tmp_path: Path, kwargs: dict[str, Any], message: str) -> None:
+    given: dict[str, Any] = {"path": tmp_path / "m.db", **kwargs}
+    with pytest.raises(TypeError, match=message):
+        SQLiteMemoryStore.open(given.pop("path"), **given)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("path", [":memory:", Path(":memory:")])
 def test_an_in_memory_database_is_refused(path: str | Path) -> None:
     with pytest.raises(ValueError, match="needs a file.*InMemoryStore"):

@@ -24,9 +24,13 @@ def milliseconds(name: str, seconds: float, *, zero: bool) -> int:
     timeout never becomes 0 (PostgreSQL reads 0 as no timeout at all).
 
     Raises:
-        ValueError: `seconds` is not a number from 0 (or above 0, without `zero`)
-            to `MAX_TIMEOUT`; the message names `name`.
+        TypeError: `seconds` is not an int or a float (a bool is neither here);
+            the message names `name`.
+        ValueError: `seconds` is not from 0 (or above 0, without `zero`) to
+            `MAX_TIMEOUT`; the message names `name`.
     """
+    if type(seconds) is bool or not isinstance(seconds, int | float):
+        raise TypeError(f"{name} must be a number of seconds, got {type(seconds).__name__}")
     if not ((0 <= seconds) if zero else (0 < seconds)) or not seconds <= MAX_TIMEOUT:
         bound = "from 0 to" if zero else "more than 0 and at most"
         raise ValueError(f"{name} must be {bound} {MAX_TIMEOUT} seconds, got {seconds!r}")

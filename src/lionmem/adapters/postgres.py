@@ -37,7 +37,7 @@ from lionmem.adapters._encoding import (
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, milliseconds
-from lionmem.protocols._arguments import as_uuid
+from lionmem.protocols._arguments import as_uuid, require_type
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import ContentKind, Durability, FidelityProfile, ReturnedObjects
 
@@ -266,8 +266,14 @@ class PostgresMemoryStore(ClosesOnExit):
             IncompatibleDatabaseError: the schema is newer than this lionmem or, with
                 `create=False`, missing.
             StoreUnavailableError: the server cannot be reached in time.
-            TypeError: `create` is not a bool.
+            TypeError: an argument of the wrong type: `dsn` and `namespace` are
+                str, the pool sizes int, the timeouts numbers, `create` a bool.
         """
+        require_type(dsn, "dsn", str)
+        require_type(namespace, "namespace", str)
+        require_type(min_size, "min_size", int)
+        require_type(max_size, "max_size", int)
+        require_type(create, "create", bool)
         if not _NAMESPACE.fullmatch(namespace):
             raise ValueError(
                 f"namespace {namespace!r} must be 1-63 letters, digits, '_', '.' or '-', "
@@ -275,8 +281,6 @@ class PostgresMemoryStore(ClosesOnExit):
             )
         if not 1 <= min_size <= max_size:
             raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
-        if type(create) is not bool:
-            raise TypeError(f"create must be a bool, got {type(create).__name__}")
         milliseconds("timeout", timeout, zero=False)
         statement_ms = milliseconds("statement_timeout", statement_timeout, zero=False)
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import sqlite3
 import struct
 import threading
@@ -33,7 +34,7 @@ from lionmem.adapters._encoding import (
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, milliseconds
-from lionmem.protocols._arguments import as_uuid
+from lionmem.protocols._arguments import as_uuid, require_type
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import (
     ContentKind,
@@ -453,8 +454,11 @@ class SQLiteMemoryStore(ClosesOnExit):
             IncompatibleDatabaseError: the file is not a lionmem database, or is newer.
             FileNotFoundError: the directory that should hold the file does not exist,
                 or, with `create=False`, the file does not.
-            TypeError: `create` is not a bool.
+            TypeError: `path` is neither a str nor a path, `busy_timeout` is not a
+                number, or `create` is not a bool.
         """
+        if not isinstance(path, str | os.PathLike):
+            raise TypeError(f"path must be a str or a path, got {type(path).__name__}")
         if str(path) == ":memory:":
             raise ValueError(
                 "SQLiteMemoryStore needs a file: ':memory:' would give its writer and its "
@@ -463,8 +467,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
         busy_ms = milliseconds("busy_timeout", busy_timeout, zero=True)
-        if type(create) is not bool:
-            raise TypeError(f"create must be a bool, got {type(create).__name__}")
+        require_type(create, "create", bool)
         return PendingOpen(partial(_open, Path(path), busy_ms, synchronous, create))
 
     # -- lifecycle --------------------------------------------------------------

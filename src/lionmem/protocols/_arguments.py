@@ -1,5 +1,5 @@
-"""Argument rules shared by the `Pile` and every lionmem store, so that an id means
-the same everywhere.
+"""Argument rules shared by the `Pile`, every lionmem store and the kit, so that an id
+means the same everywhere and an argument of the wrong type is named.
 
 Governed by [ADR-0095][adr-0095].
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-__all__ = ["as_uuid"]
+__all__ = ["as_uuid", "require_type"]
 
 
 def as_uuid(value: object, name: str) -> UUID:
@@ -26,3 +26,16 @@ def as_uuid(value: object, name: str) -> UUID:
         except ValueError:
             raise ValueError(f"{name} {value!r} is not a UUID") from None
     raise TypeError(f"{name} must be a UUID or its string form, got {type(value).__name__}")
+
+
+def require_type(value: object, name: str, kind: type) -> None:
+    """Refuse a `value` that is not a `kind`, for callers without a type checker (such
+    as settings read from a file); for `int`, a bool is refused too.
+
+    Raises:
+        TypeError: naming `name`, the type wanted and the type given.
+    """
+    if not isinstance(value, kind) or (kind is int and type(value) is bool):
+        wanted = kind.__name__
+        article = "an" if wanted[0] in "aeiouAEIOU" else "a"
+        raise TypeError(f"{name} must be {article} {wanted}, got {type(value).__name__}")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 from uuid import UUID
 
+from lionmem.protocols._arguments import require_type
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing._harness import Recorder, StoreFactory, open_store, show, workspace
 from lionmem.testing.profile import (
@@ -142,6 +143,19 @@ class ConformanceKit:
     def __init__(
         self, factory: StoreFactory, profile: FidelityProfile, *, stateful_examples: int = 60
     ) -> None:
+        """Check the arguments; no store is built before a check runs.
+
+        Raises:
+            TypeError: `factory` is not callable, `profile` is not a
+                `FidelityProfile`, or `stateful_examples` is not an int.
+            ValueError: `stateful_examples` is less than 1.
+        """
+        if not callable(factory):
+            raise TypeError(f"factory must be callable, got {type(factory).__name__}")
+        require_type(profile, "profile", FidelityProfile)
+        require_type(stateful_examples, "stateful_examples", int)
+        if stateful_examples < 1:
+            raise ValueError(f"stateful_examples must be at least 1, got {stateful_examples}")
         self.factory = factory
         """Builds each fresh store."""
         self.profile = profile
@@ -155,8 +169,11 @@ class ConformanceKit:
         """Run the named checks (all by default), in order.
 
         Raises:
+            TypeError: `names` is a single str rather than a sequence of names.
             ValueError: a name is not one of `CHECKS`; no check has run.
         """
+        if isinstance(names, str):
+            raise TypeError(f"run_all takes a sequence of check names, got the str {names!r}; use check()")
         for name in names:
             _known(name)
         return [self.check(name) for name in names]

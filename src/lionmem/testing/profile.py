@@ -5,7 +5,9 @@ Governed by [ADR-0093][adr-0093].
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+import typing
+from dataclasses import dataclass, fields
 from enum import Enum
 
 __all__ = [
@@ -182,6 +184,27 @@ class FidelityProfile:
     """Round trip of `metadata`."""
     tags: RoundTrip = RoundTrip.EXACT
     """Round trip of `tags`."""
+
+    def __post_init__(self) -> None:
+        """Refuse a value that is not of its field's type, such as an enum's value
+        given for the member: the kit would compare it with what it observes and
+        report a mismatch that is only a spelling.
+
+        Raises:
+            TypeError: naming the field, the type it takes and the value given.
+        """
+        for field in fields(self):
+            value, kind = getattr(self, field.name), _field_types()[field.name]
+            if type(value) is not kind:
+                taken = kind.__name__
+                if issubclass(kind, Enum):
+                    taken += " (" + ", ".join(f"{kind.__name__}.{member.name}" for member in kind) + ")"
+                raise TypeError(f"{field.name} must be a {taken}, got {value!r}")
+
+
+@functools.cache
+def _field_types() -> dict[str, type]:
+    return typing.get_type_hints(FidelityProfile)
 
 
 REFERENCE_PROFILE = FidelityProfile()
