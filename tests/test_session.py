@@ -141,6 +141,17 @@ def test_batch_preflight_refuses_non_branches_before_touching_any() -> None:
     with pytest.raises(TypeError, match="got str"):
         session.include_branches([fresh, "branch"])  # type: ignore[list-item]
     assert fresh not in session.branches and fresh._memory is None
+    with pytest.raises(TypeError, match="^include_branches takes a Branch or an iterable of them, got int$"):
+        session.include_branches(5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("method", ["get_branch", "remove_branch", "change_default_branch"])
+def test_a_branch_key_of_the_wrong_type_is_named(method: str) -> None:
+    session = Session()
+    default = session.default_branch
+    with pytest.raises(TypeError, match="^a branch is named by a Branch, a UUID or a str, got int$"):
+        getattr(session, method)(5)
+    assert session.default_branch is default and list(session.branches) == [default]
 
 
 def test_session_validation_refuses_a_branch_owned_elsewhere() -> None:

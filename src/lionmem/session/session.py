@@ -198,10 +198,15 @@ class Session(Element):
         session's store only if it has claimed none.
 
         Raises:
-            TypeError: an entry is not a `Branch`; nothing changes.
+            TypeError: `branches` is neither a `Branch` nor an iterable, or an entry
+                is not a `Branch`; nothing changes.
             ValueError: a branch belongs to another session, or shares its id with a
                 different branch held here or in the batch; nothing changes.
         """
+        if not isinstance(branches, Branch | Iterable):
+            raise TypeError(
+                f"include_branches takes a Branch or an iterable of them, got {type(branches).__name__}"
+            )
         batch = [branches] if isinstance(branches, Branch) else list(branches)
         batch_ids: dict[UUID, Branch] = {}
         with OWNERSHIP_LOCK:
@@ -243,6 +248,7 @@ class Session(Element):
 
         Raises:
             KeyError: the branch is not in this session.
+            TypeError: `branch` is not a `Branch`, a UUID or a str.
         """
         with OWNERSHIP_LOCK:
             removed = self.branches.exclude(self._branch_key(branch))
@@ -273,6 +279,7 @@ class Session(Element):
         Raises:
             KeyError: no branch matches.
             ValueError: several branches have that name.
+            TypeError: `key` is not a `Branch`, a UUID or a str.
         """
         if isinstance(key, str):
             named = [b for b in self.branches if b.name == key]
@@ -287,6 +294,7 @@ class Session(Element):
 
         Raises:
             KeyError: the branch is not in this session.
+            TypeError: `branch` is not a `Branch`, a UUID or a str.
         """
         with OWNERSHIP_LOCK:
             self._set("default_branch", self.get_branch(branch))
@@ -294,6 +302,8 @@ class Session(Element):
     def _branch_key(self, key: Branch | UUID | str) -> UUID | str:
         """`key` as a key of `branches` (which parses UUID strings), or a `KeyError`
         naming this session."""
+        if not isinstance(key, Branch | UUID | str):
+            raise TypeError(f"a branch is named by a Branch, a UUID or a str, got {type(key).__name__}")
         found = key.id if isinstance(key, Branch) else key
         if found not in self.branches:
             raise KeyError(f"no branch {str(found)!r} in session {self.id}")
