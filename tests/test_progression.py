@@ -43,6 +43,15 @@ def test_remove_keeps_the_rest_in_order() -> None:
         p.remove(b)
 
 
+@pytest.mark.parametrize("key", ["not-a-uuid", [1]])
+def test_remove_refuses_what_is_not_a_uuid_as_append_does(key: object) -> None:
+    p = Progression([uuid4()])
+    before = list(p)
+    with pytest.raises(TypeError, match=f"^Progression holds UUIDs, got {type(key).__name__}$"):
+        p.remove(key)  # type: ignore[arg-type]
+    assert list(p) == before
+
+
 def test_iteration_is_a_snapshot() -> None:
     a, b = uuid4(), uuid4()
     p = Progression([a])

@@ -50,8 +50,11 @@ class Progression:
         """Remove `item_id`, keeping the order of the rest.
 
         Raises:
+            TypeError: `item_id` is not a UUID.
             ValueError: `item_id` is not in the progression.
         """
+        if not isinstance(item_id, UUID):
+            raise TypeError(f"Progression holds UUIDs, got {type(item_id).__name__}")
         try:
             del self._order[item_id]
         except KeyError:
