@@ -186,7 +186,9 @@ def test_bad_usage_exits_2_naming_the_problem(
         main(argv)
     err = capsys.readouterr().err
     assert exit_info.value.code == 2
-    assert message in err
+    # The command's own usage and name, whether argparse or lionmem found the problem.
+    assert err.startswith(f"usage: python -m lionmem {argv[0]} ")
+    assert f"\npython -m lionmem {argv[0]}: error: " in err and message in err
     assert "s3cret" not in err
 
 
@@ -337,7 +339,9 @@ def test_check_refuses_a_bad_url_template(
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m lionmem check ")
+    assert "\npython -m lionmem check: error: " in err and message in err
 
 
 JSON_VALUES = st.recursive(

@@ -304,6 +304,10 @@ def _parser() -> argparse.ArgumentParser:
         "--only", action="append", choices=CHECKS, metavar="CHECK",
         help=f"run only this check (repeatable): {', '.join(CHECKS)}",
     )
+    for command in (demo, put, get, search, check):
+        # Bad usage found after parsing is reported with the command's own usage, as
+        # argparse reports what it finds itself.
+        command.set_defaults(usage=command)
     return parser
 
 
@@ -311,17 +315,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return its exit status (see [ADR-0098][adr-0098])."""
     parser = _parser()
     args = parser.parse_args(argv)
+    usage: argparse.ArgumentParser = args.usage
     if args.command == "check":
         try:
             return _check(args.factory, args.url, args.profile, args.only)
         except ValueError as exc:
-            parser.error(str(exc))
+            usage.error(str(exc))
     try:
         command = _command(args)
         # Checks the URL and opens nothing yet; reading never creates a database file.
         opening = open_store(args.url, create=args.command in ("put", "demo"))
     except (ValueError, ModuleNotFoundError) as exc:
-        parser.error(str(exc))
+        usage.error(str(exc))
     try:
         return asyncio.run(_run(opening, command))
     except BrokenPipeError:
