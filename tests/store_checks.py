@@ -168,6 +168,8 @@ async def assert_batches_checked(store: Batching) -> None:
         await store.store_many(item)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="MemoryItem, got str"):
         await store.store_many(iter([item, "two"]))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="^store_many takes an iterable of MemoryItem, got int$"):
+        await store.store_many(5)  # type: ignore[arg-type]
     assert await store.search(MemoryQuery()) == []
     assert await store.store_many(x for x in (item,)) == [item.id]
     assert await store.store_many([]) == []

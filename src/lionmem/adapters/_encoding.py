@@ -200,6 +200,8 @@ def as_batch(items: Iterable[MemoryItem]) -> list[MemoryItem]:
     given: object = items  # typed callers cannot pass one; untyped ones can
     if isinstance(given, MemoryItem):
         raise TypeError("store_many takes an iterable of MemoryItem, got one MemoryItem; use store()")
+    if not isinstance(given, Iterable):
+        raise TypeError(f"store_many takes an iterable of MemoryItem, got {type(given).__name__}")
     return list(items)
 
 

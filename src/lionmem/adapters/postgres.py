@@ -371,6 +371,9 @@ class PostgresMemoryStore(ClosesOnExit):
             StoreUnavailableError: the server did not answer in time.
             psycopg.Error: the server refused the write, such as for a deadlock with
                 another client; nothing is written.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store.
         """
         row = _row(self.namespace, item)
         await self._execute(_UPSERT, row)
@@ -381,6 +384,17 @@ class PostgresMemoryStore(ClosesOnExit):
 
         A large batch is read 200 items at a time, letting other tasks run between
         slices; nothing is written until every item has been read and checked.
+
+        Raises:
+            TypeError: `items` is not an iterable, or one `MemoryItem` alone; or
+                as for [`store`][lionmem.adapters.postgres.PostgresMemoryStore.store],
+                an item the store cannot keep. Nothing is written.
+            ValueError: as for `store`; nothing is written.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the write; nothing is written.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store.
         """
         batch = as_batch(items)
         rows = await encode_batch(batch, partial(_row, self.namespace))
@@ -401,6 +415,10 @@ class PostgresMemoryStore(ClosesOnExit):
         Raises:
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store.
         """
         item_id = as_uuid(item_id, "item_id")
         rows = await self._execute(
@@ -414,6 +432,10 @@ class PostgresMemoryStore(ClosesOnExit):
 
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store.
         """
         statement, params, recheck, pushed = self._plan(query)
         limit = query.limit

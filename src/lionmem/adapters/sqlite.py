@@ -523,6 +523,13 @@ class SQLiteMemoryStore(ClosesOnExit):
 
         A large batch is read 200 items at a time, letting other tasks run between
         slices; nothing is written until every item has been read and checked.
+
+        Raises:
+            TypeError: `items` is not an iterable, or one `MemoryItem` alone; or
+                as for [`store`][lionmem.adapters.sqlite.SQLiteMemoryStore.store],
+                an item the store cannot keep. Nothing is written.
+            ValueError: as for `store`; nothing is written.
+            StoreClosedError: the store is closed.
         """
         batch = as_batch(items)
         await self._on_writer(self._write, await encode_batch(batch, _Write.of))
@@ -554,6 +561,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         Raises:
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
+            StoreClosedError: the store is closed.
         """
         key = str(as_uuid(item_id, "item_id"))
         with self._reading:
@@ -565,6 +573,7 @@ class SQLiteMemoryStore(ClosesOnExit):
 
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
+            StoreClosedError: the store is closed.
         """
         if not isinstance(query, MemoryQuery):
             raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
