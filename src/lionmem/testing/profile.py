@@ -5,7 +5,6 @@ Governed by [ADR-0093][adr-0093].
 
 from __future__ import annotations
 
-import functools
 import typing
 from dataclasses import dataclass, fields
 from enum import Enum
@@ -194,7 +193,7 @@ class FidelityProfile:
             TypeError: naming the field, the type it takes and the value given.
         """
         for field in fields(self):
-            value, kind = getattr(self, field.name), _field_types()[field.name]
+            value, kind = getattr(self, field.name), _FIELD_TYPES[field.name]
             if type(value) is not kind:
                 taken = kind.__name__
                 if issubclass(kind, Enum):
@@ -202,9 +201,7 @@ class FidelityProfile:
                 raise TypeError(f"{field.name} must be a {taken}, got {value!r}")
 
 
-@functools.cache
-def _field_types() -> dict[str, type]:
-    return typing.get_type_hints(FidelityProfile)
+_FIELD_TYPES: dict[str, type] = typing.get_type_hints(FidelityProfile)
 
 
 REFERENCE_PROFILE = FidelityProfile()
