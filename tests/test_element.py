@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections import OrderedDict
 from datetime import datetime, timedelta, timezone
@@ -86,6 +87,18 @@ def test_created_at_reads_a_naive_datetime_as_utc() -> None:
 def test_created_at_rejects_anything_else(value: object) -> None:
     with pytest.raises(ValidationError, match="created_at"):
         Element.model_validate({"created_at": value})
+
+
+def test_the_json_schema_says_what_created_at_reads_and_what_it_dumps() -> None:
+    # The JSON forms of what validation reads: a number, or a string (ISO or numeric).
+    read = Element.model_json_schema()["properties"]["created_at"]
+    assert [kind["type"] for kind in read["anyOf"]] == ["number", "string"]
+    for value in (NEW_YEAR, "2026-01-01T00:00:00Z", "1767225600"):
+        assert Element.model_validate_json(json.dumps({"created_at": value})).created_at == NEW_YEAR
+    assert Element.model_json_schema(mode="serialization")["properties"]["created_at"] == {
+        "title": "Created At", "type": "number"
+    }
+    assert type(json.loads(Element(created_at=NEW_YEAR).model_dump_json())["created_at"]) is float
 
 
 def test_created_at_is_frozen() -> None:

@@ -11,7 +11,15 @@ from datetime import datetime, timezone
 from typing import Annotated, Any, cast
 from uuid import UUID, uuid4
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, field_serializer, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    WithJsonSchema,
+    field_serializer,
+    field_validator,
+)
 
 __all__ = ["Element", "utc_timestamp"]
 
@@ -61,6 +69,20 @@ def _to_timestamp(value: object) -> float:
     )
 
 
+# What `_to_timestamp` reads, for the validation JSON schema: a plain validator tells
+# pydantic nothing about its input. Serialized, `created_at` is always a number.
+_CREATED_AT_INPUT = WithJsonSchema(
+    {
+        "anyOf": [
+            {"type": "number", "description": "a POSIX timestamp in seconds"},
+            {"type": "string", "description": "an ISO 8601 datetime (UTC unless it names a zone) or a number"},
+        ],
+        "title": "Created At",
+    },
+    mode="validation",
+)
+
+
 class Element(BaseModel):
     """A model with a stable identity, a creation time and free-form metadata.
 
@@ -81,7 +103,9 @@ class Element(BaseModel):
     id: UUID = Field(default_factory=uuid4, frozen=True)
     """Identity; a UUID or its string form on input, a string when dumped."""
 
-    created_at: Annotated[float, PlainValidator(_to_timestamp)] = Field(default_factory=utc_timestamp, frozen=True)
+    created_at: Annotated[float, PlainValidator(_to_timestamp), _CREATED_AT_INPUT] = Field(
+        default_factory=utc_timestamp, frozen=True
+    )
     """UTC POSIX timestamp from a number, a datetime or an ISO 8601 string."""
 
     metadata: dict[str, Any] = Field(default_factory=dict)
