@@ -117,8 +117,7 @@ for name in lionmem.__all__:
     model = getattr(lionmem, name)
     if isinstance(model, type) and issubclass(model, pydantic.BaseModel):
         facts[name] = {f: info.description for f, info in model.model_fields.items()}
-        if name not in ("Branch", "Session"):  # they hold a store, which has no schema
-            facts[name + " schema"] = model.model_json_schema()
+        facts[name + " schema"] = model.model_json_schema()
 print(json.dumps(facts, sort_keys=True))
 """
 

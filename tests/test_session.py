@@ -539,3 +539,27 @@ def test_a_new_default_and_its_removal_from_two_threads_leave_the_default_held(
     setter.join(timeout=5)
     default = session.default_branch
     assert default is not None and session.branches.get(default.id, None) is default
+
+
+def test_the_validation_json_schema_describes_what_validation_reads() -> None:
+    # A pile is checked with isinstance, which has no JSON schema: this raised.
+    schema = Session.model_json_schema()
+    assert schema["properties"]["branches"] == {
+        "items": {"$ref": "#/$defs/Branch"}, "title": "Branches", "type": "array"
+    }
+    branch = schema["$defs"]["Branch"]
+    assert branch["properties"]["messages"]["items"] == {"$ref": "#/$defs/Message"}
+    assert branch["properties"]["logs"]["items"] == {"$ref": "#/$defs/Log"}
+    assert Branch.model_json_schema()["properties"]["messages"]["type"] == "array"
+    session = Session()
+    held = session.default_branch
+    assert held is not None
+    held.add_message("user", "hello")
+    held.add_log(step=1)
+    dumped = session.model_dump(mode="json")
+    assert set(dumped) == set(schema["properties"])
+    assert set(dumped["branches"][0]) == set(branch["properties"])
+    assert set(dumped["branches"][0]["messages"][0]) == set(schema["$defs"]["Message"]["properties"])
+    assert set(dumped["branches"][0]["logs"][0]) == set(schema["$defs"]["Log"]["properties"])
+    read_back = Session.model_validate(dumped).default_branch
+    assert read_back is not None and read_back.messages.values()[0].content == "hello"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from types import GenericAlias
-from typing import TYPE_CHECKING, Any, Self, TypedDict, Unpack
+from typing import TYPE_CHECKING, Annotated, Any, Self, TypedDict, Unpack
 from uuid import UUID
 
 from pydantic import (
@@ -26,6 +26,7 @@ from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.messages import Log, Message, Role
+from lionmem.session._json_schema import PileOf
 from lionmem.session._ownership import store_of
 
 if TYPE_CHECKING:
@@ -113,10 +114,10 @@ class Branch(Element):
     name: str | None = None
     """A label for looking the branch up in its session."""
 
-    messages: Pile[Message] = Field(default_factory=lambda: Pile(item_type=Message))
+    messages: Annotated[Pile[Message], PileOf(Message)] = Field(default_factory=lambda: Pile(item_type=Message))
     """The conversation, in order."""
 
-    logs: Pile[Log] = Field(default_factory=lambda: Pile(item_type=Log))
+    logs: Annotated[Pile[Log], PileOf(Log)] = Field(default_factory=lambda: Pile(item_type=Log))
     """Records of what happened, in order."""
 
     _memory: MemoryStore | None = PrivateAttr(None)

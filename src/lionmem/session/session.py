@@ -10,7 +10,7 @@ Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Self, TypedDict, Unpack, cast
+from typing import Annotated, Any, Self, TypedDict, Unpack, cast
 from uuid import UUID
 
 from pydantic import (
@@ -27,6 +27,7 @@ from pydantic import (
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.memory import MemoryStore
+from lionmem.session._json_schema import PileOf
 from lionmem.session._ownership import OWNERSHIP_LOCK, store_of
 from lionmem.session.branch import Branch, require_store
 
@@ -81,7 +82,7 @@ class Session(Element):
     name: str | None = None
     """A label for the session."""
 
-    branches: Pile[Branch] = Field(default_factory=lambda: Pile(item_type=Branch))
+    branches: Annotated[Pile[Branch], PileOf(Branch)] = Field(default_factory=lambda: Pile(item_type=Branch))
     """The branches this session owns, in the order they joined."""
 
     default_branch: Branch | None = None

@@ -1,0 +1,24 @@
+"""The JSON schema of a field that holds a `Pile` of models."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
+
+__all__ = ["PileOf"]
+
+
+class PileOf:
+    """Describes a `Pile[item]` field as an array of `item` in both JSON schema modes.
+
+    pydantic checks a pile with `isinstance`, which has no JSON schema, so the
+    validation schema of `Branch` and `Session` failed. A pile field takes a list of
+    the items or of their dumps, and dumps as that list.
+    """
+
+    def __init__(self, item: type[BaseModel]) -> None:
+        self.item = item
+
+    def __get_pydantic_json_schema__(self, _schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return handler(core_schema.list_schema(self.item.__pydantic_core_schema__))
