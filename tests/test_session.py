@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import pickle
 import threading
 from typing import Any
@@ -563,3 +564,24 @@ def test_the_validation_json_schema_describes_what_validation_reads() -> None:
     assert set(dumped["branches"][0]["logs"][0]) == set(schema["$defs"]["Log"]["properties"])
     read_back = Session.model_validate(dumped).default_branch
     assert read_back is not None and read_back.messages.values()[0].content == "hello"
+
+
+def test_dump_options_reach_the_branches_and_their_records() -> None:
+    # Each branch and record was dumped on its own, with none of the caller's options.
+    session = Session()
+    held = session.default_branch
+    assert held is not None
+    held.add_message("user", "hello")
+    held.add_log(step=1)
+    for dumped in (
+        session.model_dump(exclude_none=True),
+        json.loads(session.model_dump_json(exclude_none=True)),
+    ):
+        branch = dumped["branches"][0]
+        assert "name" not in dumped and "name" not in branch and "user" in branch
+        assert set(branch["messages"][0]) == {"id", "created_at", "metadata", "role", "content"}
+        assert dumped["default_branch"] == branch
+    schema = Session.model_json_schema(mode="serialization")
+    assert schema["properties"]["branches"]["items"] == {"$ref": "#/$defs/Branch"}
+    assert schema["$defs"]["Branch"]["properties"]["messages"]["items"] == {"$ref": "#/$defs/Message"}
+    assert schema["$defs"]["Branch"]["properties"]["logs"]["items"] == {"$ref": "#/$defs/Log"}

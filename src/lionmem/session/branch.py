@@ -15,7 +15,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    FieldSerializationInfo,
     PrivateAttr,
     ValidationInfo,
     field_serializer,
@@ -184,8 +183,12 @@ class Branch(Element):
         kind = Message if info.field_name == "messages" else Log
         return Pile(_records(kind).validate_python(value), item_type=kind)
 
-    @field_serializer("messages", "logs")
-    def _serialize_pile(
-        self, pile: Pile[Message] | Pile[Log], info: FieldSerializationInfo
-    ) -> list[dict[str, Any]]:
-        return [record.model_dump(mode=info.mode) for record in pile]
+    # A pile dumps as the list of its records, which pydantic serializes with the
+    # options of the whole dump (mode, include, exclude, exclude_none, ...).
+    @field_serializer("messages")
+    def _serialize_messages(self, pile: Pile[Message]) -> list[Message]:
+        return pile.values()
+
+    @field_serializer("logs")
+    def _serialize_logs(self, pile: Pile[Log]) -> list[Log]:
+        return pile.values()

@@ -17,7 +17,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    FieldSerializationInfo,
     PrivateAttr,
     ValidationInfo,
     field_serializer,
@@ -136,10 +135,9 @@ class Session(Element):
         return value if listed is None else listed
 
     @field_serializer("branches")
-    def _serialize_branches(
-        self, branches: Pile[Branch], info: FieldSerializationInfo
-    ) -> list[dict[str, Any]]:
-        return [branch.model_dump(mode=info.mode) for branch in branches]
+    def _serialize_branches(self, branches: Pile[Branch]) -> list[Branch]:
+        # The list is serialized with the options of the whole dump, as Branch's piles.
+        return branches.values()
 
     def model_post_init(self, context: Any, /) -> None:
         """Include the given branches and the default branch, creating it if needed."""
