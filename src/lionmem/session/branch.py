@@ -184,7 +184,8 @@ class Branch(Element):
         return Pile(_records(kind).validate_python(value), item_type=kind)
 
     # A pile dumps as the list of its records, which pydantic serializes with the
-    # options of the whole dump (mode, include, exclude, exclude_none, ...).
+    # dump's settings (mode, exclude_none, ...); a nested include or exclude stops
+    # at a field serializer.
     @field_serializer("messages")
     def _serialize_messages(self, pile: Pile[Message]) -> list[Message]:
         return pile.values()

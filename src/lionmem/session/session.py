@@ -136,7 +136,7 @@ class Session(Element):
 
     @field_serializer("branches")
     def _serialize_branches(self, branches: Pile[Branch]) -> list[Branch]:
-        # The list is serialized with the options of the whole dump, as Branch's piles.
+        # Serialized with the dump's settings, as Branch's piles are.
         return branches.values()
 
     def model_post_init(self, context: Any, /) -> None:

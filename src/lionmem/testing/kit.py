@@ -63,6 +63,7 @@ def _known(name: str) -> None:
     if name not in CHECKS:
         raise ValueError(f"unknown check {name!r}; the checks are {', '.join(CHECKS)}")
 
+
 T = TypeVar("T")
 R = TypeVar("R", bound=Enum)
 
