@@ -581,6 +581,12 @@ def test_dump_options_reach_the_branches_and_their_records() -> None:
         assert "name" not in dumped and "name" not in branch and "user" in branch
         assert set(branch["messages"][0]) == {"id", "created_at", "metadata", "role", "content"}
         assert dumped["default_branch"] == branch
+    # A nested exclude or include reaches into the piles, by position or for all.
+    without_content = session.model_dump(exclude={"branches": {"__all__": {"messages": {0: {"content"}}}}})
+    assert "content" not in without_content["branches"][0]["messages"][0]
+    assert without_content["branches"][0]["logs"][0]["content"] == {"step": 1}
+    names_only = json.loads(session.model_dump_json(include={"branches": {0: {"name"}}}))
+    assert names_only == {"branches": [{"name": None}]}
     schema = Session.model_json_schema(mode="serialization")
     assert schema["properties"]["branches"]["items"] == {"$ref": "#/$defs/Branch"}
     assert schema["$defs"]["Branch"]["properties"]["messages"]["items"] == {"$ref": "#/$defs/Message"}

@@ -17,7 +17,6 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationInfo,
-    field_serializer,
     field_validator,
 )
 
@@ -25,7 +24,7 @@ from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.messages import Log, Message, Role
-from lionmem.session._json_schema import PileOf
+from lionmem.session._pile_field import PileOf
 from lionmem.session._ownership import store_of
 
 if TYPE_CHECKING:
@@ -183,13 +182,3 @@ class Branch(Element):
         kind = Message if info.field_name == "messages" else Log
         return Pile(_records(kind).validate_python(value), item_type=kind)
 
-    # A pile dumps as the list of its records, which pydantic serializes with the
-    # dump's settings (mode, exclude_none, ...); a nested include or exclude stops
-    # at a field serializer.
-    @field_serializer("messages")
-    def _serialize_messages(self, pile: Pile[Message]) -> list[Message]:
-        return pile.values()
-
-    @field_serializer("logs")
-    def _serialize_logs(self, pile: Pile[Log]) -> list[Log]:
-        return pile.values()

@@ -19,14 +19,13 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationInfo,
-    field_serializer,
     field_validator,
 )
 
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.memory import MemoryStore
-from lionmem.session._json_schema import PileOf
+from lionmem.session._pile_field import PileOf
 from lionmem.session._ownership import OWNERSHIP_LOCK, store_of
 from lionmem.session.branch import Branch, require_store
 
@@ -133,11 +132,6 @@ class Session(Element):
         """A dumped default branch is the listed branch with its id, not a second one."""
         listed = _listed(value, info.data.get("branches"))
         return value if listed is None else listed
-
-    @field_serializer("branches")
-    def _serialize_branches(self, branches: Pile[Branch]) -> list[Branch]:
-        # Serialized with the dump's settings, as Branch's piles are.
-        return branches.values()
 
     def model_post_init(self, context: Any, /) -> None:
         """Include the given branches and the default branch, creating it if needed."""
