@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import pickle
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ import pytest
 from pydantic import ValidationError
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery
+from lionmem.protocols.generic.element import Element
+from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.messages import Log, Message
 from kit_stores import BareStore
 
@@ -159,3 +162,15 @@ def test_messages_and_logs_take_an_iterable_of_records_and_refuse_the_wrong_ones
         Branch(logs=[hello])  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="messages"):
         Branch(messages="hello")  # type: ignore[arg-type]
+
+
+def test_a_pile_is_taken_as_given_only_when_it_holds_the_fields_records() -> None:
+    messages = Pile(item_type=Message)
+    assert Branch(messages=messages).messages is messages
+    logs = Pile(item_type=Log)
+    logs.include(Log(content={"step": 1}))
+    # A pile of logs as messages was taken, and add_message then failed on it.
+    with pytest.raises(ValidationError, match="messages must be a pile of Message, got a pile of Log"):
+        Branch(messages=logs)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match=re.escape("logs must be a pile of Log, got a pile of Element | Log")):
+        Branch(logs=Pile(item_type={Log, Element}))  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from types import GenericAlias
-from typing import TYPE_CHECKING, Annotated, Any, Self, TypedDict, Unpack
+from typing import TYPE_CHECKING, Annotated, Any, Self, TypedDict, Unpack, cast
 from uuid import UUID
 
 from pydantic import (
@@ -175,10 +175,17 @@ class Branch(Element):
     @field_validator("messages", "logs", mode="before")
     @classmethod
     def _collect_records(cls, value: object, info: ValidationInfo) -> object:
-        """A pile as given; a list of records or their dumps (a `model_dump` read
-        back) as a new pile."""
-        if not isinstance(value, list | tuple):
-            return value  # a pile passes; pydantic reports anything else
+        """A pile of the field's records as given; a list of records or their dumps
+        (a `model_dump` read back) as a new pile."""
         kind = Message if info.field_name == "messages" else Log
+        if isinstance(value, Pile):
+            pile = cast("Pile[Element]", value)
+            held = pile.item_type
+            if not all(issubclass(admitted, kind) for admitted in held):
+                shown = " | ".join(sorted(admitted.__name__ for admitted in held))
+                raise ValueError(f"{info.field_name} must be a pile of {kind.__name__}, got a pile of {shown}")
+            return pile
+        if not isinstance(value, list | tuple):
+            return value  # pydantic reports it
         return Pile(_records(kind).validate_python(value), item_type=kind)
 
