@@ -92,6 +92,11 @@ def test_exclude_removes_and_returns() -> None:
     assert pile.keys() == [b.id]
     with pytest.raises(KeyError, match=str(a.id)):
         pile.exclude(a.id)
+    with pytest.raises(ValueError, match="Pile key 'nope' is not a UUID"):
+        pile.exclude("nope")
+    with pytest.raises(TypeError, match="Pile key must be a UUID or its string form, got int"):
+        pile.exclude(7)  # type: ignore[arg-type]
+    assert pile.keys() == [b.id]
 
 
 def test_membership_by_id_string_or_element() -> None:

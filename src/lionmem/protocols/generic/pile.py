@@ -119,6 +119,8 @@ class Pile(Generic[T]):
 
         Raises:
             KeyError: no element has that id and no default was given.
+            ValueError: `key` is a string that is not a UUID.
+            TypeError: `key` is neither a UUID nor a string.
         """
         # A plain dict read is atomic under the GIL, so the hot path takes no lock.
         found = self._items.get(key if type(key) is UUID else as_uuid(key, "Pile key"), _MISSING)
@@ -133,6 +135,8 @@ class Pile(Generic[T]):
 
         Raises:
             KeyError: no element has that id.
+            ValueError: `key` is a string that is not a UUID.
+            TypeError: `key` is neither a UUID nor a string.
         """
         item_id = as_uuid(key, "Pile key")
         with self._lock:
