@@ -18,6 +18,7 @@ import contextlib
 from typing import Any, Final
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
+from lionmem.protocols._arguments import require_type
 from lionmem.protocols.memory import InMemoryStore, MemoryStore
 
 __all__ = ["SCHEMES", "open_store"]
@@ -62,10 +63,8 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
         IncompatibleDatabaseError: on entering, with `create=False`, a PostgreSQL
             database without lionmem's schema.
     """
-    if not isinstance(url, str):
-        raise TypeError(f"url must be a str, got {type(url).__name__}")
-    if type(create) is not bool:
-        raise TypeError(f"create must be a bool, got {type(create).__name__}")
+    require_type(url, "url", str)
+    require_type(create, "create", bool)
     scheme, colon, _ = url.partition(":")
     if not colon or scheme not in SCHEMES:
         known = ", ".join(f"{name}:" for name in SCHEMES)
