@@ -1,4 +1,8 @@
-"""How pydantic dumps and describes a field that holds a `Pile` of models."""
+"""How pydantic dumps and describes a field that holds a `Pile` of models.
+
+Governed by [ADR-0092][adr-0092-d4]: a dump and its JSON schema carry a
+session's branches and a branch's records whole.
+"""
 
 from __future__ import annotations
 
