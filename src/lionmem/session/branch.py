@@ -13,7 +13,6 @@ from uuid import UUID
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationInfo,
@@ -103,8 +102,6 @@ class Branch(Element):
         >>> branch.add_message("user", "hello").content
         'hello'
     """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     user: str | None = None
     """Who the branch talks for, if anyone."""

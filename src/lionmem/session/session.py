@@ -15,7 +15,6 @@ from uuid import UUID
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationInfo,
@@ -74,8 +73,6 @@ class Session(Element):
         >>> own.memory is session.memory
         False
     """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     name: str | None = None
     """A label for the session."""
