@@ -296,6 +296,40 @@ class WholeTimesAsIntegers(DictStore):
         return await super().store(item)
 
 
+
+def _as_double(value: Any) -> Any:
+    """`value` as a JSON parser that reads every number as a double gives it back."""
+    if isinstance(value, dict):
+        return {k: _as_double(v) for k, v in cast("dict[str, Any]", value).items()}
+    if isinstance(value, list):
+        return [_as_double(v) for v in value]
+    return float(value) if type(value) is int else value
+
+
+def _bools_as_ints(value: Any) -> Any:
+    """`value` with each bool inside a list turned into 0 or 1."""
+    if isinstance(value, dict):
+        return {k: _bools_as_ints(v) for k, v in cast("dict[str, Any]", value).items()}
+    if isinstance(value, list):
+        return [int(v) if type(v) is bool else _bools_as_ints(v) for v in value]
+    return value
+
+
+class NumbersAsDoubles(DictStore):
+    """Loses the type of some values of a JSON object (its integers), keeps the others."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        return await super().store(item.model_copy(update={"content": _as_double(item.content)}))
+
+
+class BooleansInListsAsIntegers(DictStore):
+    """Loses the type of one element of a list, keeps the others."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        changed = {"content": _bools_as_ints(item.content), "metadata": _bools_as_ints(item.metadata)}
+        return await super().store(item.model_copy(update=changed))
+
+
 REPORTED: list[tuple[StoreFactory, str, str]] = [
     (WholeTimesAsIntegers, "created_at", "lost (-0.0 came back as 0.0)"),
     (RenamedParameter, "protocol", "search(q: 'MemoryQuery') -> 'list[MemoryItem]' does not take (query)"),
@@ -311,11 +345,14 @@ REPORTED: list[tuple[StoreFactory, str, str]] = [
     (WritesBeforeRefusing, "content", "store raised TypeError for {1, 2} but wrote the item"),
     (TuplesComeBackAsLists, "content", "accepted (1, 2) but returned [1, 2]"),
     (RefusesOnlySets, "content", "refused some non-JSON contents only (items [2])"),
+    (NumbersAsDoubles, "content", "JSON content came back as {'a': [1.0, 2.5, None, True, 'ü✓'], 'b'"),
+    (BooleansInListsAsIntegers, "content", "JSON content came back as {'a': [1, 2.5, None, 1, 'ü✓'], 'b'"),
+    (BooleansInListsAsIntegers, "metadata", "lost ({'nested': {'list': [1, 2.5, None, 1, 'ü✓']}"),
 ]
 
 
 @pytest.mark.parametrize(
-    ("factory", "dimension", "observed"), REPORTED, ids=[r[0].__name__ for r in REPORTED]
+    ("factory", "dimension", "observed"), REPORTED, ids=[f"{r[0].__name__}-{r[1]}" for r in REPORTED]
 )
 def test_each_failure_says_what_was_observed(
     factory: StoreFactory, dimension: str, observed: str
@@ -544,6 +581,19 @@ def test_the_kit_refuses_bad_arguments_when_built(
     given: dict[str, Any] = {"factory": InMemoryStore, "profile": REFERENCE_PROFILE, **arguments}
     with pytest.raises(error, match=message):
         ConformanceKit(given.pop("factory"), given.pop("profile"), **given)
+
+
+
+def test_one_stateful_example_is_enough_for_the_kit() -> None:
+    built: list[InMemoryStore] = []
+
+    def factory() -> InMemoryStore:
+        built.append(InMemoryStore())
+        return built[-1]
+
+    result = ConformanceKit(factory, REFERENCE_PROFILE, stateful_examples=1).check("stateful")
+    assert result.passed, result.observed
+    assert len(built) == 1
 
 
 @pytest.mark.parametrize(
