@@ -26,6 +26,7 @@ from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters import sqlite as sqlite_module
 from lionmem.adapters._encoding import encode_item
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
+from lionmem.adapters.lifecycle import MAX_TIMEOUT
 from lionmem.adapters.sqlite import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -142,6 +143,26 @@ def test_no_hidden_default_location() -> None:
 def test_bad_open_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         SQLiteMemoryStore.open(tmp_path / "m.db", **kwargs)
+
+
+
+@pytest.mark.parametrize(
+    ("busy_timeout", "pragma"), [(0, 0), (0.0004, 1), (1.0001, 1001), (MAX_TIMEOUT, 2**31 - 1)]
+)
+def test_busy_timeout_reaches_sqlite_in_milliseconds_rounded_up(
+    tmp_path: Path, busy_timeout: float, pragma: int
+) -> None:
+    """0 is a timeout SQLite takes (fail at once), unlike PostgreSQL; the longest is
+    what SQLite holds."""
+
+    async def body(store: SQLiteMemoryStore) -> tuple[int, int]:
+        (reader,) = store._live_reader().execute("PRAGMA busy_timeout").fetchone()  # noqa: SLF001
+        (writer,) = await store._on_writer(  # noqa: SLF001
+            lambda: store._writer.execute("PRAGMA busy_timeout").fetchone()  # noqa: SLF001
+        )
+        return reader, writer
+
+    assert with_store(tmp_path / "m.db", body, busy_timeout=busy_timeout) == (pragma, pragma)
 
 
 @pytest.mark.parametrize(
@@ -1217,6 +1238,27 @@ def test_closing_copies_the_rest_of_the_log_and_removes_it(tmp_path: Path) -> No
     assert not path.with_name("m.db-wal").exists()
     with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)) as only_file:
         assert only_file.execute("SELECT count(*) FROM items").fetchone() == (len(items),)  # no log read
+
+
+
+@pytest.mark.parametrize(
+    ("writes", "threads"),
+    [(0, ["lionmem-sqlite"]), (sqlite_module._CHECKPOINT_AFTER, ["lionmem-sqlite", "lionmem-sqlite-checkpoint"])],  # noqa: SLF001
+    ids=["reader", "writer"],
+)
+def test_closing_ends_the_store_threads(tmp_path: Path, writes: int, threads: list[str]) -> None:
+    """`close()` returns after the store's threads have ended (the checkpoint's, once a
+    write started it), so a program that closes its stores leaves no lionmem thread."""
+    before = set(threading.enumerate())
+
+    async def body(store: SQLiteMemoryStore) -> set[threading.Thread]:
+        for n in range(writes):
+            await store.store(MemoryItem(content=n))
+        return set(threading.enumerate()) - before
+
+    started = with_store(tmp_path / "m.db", body)
+    assert sorted(t.name.rsplit("_", 1)[0] for t in started) == threads
+    assert [t.name for t in started if t.is_alive()] == []
 
 
 def test_a_failed_checkpoint_loses_nothing_and_writes_go_on(tmp_path: Path) -> None:
