@@ -703,6 +703,8 @@ def test_cli_check_exits_non_zero_on_a_mismatch() -> None:
     ("args", "error"),
     [
         (["nocolon"], "not of the form module:attribute"),
+        (["lionmem:"], "'lionmem:' is not of the form module:attribute"),
+        ([":InMemoryStore"], "':InMemoryStore' is not of the form module:attribute"),
         (["no_such_module_xyz:f"], "cannot import"),
         (["lionmem:Nope"], "has no attribute 'Nope'"),
         (["lionmem:__all__"], "is not callable"),

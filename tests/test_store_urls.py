@@ -120,6 +120,8 @@ def test_postgres_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) ->
         ("sqlite:///?synchronous=FULL", "names no file"),
         ("sqlite:///x.db?synchronous", "not name=value pairs"),
         ("sqlite:///x.db?busy_timeout=1&busy_timeout=2", "'busy_timeout' twice"),
+        # A blank value is a value, not a missing option.
+        ("sqlite:///x.db?synchronous=", "synchronous must be 'NORMAL' or 'FULL', got ''"),
         ("postgresql://h/db?namespace=", "needs ?namespace=NAME"),
         ("postgresql://h/db?namespace=n#frag", "takes no #fragment; write a # in a value as %23"),
     ],
