@@ -14,7 +14,8 @@ from typing import Any, ClassVar, cast
 from uuid import UUID
 
 import pytest
-from hypothesis.errors import FlakyStrategyDefinition
+from hypothesis import find, settings
+from hypothesis.errors import FlakyStrategyDefinition, NoSuchExample
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.testing import (
@@ -29,7 +30,7 @@ from lionmem.testing import (
     TextMatch,
 )
 from lionmem.testing.pytest_plugin import MemoryStoreContract
-from lionmem.testing.stateful import _first_difference
+from lionmem.testing.stateful import _first_difference, _strategies
 
 
 class DictStore:
@@ -360,6 +361,27 @@ def test_each_failure_says_what_was_observed(
     result = ConformanceKit(factory, DICT_PROFILE).check(dimension)
     assert not result.passed
     assert result.observed.startswith(observed), result.observed
+
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_the_stateful_check_asks_for_none_only_where_a_store_declares_it_matches_missing(
+    declared: bool,
+) -> None:
+    """The stateful check sends `None` as a filter value only to a store declaring that
+    it matches a missing key; a store declaring otherwise, truthfully, still passes."""
+    profile = FidelityProfile(returned_objects=ReturnedObjects.COPIES, none_filter_matches_missing=declared)
+    _, queries = _strategies(profile)
+
+    def asks_none(query: MemoryQuery) -> bool:
+        return None in (query.filters or {}).values()
+
+    search = settings(database=None, derandomize=True, max_examples=500)
+    if declared:
+        assert asks_none(find(queries, asks_none, settings=search))
+    else:
+        with pytest.raises(NoSuchExample):
+            find(queries, asks_none, settings=search)
 
 
 def test_a_store_that_replaces_where_rejection_is_declared_fails_the_stateful_check() -> None:
