@@ -521,9 +521,12 @@ def test_a_schema_committed_while_the_file_is_checked_is_not_taken_as_foreign(
     assert [i.content for i in with_store(path, lambda store: store.search(MemoryQuery()))] == ["opened"]
 
 
-def test_a_file_that_is_not_sqlite_is_refused_untouched(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "text", ["dear diary\n" * 100, "x", "SQLite format 3"], ids=["text", "one byte", "header cut short"]
+)
+def test_a_file_that_is_not_sqlite_is_refused_untouched(tmp_path: Path, text: str) -> None:
     path = tmp_path / "notes.txt"
-    path.write_text("dear diary\n" * 100)
+    path.write_text(text)
     before = digest(path)
     with pytest.raises(IncompatibleDatabaseError, match="not an SQLite database"):
         with_store(path, lambda store: store.search(MemoryQuery()))
