@@ -421,6 +421,54 @@ class FailsToRetrieveNumbers(DictStore):
         return found
 
 
+
+class RetrieveKeepsFirstVersion(DictStore):
+    """Search sees a replacement; retrieve keeps giving the first version."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first: dict[UUID, MemoryItem] = {}
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self.first.setdefault(item.id, copy.deepcopy(item))
+        return await super().store(item)
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return copy.deepcopy(self.first.get(item_id))
+
+
+class RetrieveFindsOnlyTheNewest(DictStore):
+    """Retrieve finds only the item stored last; search finds every one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.newest: UUID | None = None
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self.newest = item.id
+        return await super().store(item)
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return await super().retrieve(item_id) if item_id == self.newest else None
+
+
+def test_the_stateful_check_compares_what_retrieve_returns() -> None:
+    result = ConformanceKit(RetrieveKeepsFirstVersion, DICT_PROFILE).check("stateful")
+    assert not result.passed
+    assert result.observed.startswith("retrieve(UUID(int=1)) returned MemoryItem(id=UUID(int=1)"), result.observed
+    assert ", the reference MemoryItem(id=UUID(int=1)" in result.observed
+
+
+def test_several_distinct_differences_are_one_failed_check() -> None:
+    """hypothesis found two differences here, in different steps, and raised both as an
+    ExceptionGroup, which escaped the kit; the check reports the simplest."""
+    result = ConformanceKit(RetrieveFindsOnlyTheNewest, DICT_PROFILE).check("stateful")
+    assert not result.passed
+    assert result.observed.startswith("retrieve(UUID(int="), result.observed
+    assert "returned None" in result.observed
+    assert "state = AgainstReference()" in result.reproduction
+
+
 REJECTING = FidelityProfile(returned_objects=ReturnedObjects.COPIES, on_existing_id=OnExistingId.REJECT)
 RAISING: list[tuple[StoreFactory, FidelityProfile, str, str]] = [
     (RefusesNulInQueries, DICT_PROFILE, "search(MemoryQuery(", " raised RuntimeError: cannot send U+0000"),
