@@ -198,6 +198,35 @@ class RenamedParameter(DictStore):
         return await super().search(q)
 
 
+
+class SearchNeedsANamespace(DictStore):
+    async def search(self, query: MemoryQuery, namespace: str) -> list[MemoryItem]:  # type: ignore[override]
+        return await super().search(query)
+
+
+class RetrieveTakesSelfOnly:
+    """`retrieve` reads its id from elsewhere; `store` is not a coroutine function (and
+    names its parameter otherwise, which the kit leaves unsaid)."""
+
+    def store(self, thing: MemoryItem) -> UUID:
+        return thing.id
+
+    async def retrieve(self) -> MemoryItem | None:
+        return None
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return []
+
+
+
+class WithoutRetrieve:
+    async def store(self, item: MemoryItem) -> UUID:
+        return item.id
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return []
+
+
 class InventsUnknownIds(DictStore):
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
         return await super().retrieve(item_id) or MemoryItem(content="made up")
@@ -334,6 +363,16 @@ class BooleansInListsAsIntegers(DictStore):
 REPORTED: list[tuple[StoreFactory, str, str]] = [
     (WholeTimesAsIntegers, "created_at", "lost (-0.0 came back as 0.0)"),
     (RenamedParameter, "protocol", "search(q: 'MemoryQuery') -> 'list[MemoryItem]' does not take (query)"),
+    (
+        cast("StoreFactory", SearchNeedsANamespace),
+        "protocol",
+        "search(query: 'MemoryQuery', namespace: 'str') -> 'list[MemoryItem]' does not take (query)",
+    ),
+    (
+        cast("StoreFactory", RetrieveTakesSelfOnly),
+        "protocol",
+        "store is not a coroutine function; retrieve() -> 'MemoryItem | None' does not take (item_id)",
+    ),
     (InventsUnknownIds, "protocol", "retrieve of an unknown id returned MemoryItem("),
     (TupleResults, "protocol", "search returned tuple, not a list of MemoryItem"),
     (InventsTextMatches, "text_match", "text 'hello' returned items that were never stored"),
@@ -585,6 +624,20 @@ def test_failures_say_what_was_declared_and_observed() -> None:
     assert dropped.observed == "another rule"
     lost = ConformanceKit(LosesConcurrentWrites, DICT_PROFILE).check("concurrent_writes")
     assert lost.observed.endswith("not retrievable, 1 listed by search")
+
+
+class SearchWithAnOptionalNamespace(DictStore):
+    async def search(self, query: MemoryQuery, namespace: str = "main") -> list[MemoryItem]:
+        return await super().search(query)
+
+
+def test_a_missing_method_is_named() -> None:
+    result = ConformanceKit(cast("StoreFactory", WithoutRetrieve), DICT_PROFILE).check("protocol")
+    assert (result.passed, result.observed) == (False, "retrieve is missing")
+
+
+def test_a_method_may_take_further_parameters_that_have_defaults() -> None:
+    assert ConformanceKit(SearchWithAnOptionalNamespace, DICT_PROFILE).check("protocol").passed
 
 
 def test_broken_stores_pass_the_dimensions_they_do_not_break() -> None:

@@ -328,10 +328,12 @@ class ConformanceKit:
         problems: list[str] = []
         for name, parameter in (("store", "item"), ("retrieve", "item_id"), ("search", "query")):
             method = getattr(store, name, None)
+            if method is None:
+                problems.append(f"{name} is missing")
+                continue
             if not inspect.iscoroutinefunction(method):
                 problems.append(f"{name} is not a coroutine function")
                 continue
-            assert method is not None
             names = list(inspect.signature(method).parameters)
             if names[:1] != [parameter] or any(
                 p.default is p.empty for p in list(inspect.signature(method).parameters.values())[1:]
