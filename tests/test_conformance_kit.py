@@ -227,6 +227,13 @@ class WithoutRetrieve:
         return []
 
 
+
+class ReturnsAFreshUUID(DictStore):
+    async def store(self, item: MemoryItem) -> UUID:
+        await super().store(item)
+        return UUID(int=item.id.int + 1)
+
+
 class InventsUnknownIds(DictStore):
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
         return await super().retrieve(item_id) or MemoryItem(content="made up")
@@ -363,6 +370,8 @@ class BooleansInListsAsIntegers(DictStore):
 REPORTED: list[tuple[StoreFactory, str, str]] = [
     (WholeTimesAsIntegers, "created_at", "lost (-0.0 came back as 0.0)"),
     (RenamedParameter, "protocol", "search(q: 'MemoryQuery') -> 'list[MemoryItem]' does not take (query)"),
+    (WrongReturnType, "protocol", "store returned '00000000-0000-0000-0000-000000000001', not the item's own UUID"),
+    (ReturnsAFreshUUID, "protocol", "store returned UUID('00000000-0000-0000-0000-000000000002'), not the item's own"),
     (
         cast("StoreFactory", SearchNeedsANamespace),
         "protocol",
