@@ -161,6 +161,21 @@ STRICT_PROFILE = FidelityProfile(
 )
 
 
+
+class NonNegativeLimitStore(CopyingStore):
+    """The reference in every way but one: a negative limit is an error."""
+
+    def limit(self, found: list[MemoryItem], limit: int) -> list[MemoryItem]:
+        if limit < 0:
+            raise ValueError("limit must not be negative")
+        return found[:limit]
+
+
+NON_NEGATIVE_PROFILE = FidelityProfile(
+    returned_objects=ReturnedObjects.COPIES, limit_policy=LimitPolicy.REJECT_NEGATIVE
+)
+
+
 class MovingStore(CopyingStore):
     """Moves a replaced item to the end."""
 
