@@ -234,6 +234,20 @@ class ReturnsAFreshUUID(DictStore):
         return UUID(int=item.id.int + 1)
 
 
+
+class RetrieveUppercases(DictStore):
+    """Gives back the item with its id, and its text in capitals."""
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        found = await super().retrieve(item_id)
+        return None if found is None else found.model_copy(update={"content": str(found.content).upper()})
+
+
+class SearchAddsADict(DictStore):
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return [*await super().search(query), {}]  # type: ignore[list-item]
+
+
 class InventsUnknownIds(DictStore):
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
         return await super().retrieve(item_id) or MemoryItem(content="made up")
@@ -372,6 +386,8 @@ REPORTED: list[tuple[StoreFactory, str, str]] = [
     (RenamedParameter, "protocol", "search(q: 'MemoryQuery') -> 'list[MemoryItem]' does not take (query)"),
     (WrongReturnType, "protocol", "store returned '00000000-0000-0000-0000-000000000001', not the item's own UUID"),
     (ReturnsAFreshUUID, "protocol", "store returned UUID('00000000-0000-0000-0000-000000000002'), not the item's own"),
+    (RetrieveUppercases, "protocol", "retrieve after store returned MemoryItem(id=UUID('00000000-0000-0000-0000-000000000001')"),
+    (SearchAddsADict, "protocol", "search returned list, not a list of MemoryItem"),
     (
         cast("StoreFactory", SearchNeedsANamespace),
         "protocol",
