@@ -523,6 +523,11 @@ def test_the_stateful_check_compares_what_retrieve_returns() -> None:
     assert ", the reference MemoryItem(id=UUID(int=1)" in result.observed
 
 
+def test_concurrent_writes_must_all_be_retrievable_not_only_listed() -> None:
+    result = ConformanceKit(RetrieveFindsOnlyTheNewest, DICT_PROFILE).check("concurrent_writes")
+    assert (result.passed, result.observed) == (False, "199 of 200 not retrievable, 200 listed by search")
+
+
 def test_several_distinct_differences_are_one_failed_check() -> None:
     """hypothesis found two differences here, in different steps, and raised both as an
     ExceptionGroup, which escaped the kit; the check reports the simplest."""
