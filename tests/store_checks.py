@@ -135,6 +135,13 @@ async def assert_call_arguments_checked(store: MemoryStore) -> None:
     with pytest.raises(TypeError, match="MemoryItem, got dict"):
         await store.store({"content": "x"})  # type: ignore[arg-type]
     assert [i.id for i in await store.search(MemoryQuery())] == [item.id]
+    assert [i.id for i in await store.search(LabelledQuery(text="KEPT", label="mine"))] == [item.id]
+
+
+class LabelledQuery(MemoryQuery):
+    """A caller's own kind of query: a subclass is a MemoryQuery to every store."""
+
+    label: str = ""
 
 
 @asynccontextmanager
