@@ -275,8 +275,8 @@ def compare_with_reference(
                 database=None,
                 # The same examples every run: a conformance verdict must not flicker.
                 derandomize=True,
-                # One difference, the simplest found, is the verdict; several distinct
-                # ones came out as an ExceptionGroup, which the kit reported as a crash.
+                # One difference, the simplest found, is the verdict: hypothesis would
+                # raise several distinct ones together, as an ExceptionGroup.
                 report_multiple_bugs=False,
                 # Shrinking gives the short reproduction a report prints; explaining which
                 # steps could vary took two thirds of a failing run and is not printed.
