@@ -161,7 +161,6 @@ STRICT_PROFILE = FidelityProfile(
 )
 
 
-
 class NonNegativeLimitStore(CopyingStore):
     """The reference in every way but one: a negative limit is an error."""
 

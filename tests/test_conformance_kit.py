@@ -198,7 +198,6 @@ class RenamedParameter(DictStore):
         return await super().search(q)
 
 
-
 class SearchNeedsANamespace(DictStore):
     async def search(self, query: MemoryQuery, namespace: str) -> list[MemoryItem]:  # type: ignore[override]
         return await super().search(query)
@@ -218,7 +217,6 @@ class RetrieveTakesSelfOnly:
         return []
 
 
-
 class WithoutRetrieve:
     async def store(self, item: MemoryItem) -> UUID:
         return item.id
@@ -227,12 +225,10 @@ class WithoutRetrieve:
         return []
 
 
-
 class ReturnsAFreshUUID(DictStore):
     async def store(self, item: MemoryItem) -> UUID:
         await super().store(item)
         return UUID(int=item.id.int + 1)
-
 
 
 class RetrieveUppercases(DictStore):
@@ -347,7 +343,6 @@ class WholeTimesAsIntegers(DictStore):
         return await super().store(item)
 
 
-
 def _as_double(value: Any) -> Any:
     """`value` as a JSON parser that reads every number as a double gives it back."""
     if isinstance(value, dict):
@@ -427,7 +422,6 @@ def test_each_failure_says_what_was_observed(
     assert result.observed.startswith(observed), result.observed
 
 
-
 @pytest.mark.parametrize("declared", [True, False])
 def test_the_stateful_check_asks_for_none_only_where_a_store_declares_it_matches_missing(
     declared: bool,
@@ -483,7 +477,6 @@ class FailsToRetrieveNumbers(DictStore):
         if found is not None and type(found.content) is int:
             raise OverflowError("no numbers")
         return found
-
 
 
 class RetrieveKeepsFirstVersion(DictStore):
@@ -734,7 +727,6 @@ def test_the_kit_refuses_bad_arguments_when_built(
     given: dict[str, Any] = {"factory": InMemoryStore, "profile": REFERENCE_PROFILE, **arguments}
     with pytest.raises(error, match=message):
         ConformanceKit(given.pop("factory"), given.pop("profile"), **given)
-
 
 
 def test_one_stateful_example_is_enough_for_the_kit() -> None:

@@ -145,7 +145,6 @@ def test_bad_open_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str
         SQLiteMemoryStore.open(tmp_path / "m.db", **kwargs)
 
 
-
 @pytest.mark.parametrize(
     ("busy_timeout", "pragma"), [(0, 0), (0.0004, 1), (1.0001, 1001), (MAX_TIMEOUT, 2**31 - 1)]
 )
@@ -1241,7 +1240,6 @@ def test_closing_copies_the_rest_of_the_log_and_removes_it(tmp_path: Path) -> No
     assert not path.with_name("m.db-wal").exists()
     with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)) as only_file:
         assert only_file.execute("SELECT count(*) FROM items").fetchone() == (len(items),)  # no log read
-
 
 
 @pytest.mark.parametrize(
