@@ -244,6 +244,22 @@ class SearchAddsADict(DictStore):
         return [*await super().search(query), {}]  # type: ignore[list-item]
 
 
+class ListsAllButTheFirst(DictStore):
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return (await super().search(query))[1:]
+
+
+class ReplacesThenRaises(DictStore):
+    """Raises ValueError for an id it holds, after replacing the item all the same."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        held = item.id in self.items
+        await super().store(item)
+        if held:
+            raise ValueError("already stored")
+        return item.id
+
+
 class InventsUnknownIds(DictStore):
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
         return await super().retrieve(item_id) or MemoryItem(content="made up")
@@ -383,6 +399,8 @@ REPORTED: list[tuple[StoreFactory, str, str]] = [
     (ReturnsAFreshUUID, "protocol", "store returned UUID('00000000-0000-0000-0000-000000000002'), not the item's own"),
     (RetrieveUppercases, "protocol", "retrieve after store returned MemoryItem(id=UUID('00000000-0000-0000-0000-000000000001')"),
     (SearchAddsADict, "protocol", "search returned list, not a list of MemoryItem"),
+    (ListsAllButTheFirst, "result_order", "returned [99, 98, 97, 96, 95], not the stored set"),
+    (ReplacesThenRaises, "on_existing_id", "raised, but changed the item"),
     (
         cast("StoreFactory", SearchNeedsANamespace),
         "protocol",
@@ -666,6 +684,11 @@ def test_a_method_may_take_further_parameters_that_have_defaults() -> None:
 def test_broken_stores_pass_the_dimensions_they_do_not_break() -> None:
     assert ConformanceKit(CaseSensitiveText, DICT_PROFILE).check("tag_match").passed
     assert ConformanceKit(BrokenOrder, DICT_PROFILE).check("text_match").passed
+
+
+def test_an_unordered_store_is_told_what_order_it_gave() -> None:
+    result = ConformanceKit(ReversedStore, REVERSED_PROFILE).check("result_order")
+    assert (result.passed, result.observed) == (True, "some other order")
 
 
 def test_a_declared_difference_passes() -> None:
