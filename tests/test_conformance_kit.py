@@ -539,6 +539,18 @@ def test_concurrent_writes_must_all_be_retrievable_not_only_listed() -> None:
     assert (result.passed, result.observed) == (False, "199 of 200 not retrievable, 200 listed by search")
 
 
+def test_on_existing_id_names_a_retrieve_that_missed_the_replacement() -> None:
+    result = ConformanceKit(RetrieveKeepsFirstVersion, DICT_PROFILE).check("on_existing_id")
+    assert not result.passed
+    assert result.observed.startswith("store returned, but retrieve gives MemoryItem(id=UUID('00000000-"), result.observed
+    assert "content='a'" in result.observed
+
+
+def test_a_rejecting_store_is_observed_to_reject() -> None:
+    result = ConformanceKit(StrictStore, STRICT_PROFILE).check("on_existing_id")
+    assert (result.passed, result.observed) == (True, OnExistingId.REJECT.value)
+
+
 def test_several_distinct_differences_are_one_failed_check() -> None:
     """hypothesis found two differences here, in different steps, and raised both as an
     ExceptionGroup, which escaped the kit; the check reports the simplest."""
