@@ -117,7 +117,21 @@ REFUSING_PROFILE = FidelityProfile(
 )
 
 
-class StrictStore(CopyingStore):
+class NonNegativeLimitStore(CopyingStore):
+    """The reference in every way but one: a negative limit is an error."""
+
+    def limit(self, found: list[MemoryItem], limit: int) -> list[MemoryItem]:
+        if limit < 0:
+            raise ValueError("limit must not be negative")
+        return found[:limit]
+
+
+NON_NEGATIVE_PROFILE = FidelityProfile(
+    returned_objects=ReturnedObjects.COPIES, limit_policy=LimitPolicy.REJECT_NEGATIVE
+)
+
+
+class StrictStore(NonNegativeLimitStore):
     """Case-sensitive text, all-of tags, JSON equality, no None-for-missing; rejects
     existing ids and negative limits."""
 
@@ -137,11 +151,6 @@ class StrictStore(CopyingStore):
             k in item.metadata and _json_equal(item.metadata[k], v) for k, v in wanted.items()
         )
 
-    def limit(self, found: list[MemoryItem], limit: int) -> list[MemoryItem]:
-        if limit < 0:
-            raise ValueError("limit must not be negative")
-        return found[:limit]
-
 
 def _json_equal(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True) or (
@@ -158,20 +167,6 @@ STRICT_PROFILE = FidelityProfile(
     none_filter_matches_missing=False,
     on_existing_id=OnExistingId.REJECT,
     limit_policy=LimitPolicy.REJECT_NEGATIVE,
-)
-
-
-class NonNegativeLimitStore(CopyingStore):
-    """The reference in every way but one: a negative limit is an error."""
-
-    def limit(self, found: list[MemoryItem], limit: int) -> list[MemoryItem]:
-        if limit < 0:
-            raise ValueError("limit must not be negative")
-        return found[:limit]
-
-
-NON_NEGATIVE_PROFILE = FidelityProfile(
-    returned_objects=ReturnedObjects.COPIES, limit_policy=LimitPolicy.REJECT_NEGATIVE
 )
 
 

@@ -117,6 +117,12 @@ async def assert_big_integers_exact(store: MemoryStore) -> None:
     assert await store.retrieve(unwritable.id) is None
 
 
+class LabelledQuery(MemoryQuery):
+    """A caller's own kind of query: a subclass is a MemoryQuery to every store."""
+
+    label: str = ""
+
+
 async def assert_call_arguments_checked(store: MemoryStore) -> None:
     """A store takes a UUID or its string form as an id, refuses other arguments with
     errors naming them, and stores nothing it refused."""
@@ -136,12 +142,6 @@ async def assert_call_arguments_checked(store: MemoryStore) -> None:
         await store.store({"content": "x"})  # type: ignore[arg-type]
     assert [i.id for i in await store.search(MemoryQuery())] == [item.id]
     assert [i.id for i in await store.search(LabelledQuery(text="KEPT", label="mine"))] == [item.id]
-
-
-class LabelledQuery(MemoryQuery):
-    """A caller's own kind of query: a subclass is a MemoryQuery to every store."""
-
-    label: str = ""
 
 
 @asynccontextmanager

@@ -9,6 +9,7 @@ import inspect
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, cast
 from uuid import UUID
@@ -359,36 +360,33 @@ class WholeTimesAsIntegers(DictStore):
         return await super().store(item)
 
 
-def _as_double(value: Any) -> Any:
-    """`value` as a JSON parser that reads every number as a double gives it back."""
+def _with_leaves(value: Any, change: Callable[[Any], Any]) -> Any:
+    """`value` with `change` applied to every value that is neither a list nor a dict."""
     if isinstance(value, dict):
-        return {k: _as_double(v) for k, v in cast("dict[str, Any]", value).items()}
+        return {k: _with_leaves(v, change) for k, v in cast("dict[str, Any]", value).items()}
     if isinstance(value, list):
-        return [_as_double(v) for v in value]
-    return float(value) if type(value) is int else value
-
-
-def _bools_as_ints(value: Any) -> Any:
-    """`value` with each bool inside a list turned into 0 or 1."""
-    if isinstance(value, dict):
-        return {k: _bools_as_ints(v) for k, v in cast("dict[str, Any]", value).items()}
-    if isinstance(value, list):
-        return [int(v) if type(v) is bool else _bools_as_ints(v) for v in value]
-    return value
+        return [_with_leaves(v, change) for v in value]
+    return change(value)
 
 
 class NumbersAsDoubles(DictStore):
-    """Loses the type of some values of a JSON object (its integers), keeps the others."""
+    """Reads integers back as floats, as a JSON parser of doubles would: in the kit's
+    content, some values of an object lose their type and the others keep it."""
 
     async def store(self, item: MemoryItem) -> UUID:
-        return await super().store(item.model_copy(update={"content": _as_double(item.content)}))
+        doubled = _with_leaves(item.content, lambda v: float(v) if type(v) is int else v)
+        return await super().store(item.model_copy(update={"content": doubled}))
 
 
-class BooleansInListsAsIntegers(DictStore):
-    """Loses the type of one element of a list, keeps the others."""
+class BooleansAsIntegers(DictStore):
+    """Reads booleans back as 0 and 1: in the kit's values, one element of a list loses
+    its type and the others keep it."""
 
     async def store(self, item: MemoryItem) -> UUID:
-        changed = {"content": _bools_as_ints(item.content), "metadata": _bools_as_ints(item.metadata)}
+        def as_int(value: Any) -> Any:
+            return int(value) if type(value) is bool else value
+
+        changed = {field: _with_leaves(getattr(item, field), as_int) for field in ("content", "metadata")}
         return await super().store(item.model_copy(update=changed))
 
 
@@ -424,8 +422,8 @@ REPORTED: list[tuple[StoreFactory, str, str]] = [
     (TuplesComeBackAsLists, "content", "accepted (1, 2) but returned [1, 2]"),
     (RefusesOnlySets, "content", "refused some non-JSON contents only (items [2])"),
     (NumbersAsDoubles, "content", "JSON content came back as {'a': [1.0, 2.5, None, True, 'ü✓'], 'b'"),
-    (BooleansInListsAsIntegers, "content", "JSON content came back as {'a': [1, 2.5, None, 1, 'ü✓'], 'b'"),
-    (BooleansInListsAsIntegers, "metadata", "lost ({'nested': {'list': [1, 2.5, None, 1, 'ü✓']}"),
+    (BooleansAsIntegers, "content", "JSON content came back as {'a': [1, 2.5, None, 1, 'ü✓'], 'b'"),
+    (BooleansAsIntegers, "metadata", "lost ({'nested': {'list': [1, 2.5, None, 1, 'ü✓']}"),
 ]
 
 
