@@ -559,6 +559,28 @@ def test_several_distinct_differences_are_one_failed_check() -> None:
     assert "state = AgainstReference()" in result.reproduction
 
 
+class RetrieveFindsOnlyTheLastNew(DictStore):
+    """Retrieve finds only the last item stored under a new id, which is the one the
+    stateful check's invariant looks for after every step; search finds every one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last_new: UUID | None = None
+
+    async def store(self, item: MemoryItem) -> UUID:
+        if item.id not in self.items:
+            self.last_new = item.id
+        return await super().store(item)
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return await super().retrieve(item_id) if item_id == self.last_new else None
+
+
+def test_the_stateful_check_names_an_older_item_that_retrieve_lost() -> None:
+    result = ConformanceKit(RetrieveFindsOnlyTheLastNew, DICT_PROFILE).check("stateful")
+    assert (result.passed, result.observed) == (False, "retrieve(UUID(int=1)) returned None")
+
+
 REJECTING = FidelityProfile(returned_objects=ReturnedObjects.COPIES, on_existing_id=OnExistingId.REJECT)
 RAISING: list[tuple[StoreFactory, FidelityProfile, str, str]] = [
     (RefusesNulInQueries, DICT_PROFILE, "search(MemoryQuery(", " raised RuntimeError: cannot send U+0000"),
@@ -948,3 +970,12 @@ def test_claiming_the_reference_profile_fails_where_they_differ(
         differing.remove("visibility")  # eventual stores are also caught as immediate misses
         assert "visibility" in failed
     assert differing <= failed
+
+
+@pytest.mark.parametrize("dimension", ["text_match", "tag_match", "filter_equality", "none_filter_matches_missing"])
+def test_an_unsupported_predicate_must_be_refused_not_answered(dimension: str) -> None:
+    refusing = ConformanceKit(RefusingStore, REFUSING_PROFILE).check(dimension)
+    assert (refusing.passed, refusing.observed) == (True, "refused")
+    answering = ConformanceKit(DictStore, REFUSING_PROFILE).check(dimension)
+    assert not answering.passed
+    assert answering.observed.startswith("the predicate was not refused: it returned ["), answering.observed
