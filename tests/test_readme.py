@@ -1,8 +1,11 @@
-"""The README's example runs and its commands are the ones CI runs."""
+"""The README's example runs, its commands are the ones CI runs, and a test that
+hangs under the README's test command ends the run."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,3 +22,17 @@ def test_ci_runs_the_readme_test_command() -> None:
     commands = re.findall(r"```bash\n(.*?)\n```", README, flags=re.S)
     test_command = next(c for c in commands if "pytest" in c)
     assert test_command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_a_hung_test_ends_the_run_with_its_traceback(tmp_path: Path) -> None:
+    """The project's pytest settings stop a run whose test hangs, instead of letting CI
+    wait; only the limit (300 s in pyproject.toml) is shortened here."""
+    (tmp_path / "test_hangs.py").write_text("import threading\n\ndef test_hangs():\n    threading.Event().wait()\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path),
+         "-p", "no:cacheprovider", "-o", "faulthandler_timeout=1", "test_hangs.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Timeout (0:00:01)!" in done.stderr
+    assert 'test_hangs.py", line 4 in test_hangs' in done.stderr
