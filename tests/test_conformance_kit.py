@@ -9,6 +9,7 @@ import inspect
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -29,6 +30,7 @@ from lionmem.testing import (
     ReturnedObjects,
     StoreFactory,
     TextMatch,
+    Visibility,
 )
 from lionmem.testing.pytest_plugin import MemoryStoreContract
 from lionmem.testing.stateful import _first_difference, _strategies
@@ -579,6 +581,32 @@ class RetrieveFindsOnlyTheLastNew(DictStore):
 def test_the_stateful_check_names_an_older_item_that_retrieve_lost() -> None:
     result = ConformanceKit(RetrieveFindsOnlyTheLastNew, DICT_PROFILE).check("stateful")
     assert (result.passed, result.observed) == (False, "retrieve(UUID(int=1)) returned None")
+
+
+class SearchLags(DictStore):
+    """Retrieve finds a write at once; search lists it only 20 ms later."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stored_at: dict[UUID, float] = {}
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self.stored_at[item.id] = time.monotonic()
+        return await super().store(item)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        settled = time.monotonic() - 0.02
+        return [i for i in await super().search(query) if self.stored_at[i.id] <= settled]
+
+
+def test_visibility_needs_search_as_well_as_retrieve_to_see_a_write() -> None:
+    immediate = ConformanceKit(SearchLags, DICT_PROFILE).check("visibility")
+    assert not immediate.passed
+    assert immediate.observed.startswith("not yet visible: retrieve gave MemoryItem(id=UUID("), immediate.observed
+    assert immediate.observed.endswith(", search []")
+    eventual = dataclasses.replace(DICT_PROFILE, visibility=Visibility.EVENTUAL)
+    later = ConformanceKit(SearchLags, eventual).check("visibility")
+    assert (later.passed, later.observed) == (True, Visibility.EVENTUAL.value)
 
 
 REJECTING = FidelityProfile(returned_objects=ReturnedObjects.COPIES, on_existing_id=OnExistingId.REJECT)
