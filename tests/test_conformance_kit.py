@@ -561,21 +561,15 @@ def test_several_distinct_differences_are_one_failed_check() -> None:
     assert "state = AgainstReference()" in result.reproduction
 
 
-class RetrieveFindsOnlyTheLastNew(DictStore):
+class RetrieveFindsOnlyTheLastNew(RetrieveFindsOnlyTheNewest):
     """Retrieve finds only the last item stored under a new id, which is the one the
     stateful check's invariant looks for after every step; search finds every one."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.last_new: UUID | None = None
-
     async def store(self, item: MemoryItem) -> UUID:
-        if item.id not in self.items:
-            self.last_new = item.id
-        return await super().store(item)
-
-    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
-        return await super().retrieve(item_id) if item_id == self.last_new else None
+        last_new = item.id if item.id not in self.items else self.newest
+        await super().store(item)
+        self.newest = last_new
+        return item.id
 
 
 def test_the_stateful_check_names_an_older_item_that_retrieve_lost() -> None:
