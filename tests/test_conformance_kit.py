@@ -25,6 +25,7 @@ from lionmem.testing import (
     REFERENCE_PROFILE,
     ConformanceFailure,
     ConformanceKit,
+    Durability,
     FidelityProfile,
     OnExistingId,
     ReturnedObjects,
@@ -601,6 +602,58 @@ def test_visibility_needs_search_as_well_as_retrieve_to_see_a_write() -> None:
     eventual = dataclasses.replace(DICT_PROFILE, visibility=Visibility.EVENTUAL)
     later = ConformanceKit(SearchLags, eventual).check("visibility")
     assert (later.passed, later.observed) == (True, Visibility.EVENTUAL.value)
+
+
+class RetrieveNeverFinds(DictStore):
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return None
+
+
+def test_an_eventual_store_must_become_visible_to_retrieve_as_well_as_search() -> None:
+    eventual = dataclasses.replace(DICT_PROFILE, visibility=Visibility.EVENTUAL)
+    result = ConformanceKit(RetrieveNeverFinds, eventual).check("visibility")
+    assert (result.passed, result.observed) == (False, "never visible")
+
+
+class SlicesOnlyFromMinusFive(DictStore):
+    """Rejects a limit below -5; slices the other negative limits."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.limit < -5:
+            raise ValueError("limit below -5")
+        return await super().search(query)
+
+
+def test_the_limit_policy_names_what_each_limit_gave() -> None:
+    ignored = ConformanceKit(IgnoredLimit, DICT_PROFILE).check("limit_policy")
+    every = [1, 2, 3, 4, 5]
+    assert (ignored.passed, ignored.observed) == (
+        False, f"limits 0, 2, 5, 50, 18446744073709551616 gave {[every] * 5}"
+    )
+    mixed = ConformanceKit(SlicesOnlyFromMinusFive, DICT_PROFILE).check("limit_policy")
+    assert (mixed.passed, mixed.observed) == (False, "negative limits gave [1, 2, 3] and None")
+
+
+def test_a_reproduction_names_the_items_the_check_stored() -> None:
+    live = ConformanceKit(CopiesClaimingLive, REFERENCE_PROFILE).check("returned_objects")
+    assert live.reproduction.splitlines() == [
+        "await store.store(MemoryItem(id=UUID(int=1), content=['original']))",
+        "await store.search(MemoryQuery(limit=10000))",
+        "await store.retrieve(UUID(int=1))",
+        "(await store.retrieve(UUID(int=1))).content.append('retrieved')",
+        "await store.search(MemoryQuery(limit=10000))",
+        "(await store.search(MemoryQuery()))[0].content.append('searched')",
+        "await store.retrieve(UUID(int=1))",
+    ]
+    durable = dataclasses.replace(DICT_PROFILE, durability=Durability.RESTART)
+    forgot = ConformanceKit(DictStore, durable).check("durability")
+    assert (forgot.passed, forgot.observed) == (False, Durability.PROCESS.value)
+    assert forgot.reproduction.splitlines() == [
+        "await store.store(MemoryItem(id=UUID(int=1), metadata={'k': 'v'}, content='durable', tags=['d']))",
+        "await store.search(MemoryQuery(limit=10000))",
+        "# close the store and open it again on the same backing",
+        "await store.retrieve(UUID(int=1))",
+    ]
 
 
 REJECTING = FidelityProfile(returned_objects=ReturnedObjects.COPIES, on_existing_id=OnExistingId.REJECT)
