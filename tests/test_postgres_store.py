@@ -431,6 +431,10 @@ def test_the_plan_uses_the_indexes(pg_url: str) -> None:
             "number": await store.explain(MemoryQuery(filters={"n": 7})),
             "text": await store.explain(MemoryQuery(text="W0007")),
             "list": await store.explain(MemoryQuery(filters={"n": [7]})),
+            "one": await store.explain(MemoryQuery(filters={"n": 1})),
+            "none": await store.explain(MemoryQuery(filters={"owner": None})),
+            "nul value": await store.explain(MemoryQuery(filters={"owner": "u\x00"})),
+            "nul key": await store.explain(MemoryQuery(filters={"own\x00er": None})),
         }
 
     plans = with_store(url, body)
@@ -440,7 +444,9 @@ def test_the_plan_uses_the_indexes(pg_url: str) -> None:
     assert "lionmem_items_text" in plans["text"], plans["text"]
     # Numbers up to 2**53 are decided by containment, so the limit goes to the server;
     # a list is re-checked in Python, which reads growing prefixes instead.
-    assert all(plans[kind].startswith("Limit") for kind in ("tags", "filter", "number", "text")), plans
+    # So do 1 (or true), a None filter and filters no stored key or string can match.
+    limited = ("tags", "filter", "number", "text", "one", "none", "nul value", "nul key")
+    assert all(plans[kind].startswith("Limit") for kind in limited), plans
     assert not plans["list"].startswith("Limit"), plans["list"]
 
 

@@ -877,6 +877,39 @@ def test_ties_at_the_count_cap_are_counted_further_for_long_results(
     assert statements[0].split(" WHERE ")[1].startswith(lead), statements
 
 
+@pytest.mark.parametrize(
+    ("value", "decided_in_sql"),
+    [("v", True), (7, True), (True, True), (2.5, True), (None, True),
+     (2**70, False), (2.0**70, False), ([1], False), ({"a": 1}, False)],
+)
+def test_a_limit_goes_into_the_sql_when_the_sql_decides_the_filter(
+    tmp_path: Path, value: Any, decided_in_sql: bool
+) -> None:
+    """Values SQL compares exactly are settled there, with the limit; the others are
+    narrowed by kind and checked in Python, which must read every candidate. The
+    filter on `j` leads (the first of equal counts), so `k` is a condition of its own."""
+    match = MemoryItem(content="m", metadata={"j": "only", "k": value})
+    other = MemoryItem(content="o", metadata={"k": "other"})
+
+    async def body(store: SQLiteMemoryStore) -> tuple[list[UUID], list[str]]:
+        await store.store_many([other, match])
+
+        def traced() -> tuple[list[UUID], list[str]]:
+            captured: list[str] = []
+            store._writer.set_trace_callback(captured.append)  # noqa: SLF001
+            found = [i.id for i in store._search(MemoryQuery(filters={"j": "only", "k": value}, limit=5))]  # noqa: SLF001
+            store._writer.set_trace_callback(None)  # noqa: SLF001
+            return found, [sql for sql in captured if sql.startswith("SELECT items.")]
+
+        result: tuple[list[UUID], list[str]] = await store._on_writer(traced)  # noqa: SLF001
+        return result
+
+    found, (statement,) = with_store(tmp_path / "m.db", body)
+    assert found == [match.id]
+    assert statement.split(" WHERE ")[1].startswith("d.key = 'j'"), statement
+    assert statement.endswith(" LIMIT 5") is decided_in_sql, statement
+
+
 def test_a_metadata_key_named_like_a_predicate_is_still_checked(tmp_path: Path) -> None:
     both = MemoryItem(content="a", tags=["t"], metadata={"tags": "t", "text": 1})
     tag_only = MemoryItem(content="b", tags=["t"])
