@@ -153,10 +153,21 @@ class StrictStore(NonNegativeLimitStore):
 
 
 def _json_equal(a: Any, b: Any) -> bool:
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True) or (
-        not isinstance(a, bool) and not isinstance(b, bool) and isinstance(a, int | float)
-        and isinstance(b, int | float) and a == b
-    )
+    return bool(_as_json(a) == _as_json(b))
+
+
+def _as_json(value: Any) -> Any:
+    """`value` with each JSON value tagged by its JSON type at every level, so that
+    `==` keeps `1 == 1.0` but no longer equates a boolean with a number."""
+    if isinstance(value, dict):
+        return ("object", {k: _as_json(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return ("array", [_as_json(v) for v in value])
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, int | float):
+        return ("number", value)
+    return (type(value).__name__, value)
 
 
 STRICT_PROFILE = FidelityProfile(

@@ -27,6 +27,7 @@ from lionmem.testing import (
     ConformanceKit,
     Durability,
     FidelityProfile,
+    FilterEquality,
     OnExistingId,
     ReturnedObjects,
     StoreFactory,
@@ -125,6 +126,22 @@ class DroppedFilter(DictStore):
         return super().matches(item, query.model_copy(update={"filters": None}))
 
 
+class JsonEqualAtTheTopOnly(DictStore):
+    """Tells `true` from 1 and equates 1 with 1.0, but only at the top level: inside a
+    list or object it compares JSON text, where 1 is not 1.0."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        def same(a: Any, b: Any) -> bool:
+            if type(a) in (int, float) and type(b) in (int, float):
+                return bool(a == b)
+            return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+        wanted = (query.filters or {}).items()
+        return all(same(item.metadata.get(k), v) for k, v in wanted) and super().matches(
+            item, query.model_copy(update={"filters": None})
+        )
+
+
 class IgnoredLimit(DictStore):
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         return await super().search(query.model_copy(update={"limit": 10_000}))
@@ -168,6 +185,7 @@ BROKEN: list[tuple[StoreFactory, FidelityProfile, str]] = [
     (WrongReturnType, DICT_PROFILE, "protocol"),
     (CaseSensitiveText, DICT_PROFILE, "text_match"),
     (DroppedFilter, DICT_PROFILE, "filter_equality"),
+    (JsonEqualAtTheTopOnly, dataclasses.replace(DICT_PROFILE, filter_equality=FilterEquality.JSON), "filter_equality"),
     (IgnoredLimit, DICT_PROFILE, "limit_policy"),
     (BrokenOrder, DICT_PROFILE, "result_order"),
     (CopiesClaimingLive, REFERENCE_PROFILE, "returned_objects"),

@@ -438,12 +438,19 @@ class ConformanceKit:
             _item(5, metadata={"n": 1, "m": "x"}),
             _item(6, metadata={"n": {"deep": [1, "two", None]}}),
             _item(7, metadata={"n": 2}),
+            # The rules differ inside lists and objects as they do at the top.
+            _item(8, metadata={"n": {"deep": [True, "two", None]}}),
+            _item(9, metadata={"n": {"deep": [1.0, "two", None]}}),
+            _item(10, metadata={"n": [1, 3]}),
+            _item(11, metadata={"n": {"a": 1, "b": 3}}),
+            _item(12, metadata={"n": ["1"]}),
         ]
         await self._fill(rec, items)
         if self.profile.filter_equality is FilterEquality.UNSUPPORTED:
             return await self._refusal(rec, MemoryQuery(filters={"n": 1}, limit=_ALL))
         probes: list[dict[str, Any]] = [
             {"n": 1}, {"n": 1, "m": "x"}, {"n": {"deep": [1, "two", None]}}, {"n": "1"}, {"n": False},
+            {"n": True}, {"n": [1, 2]}, {"n": {"a": 1, "b": 2}},
         ]
         observed = await self._rule_that_holds(
             rec,
