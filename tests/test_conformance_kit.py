@@ -951,6 +951,50 @@ def test_a_factory_whose_signature_cannot_be_read_is_called_without_arguments() 
     assert calls == [()]
 
 
+def test_a_factory_gets_a_workspace_only_for_a_required_positional_parameter() -> None:
+    calls: list[tuple[object, ...]] = []
+
+    def optional(workspace: Path | None = None, *, name: str = "x") -> InMemoryStore:
+        calls.append((workspace, name))
+        return InMemoryStore()
+
+    def required(workspace: Path, *, name: str = "x") -> InMemoryStore:
+        calls.append((workspace, name))
+        return InMemoryStore()
+
+    for factory in (optional, required):
+        assert ConformanceKit(factory, REFERENCE_PROFILE).check("protocol").passed
+    (none, _), (given, _) = calls
+    assert none is None
+    assert isinstance(given, Path) and given.name.startswith("lionmem-kit-")
+
+
+class ClosingStore(DictStore):
+    """Counts the stores opened and those closed by an awaited `close()`."""
+
+    opened: ClassVar[int] = 0
+    closed: ClassVar[int] = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        ClosingStore.opened += 1
+
+    async def close(self) -> None:
+        ClosingStore.closed += 1
+
+
+class SyncCloseStore(DictStore):
+    def close(self) -> None:
+        raise AssertionError("a close() that is no coroutine function is not the kit's to call")
+
+
+def test_the_kit_awaits_a_returned_store_s_close_method_and_leaves_a_sync_one() -> None:
+    ClosingStore.opened = ClosingStore.closed = 0
+    assert ConformanceKit(ClosingStore, DICT_PROFILE).check("protocol").passed
+    assert ClosingStore.opened == ClosingStore.closed > 0
+    assert ConformanceKit(SyncCloseStore, DICT_PROFILE).check("protocol").passed
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     """Run `python -m lionmem check ARGS` in this process, as the shell would see it."""
     from contextlib import redirect_stderr, redirect_stdout

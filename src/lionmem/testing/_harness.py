@@ -17,8 +17,10 @@ __all__ = ["Recorder", "StoreFactory", "open_store", "show"]
 StoreFactory: TypeAlias = Callable[
     ..., MemoryStore | Awaitable[MemoryStore] | AbstractAsyncContextManager[MemoryStore]
 ]
-"""Builds a store. Called with a workspace directory if it takes a parameter, else
-with none; may return a store, an awaitable of one, or an async context manager."""
+"""Builds a store. Called with a workspace directory if it has a required positional
+parameter, else with none; may return a store, an awaitable of one, or an async
+context manager. A store returned as it is gets its `close()` awaited afterwards, if
+that is a coroutine method."""
 
 
 def _takes_workspace(factory: StoreFactory) -> bool:
