@@ -825,6 +825,7 @@ def test_the_narrowest_index_drives(tmp_path: Path) -> None:
         (MemoryQuery(text="rare", tags=["all"], filters={"kind": 1}), "items_text MATCH"),
         (MemoryQuery(tags=["all", "few"], filters={"owner": "one"}), "d.key = 'owner'"),
         (MemoryQuery(tags=["few", "nothing"], filters={"kind": 1}), "items.seq IN"),
+        (MemoryQuery(text="RAR"), "items_text MATCH"),  # three characters are one trigram
     ]
 
     async def body(store: SQLiteMemoryStore) -> list[str]:
@@ -842,7 +843,12 @@ def test_the_narrowest_index_drives(tmp_path: Path) -> None:
         return found
 
     for sql, (query, lead) in zip(with_store(tmp_path / "m.db", body), cases, strict=True):
-        assert sql.split(" WHERE ")[1].startswith(lead), (query, sql)
+        where = sql.split(" WHERE ", 1)[1]
+        assert where.startswith(lead), (query, sql)
+        # What the leading index settles is not looked up again.
+        settles_tags = lead.startswith(("d.tag", "items.seq IN"))
+        assert ("t.tag IN" in where) is (bool(query.tags) and not settles_tags), (query, sql)
+        assert where.count("'owner'") == ("owner" in (query.filters or {})), (query, sql)
 
 
 @pytest.mark.parametrize(
