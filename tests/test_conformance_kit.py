@@ -9,7 +9,6 @@ import inspect
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -597,19 +596,20 @@ def test_the_stateful_check_names_an_older_item_that_retrieve_lost() -> None:
 
 
 class SearchLags(DictStore):
-    """Retrieve finds a write at once; search lists it only 20 ms later."""
+    """Retrieve finds a write at once; search lists it from the second search on."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.stored_at: dict[UUID, float] = {}
+        self.searches_since: dict[UUID, int] = {}
 
     async def store(self, item: MemoryItem) -> UUID:
-        self.stored_at[item.id] = time.monotonic()
+        self.searches_since[item.id] = 0
         return await super().store(item)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
-        settled = time.monotonic() - 0.02
-        return [i for i in await super().search(query) if self.stored_at[i.id] <= settled]
+        for item_id in self.searches_since:
+            self.searches_since[item_id] += 1
+        return [i for i in await super().search(query) if self.searches_since[i.id] > 1]
 
 
 def test_visibility_needs_search_as_well_as_retrieve_to_see_a_write() -> None:
@@ -988,7 +988,7 @@ class SyncCloseStore(DictStore):
         raise AssertionError("a close() that is no coroutine function is not the kit's to call")
 
 
-def test_the_kit_awaits_a_returned_store_s_close_method_and_leaves_a_sync_one() -> None:
+def test_the_kit_awaits_a_returned_stores_close_coroutine_and_leaves_a_sync_close() -> None:
     ClosingStore.opened = ClosingStore.closed = 0
     assert ConformanceKit(ClosingStore, DICT_PROFILE).check("protocol").passed
     assert ClosingStore.opened == ClosingStore.closed > 0
