@@ -913,6 +913,7 @@ def test_a_limit_goes_into_the_sql_when_the_sql_decides_the_filter(
     found, (statement,) = with_store(tmp_path / "m.db", body)
     assert found == [match.id]
     assert statement.split(" WHERE ")[1].startswith("d.key = 'j'"), statement
+    assert "m.key = 'k'" in statement, statement  # narrowed in SQL either way
     assert statement.endswith(" LIMIT 5") is decided_in_sql, statement
 
 
