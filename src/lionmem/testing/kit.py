@@ -334,11 +334,10 @@ class ConformanceKit:
             if not inspect.iscoroutinefunction(method):
                 problems.append(f"{name} is not a coroutine function")
                 continue
-            names = list(inspect.signature(method).parameters)
-            if names[:1] != [parameter] or any(
-                p.default is p.empty for p in list(inspect.signature(method).parameters.values())[1:]
-            ):
-                problems.append(f"{name}{inspect.signature(method)} does not take ({parameter})")
+            signature = inspect.signature(method)
+            parameters = list(signature.parameters.values())
+            if [p.name for p in parameters[:1]] != [parameter] or any(p.default is p.empty for p in parameters[1:]):
+                problems.append(f"{name}{signature} does not take ({parameter})")
         if problems:
             rec.note("# inspect the three methods")
             return "; ".join(problems), False
