@@ -4,7 +4,7 @@ Run: python -m benchmarks.bench_copies [--size 100000]
 For each broad search that asks for every match, the in-memory store's search is the
 baseline; against it, in the same run: the SQL alone that `SQLiteMemoryStore` runs for
 it (the rows fetched, no object built), rebuilding the matches from the rows a durable
-store keeps (`decode_rows`, the fastest path lionmem has, with the rows already read)
+store keeps (`decode_rows`, the fastest path lionmem has, with the rows already read),
 pydantic's `model_copy(deep=True)` of the live matches (what a store holding
 decoded items would pay to hand out independent copies), and the least such a store
 could pay: a new item for each match with its own field dict, field set, tag list and
