@@ -9,6 +9,7 @@ import math
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -565,6 +566,27 @@ def test_another_sqlite_database_is_refused_untouched(tmp_path: Path) -> None:
 def test_a_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(IncompatibleDatabaseError, match="directory"):
         with_store(tmp_path, lambda store: store.search(MemoryQuery()))
+
+
+@pytest.mark.parametrize("kind", ["a named pipe", "a socket", "a character device"])
+def test_a_file_that_is_not_a_regular_file_is_refused_and_nothing_is_made_beside_it(
+    tmp_path: Path, kind: str
+) -> None:
+    # SQLite would open any of these, fail with "disk I/O error", and for /dev/null
+    # leave a /dev/null-journal behind.
+    path = tmp_path / "m.db"
+    with contextlib.ExitStack() as cleanup:
+        if kind == "a named pipe":
+            os.mkfifo(path)
+        elif kind == "a socket":
+            listener = cleanup.enter_context(socket.socket(socket.AF_UNIX))
+            listener.bind(str(path))
+        else:
+            path = Path(os.devnull)
+        siblings = sorted(path.parent.iterdir())
+        with pytest.raises(IncompatibleDatabaseError, match=f"^{re.escape(str(path))} is {kind}, not a database file"):
+            with_store(path, lambda store: store.search(MemoryQuery()))
+        assert sorted(path.parent.iterdir()) == siblings
 
 
 def test_a_missing_directory_is_named_and_not_created(tmp_path: Path) -> None:

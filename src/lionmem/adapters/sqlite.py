@@ -10,6 +10,7 @@ import asyncio
 import math
 import os
 import sqlite3
+import stat
 import struct
 import threading
 import time
@@ -451,7 +452,8 @@ class SQLiteMemoryStore(ClosesOnExit):
             ValueError: `path` is `":memory:"` (each connection would get its own
                 database; `InMemoryStore` is the store for memory that ends with the
                 process), or a bad setting.
-            IncompatibleDatabaseError: the file is not a lionmem database, or is newer.
+            IncompatibleDatabaseError: the file is not a lionmem database, or is newer,
+                or `path` is a directory, a device, a pipe or a socket.
             FileNotFoundError: the directory that should hold the file does not exist,
                 or, with `create=False`, the file does not.
             TypeError: `path` is neither a str nor a path, `busy_timeout` is not a
@@ -748,9 +750,21 @@ def _switch_to_wal(db: sqlite3.Connection, busy_ms: int) -> None:
             time.sleep(_BUSY_RETRY)
 
 
+_NOT_FILES: Final = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+}
+
+
 def _refuse_foreign_file(path: Path, create: bool) -> None:
-    if path.is_dir():
-        raise IncompatibleDatabaseError(f"{path} is a directory, not a database file")
+    # SQLite opens a device, a pipe or a socket too, fails with "disk I/O error", and
+    # may leave a journal beside it (as /dev/null-journal).
+    if path.exists() and not path.is_file():
+        kind = _NOT_FILES.get(stat.S_IFMT(path.stat().st_mode), "not a regular file")
+        raise IncompatibleDatabaseError(f"{path} is {kind}, not a database file")
     if not path.parent.is_dir():
         raise FileNotFoundError(
             f"{path.parent} is not a directory; SQLiteMemoryStore creates its database file, "
