@@ -515,6 +515,9 @@ class SQLiteMemoryStore(ClosesOnExit):
             ValueError: content or metadata nesting lists and objects more than
                 500 levels deep, or holding an integer with more digits than Python
                 writes as text; nothing is written.
+            sqlite3.OperationalError: the database refused the write, such as when
+                another connection held the write lock for longer than
+                `busy_timeout`, or the disk is full; nothing is written.
             StoreClosedError: the store is closed.
         """
         await self._on_writer(self._write, [_Write.of(item)])
@@ -531,6 +534,7 @@ class SQLiteMemoryStore(ClosesOnExit):
                 as for [`store`][lionmem.adapters.sqlite.SQLiteMemoryStore.store],
                 an item the store cannot keep. Nothing is written.
             ValueError: as for `store`; nothing is written.
+            sqlite3.OperationalError: as for `store`; nothing is written.
             StoreClosedError: the store is closed.
         """
         batch = as_batch(items)
