@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import math
 import os
 import re
@@ -1115,6 +1116,55 @@ def test_a_write_failing_in_the_database_leaves_everything_as_it_was(
 
     with_store(path, body)
     assert index_rows(path) == before  # the later item has no tags and no metadata
+
+
+def test_writes_the_file_system_refuses_leave_the_store_as_it_was(tmp_path: Path) -> None:
+    """A real failure, not a simulated one: past a file size limit (RLIMIT_FSIZE) the
+    file system refuses to grow the log, as a full disk would. Batches are written
+    until one is refused, then single items until one is."""
+    path = tmp_path / "m.db"
+    script = textwrap.dedent(f"""
+        import asyncio, json, resource, signal, sqlite3, sys, uuid
+        sys.path.insert(0, {SRC!r})
+        from lionmem import MemoryItem, MemoryQuery
+        from lionmem.adapters.sqlite import SQLiteMemoryStore
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # refuse the write, not the process
+        def note(n):
+            return MemoryItem(id=uuid.UUID(int=n + 1), content="note " + "x" * 200, tags=[str(n)])
+        async def main():
+            stored, refused = [], []
+            async def fill(write, size):
+                while len(stored) < 2_000:
+                    batch = [note(len(stored) + k) for k in range(size)]
+                    try:
+                        await write(batch)
+                    except sqlite3.OperationalError as error:
+                        refused.append(str(error))
+                        return
+                    stored.extend(batch)
+            async with SQLiteMemoryStore.open({str(path)!r}) as store:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (400_000, resource.RLIM_INFINITY))
+                await fill(store.store_many, 20)
+                await fill(lambda batch: store.store(batch[0]), 1)
+                found = await store.search(MemoryQuery(limit=10_000))
+                last = await store.retrieve(stored[-1].id)
+            print(json.dumps({{"stored": len(stored), "refused": refused,
+                              "search": found == stored, "retrieve": last == stored[-1]}}))
+        asyncio.run(main())
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    report = json.loads(done.stdout)
+    assert report["refused"] == ["disk I/O error", "disk I/O error"]
+    assert report["stored"] >= 20 and report["search"] and report["retrieve"]
+    assert connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+    async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
+        await store.store(MemoryItem(id=UUID(int=0), content="room again"))
+        return await store.search(MemoryQuery(limit=10_000))
+
+    found = with_store(path, body)
+    assert [i.id for i in found] == [UUID(int=n + 1) for n in range(report["stored"])] + [UUID(int=0)]
+    assert all(i.content == "note " + "x" * 200 and i.tags == [str(n)] for n, i in enumerate(found[:-1]))
 
 
 # -- durability -----------------------------------------------------------------------
