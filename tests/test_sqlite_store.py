@@ -1367,6 +1367,67 @@ def test_closing_ends_the_store_threads(tmp_path: Path, writes: int, threads: li
     assert run(scenario()) == (threads, [])
 
 
+def test_a_cancelled_close_still_closes_everything(tmp_path: Path) -> None:
+    """Cancelling a `close()` that waits behind a long call stops the caller's wait,
+    not the closing: once the call ends, the connections close and the threads end
+    with no second `close()`, and one made meanwhile waits for the first."""
+    path = tmp_path / "m.db"
+    before = set(threading.enumerate())
+
+    def store_threads() -> list[str]:
+        return sorted(t.name.rsplit("_", 1)[0] for t in set(threading.enumerate()) - before if t.is_alive())
+
+    async def scenario() -> None:
+        store = await SQLiteMemoryStore.open(path)
+        for n in range(sqlite_module._CHECKPOINT_AFTER):  # noqa: SLF001 (starts the checkpoint thread)
+            await store.store(MemoryItem(content=n))
+        assert store_threads() == ["lionmem-sqlite", "lionmem-sqlite-checkpoint"]
+        release = threading.Event()
+        long_call = asyncio.ensure_future(store._on_writer(release.wait, 30))  # noqa: SLF001
+        await asyncio.sleep(0.05)
+        cancelled = asyncio.ensure_future(store.close())
+        await asyncio.sleep(0.05)
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        assert store.closed
+        second = asyncio.ensure_future(store.close())
+        await asyncio.sleep(0.05)
+        assert not second.done()  # it waits for the closing the first one started
+        release.set()
+        assert await long_call is True
+        await second
+        assert store_threads() == []
+
+    run(scenario())
+    assert not path.with_name("m.db-wal").exists()
+
+
+def test_a_cancelled_close_finishes_on_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    before = set(threading.enumerate())
+
+    async def scenario() -> list[str]:
+        store = await SQLiteMemoryStore.open(path)
+        await store.store(MemoryItem(content="kept"))
+        release = threading.Event()
+        long_call = asyncio.ensure_future(store._on_writer(release.wait, 30))  # noqa: SLF001
+        await asyncio.sleep(0.05)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(store.close(), 0.05)
+        release.set()
+        await long_call
+        deadline = time.monotonic() + 5
+        while (alive := [t.name for t in set(threading.enumerate()) - before if t.is_alive()]) and (
+            time.monotonic() < deadline
+        ):
+            await asyncio.sleep(0.01)
+        return alive
+
+    assert run(scenario()) == []
+    assert not path.with_name("m.db-wal").exists()
+
+
 def test_a_failed_checkpoint_loses_nothing_and_writes_go_on(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     writes = 2 * sqlite_module._CHECKPOINT_AFTER  # noqa: SLF001

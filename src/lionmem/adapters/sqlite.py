@@ -428,6 +428,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         self._checkpoint: Future[None] | None = None
         self._checkpoint_sync = 0  # the writer's PRAGMA synchronous, read with the thread
         self._written = 0
+        self._closing: Future[None] | None = None
 
     @classmethod
     def open(
@@ -480,20 +481,20 @@ class SQLiteMemoryStore(ClosesOnExit):
         return self._reader is None
 
     async def close(self) -> None:
-        """Close the database; later calls raise `StoreClosedError`. Idempotent."""
+        """Close the database; later calls raise `StoreClosedError`. Idempotent.
+
+        Calls already waiting for the store's thread finish first. A `close()` that is
+        cancelled while it waits still closes everything on the store's threads; a
+        second `close()` waits for that.
+        """
         with self._reading:
-            reader, self._reader = self._reader, None
-            if reader is None:
-                return
-            reader.close()
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._writer.close)
+            if self._closing is None:
+                cast(sqlite3.Connection, self._reader).close()
+                self._reader = None
+                self._closing = self._executor.submit(self._close_on_worker)
+            closing = self._closing
+        await asyncio.shield(asyncio.wrap_future(closing))
         self._executor.shutdown(wait=True)
-        # No write is left to ask for a checkpoint. Closed last, the checkpoint
-        # connection copies what the log still holds into the file and removes the log.
-        if self._checkpointer is not None:
-            await loop.run_in_executor(self._checkpointer, self._close_checkpoint_db)
-            self._checkpointer.shutdown(wait=True)
 
     def _live_reader(self) -> sqlite3.Connection:
         if self._reader is None:
@@ -607,6 +608,16 @@ class SQLiteMemoryStore(ClosesOnExit):
     def _optimize(self) -> None:
         with _write_transaction(self._writer):
             self._writer.execute("INSERT INTO items_text (items_text) VALUES ('optimize')")
+
+    def _close_on_worker(self) -> None:
+        self._writer.close()
+        # No write is left to ask for a checkpoint. Closed last, the checkpoint
+        # connection copies what the log still holds into the file and removes the log.
+        if self._checkpointer is not None:
+            self._checkpointer.submit(self._close_checkpoint_db).result()
+            self._checkpointer.shutdown(wait=True)
+        # Ends this thread once this call returns, should close() no longer be waiting.
+        self._executor.shutdown(wait=False)
 
     # -- on the checkpoint thread ----------------------------------------------------
 
