@@ -609,37 +609,6 @@ class SQLiteMemoryStore(ClosesOnExit):
         with _write_transaction(self._writer):
             self._writer.execute("INSERT INTO items_text (items_text) VALUES ('optimize')")
 
-    def _close_on_worker(self) -> None:
-        self._writer.close()
-        # No write is left to ask for a checkpoint. Closed last, the checkpoint
-        # connection copies what the log still holds into the file and removes the log.
-        if self._checkpointer is not None:
-            self._checkpointer.submit(self._close_checkpoint_db).result()
-            self._checkpointer.shutdown(wait=True)
-        # Ends this thread once this call returns, should close() no longer be waiting.
-        self._executor.shutdown(wait=False)
-
-    # -- on the checkpoint thread ----------------------------------------------------
-
-    def _run_checkpoint(self) -> None:
-        """Copy what the log holds into the database file, as far as readers allow,
-        without waiting for a lock or holding up writers."""
-        try:
-            db = self._checkpoint_db
-            if db is None:
-                db = sqlite3.connect(self._checkpoint_uri, uri=True, isolation_level=None)
-                db.execute(f"PRAGMA synchronous = {self._checkpoint_sync}")
-                self._checkpoint_db = db
-            db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error:
-            # As with SQLite's own checkpoints, a failure loses nothing: the log keeps
-            # its pages for the next checkpoint, and readers and writers use it meanwhile.
-            pass
-
-    def _close_checkpoint_db(self) -> None:
-        if self._checkpoint_db is not None:
-            self._checkpoint_db.close()
-
     def _search(self, query: MemoryQuery) -> list[MemoryItem]:
         tags = list(dict.fromkeys(query.tags or ()))
         # More tags than a statement safely takes parameters for (SQLite's default
@@ -703,6 +672,37 @@ class SQLiteMemoryStore(ClosesOnExit):
             drivers = [d for d, count in zip(drivers, counts, strict=True) if count == least]
             cap *= 16
         return drivers[0] if drivers else None
+
+    def _close_on_worker(self) -> None:
+        self._writer.close()
+        # No write is left to ask for a checkpoint. Closed last, the checkpoint
+        # connection copies what the log still holds into the file and removes the log.
+        if self._checkpointer is not None:
+            self._checkpointer.submit(self._close_checkpoint_db).result()
+            self._checkpointer.shutdown(wait=True)
+        # Ends this thread once this call returns, should close() no longer be waiting.
+        self._executor.shutdown(wait=False)
+
+    # -- on the checkpoint thread ----------------------------------------------------
+
+    def _run_checkpoint(self) -> None:
+        """Copy what the log holds into the database file, as far as readers allow,
+        without waiting for a lock or holding up writers."""
+        try:
+            db = self._checkpoint_db
+            if db is None:
+                db = sqlite3.connect(self._checkpoint_uri, uri=True, isolation_level=None)
+                db.execute(f"PRAGMA synchronous = {self._checkpoint_sync}")
+                self._checkpoint_db = db
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            # As with SQLite's own checkpoints, a failure loses nothing: the log keeps
+            # its pages for the next checkpoint, and readers and writers use it meanwhile.
+            pass
+
+    def _close_checkpoint_db(self) -> None:
+        if self._checkpoint_db is not None:
+            self._checkpoint_db.close()
 
 
 async def _open(path: Path, busy_ms: int, synchronous: str, create: bool) -> SQLiteMemoryStore:
