@@ -547,7 +547,7 @@ class SQLiteMemoryStore(ClosesOnExit):
 
         Each write adds a segment to the trigram index, and later writes merge them a
         little at a time; after a bulk load that leftover merging makes some single
-        writes slow (at 100k items, 1 in 100 took 9 ms or more, the slowest 110 ms).
+        writes slow (at 100k items, 1 in 100 took 9 ms or more, the slowest over 100 ms).
         Run this after loading many items: it takes about 2 µs an item, holds the
         write lock meanwhile (searches and writes on this store wait for it; `retrieve`
         does not), and leaves text searches reading one segment. Items and results do
