@@ -50,6 +50,7 @@ def test_sqlite_paths_relative_absolute_and_escaped(tmp_path: Path, monkeypatch:
     assert opened(f"sqlite:///{absolute}/a.db", path_of) == absolute / "a.db"
     assert opened("sqlite:///my%20notes.db", path_of) == Path("my notes.db")
     assert (tmp_path / "my notes.db").exists()
+    assert opened("sqlite:///notes%231%3F.db", path_of) == Path("notes#1?.db")
 
 
 def test_sqlite_options_reach_the_database(tmp_path: Path) -> None:
@@ -116,7 +117,7 @@ def test_postgres_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) ->
         ("SQLITE:///x.db", "got 'SQLITE:'"),
         ("memory://", "nothing after the colon"),
         ("sqlite:relative.db", "names a local file"),
-        ("sqlite:///x.db#frag", "names a local file"),
+        ("sqlite:///x.db#frag", "takes no #fragment; write a # in the path as %23"),
         ("sqlite:///?synchronous=FULL", "names no file"),
         ("sqlite:///x.db?synchronous", "not name=value pairs"),
         ("sqlite:///x.db?busy_timeout=1&busy_timeout=2", "'busy_timeout' twice"),

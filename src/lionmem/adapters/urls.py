@@ -81,10 +81,13 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
 
 def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
     parts = urlsplit(url)
-    if not url.startswith("sqlite:///") or parts.fragment:
+    if not url.startswith("sqlite:///"):
         raise ValueError(
             "a sqlite URL names a local file: sqlite:///relative.db or sqlite:////absolute.db"
         )
+    if parts.fragment:
+        # Most often a file name's own #, which would otherwise be cut off unseen.
+        raise ValueError("a sqlite URL takes no #fragment; write a # in the path as %23")
     path = unquote(url[len("sqlite:///") :].partition("?")[0])
     if not path:
         raise ValueError("the sqlite URL names no file")
