@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import re
 import socket
 import subprocess
 import sys
@@ -163,6 +164,51 @@ def test_a_malformed_dsn_is_refused_before_connecting() -> None:
     assert "s3cret" not in str(refused.value)
     with pytest.raises(ValueError, match="not a libpq connection string"):
         PostgresMemoryStore.open("host=h password=s3cret dangling", namespace="n")
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "postgresql://me:Qx7@Zp4@db.invalid/x",  # libpq: password "Qx7", host "Zp4@db.invalid"
+        "postgresql://me:Qx7/Zp4@db.invalid/x",  # libpq: host "me", port "Qx7", database "Zp4@..."
+        "postgresql://me@db.invalid:Qx7@db.invalid/x",  # libpq: port "Qx7@db.invalid"
+    ],
+)
+def test_a_url_password_with_a_bare_at_or_slash_is_refused_without_showing_it(dsn: str) -> None:
+    # libpq would read the rest of such a password as the host, port or database,
+    # which the connection's error message then shows.
+    with pytest.raises(ValueError, match="%40") as refused:
+        PostgresMemoryStore.open(dsn, namespace="n")
+    assert "Qx7" not in str(refused.value) and "Zp4" not in str(refused.value)
+
+
+def test_an_at_after_the_host_is_refused_but_not_in_the_query() -> None:
+    with pytest.raises(ValueError, match="%40"):
+        PostgresMemoryStore.open("postgresql://me@db.invalid/my@db", namespace="n")
+    PostgresMemoryStore.open("postgresql://me@db.invalid/my%40db?application_name=a@b", namespace="n")
+
+
+@pytest.mark.parametrize(
+    ("dsn", "complaint"),
+    [
+        ("host=db.invalid password=Qx7 Zp4!", 'missing "=" after "***"'),
+        ("postgresql://me:Qx7Zp4@[::1/db", 'matching "]" in IPv6 host address in URI: "postgresql://me:***@[::1/db"'),
+        ("postgresql://me:Qx7Zp4@[::1]x/db", 'unexpected character "x"'),
+        # With no password, nothing is masked.
+        ("host=db.invalid port", 'missing "=" after "port"'),
+        ("postgresql://db.invalid/x?colour=red", 'invalid URI query parameter: "colour"'),
+    ],
+)
+def test_a_dsn_libpq_cannot_read_is_refused_without_its_password(dsn: str, complaint: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(complaint)) as refused:
+        PostgresMemoryStore.open(dsn, namespace="n")
+    assert "Qx7" not in str(refused.value) and "Zp4" not in str(refused.value)
+
+
+def test_a_key_value_dsn_error_still_names_an_unknown_key() -> None:
+    # A key libpq does not know is still named: it is no secret.
+    with pytest.raises(ValueError, match='invalid connection option "colour"'):
+        PostgresMemoryStore.open("host=db.invalid password=Qx7 colour=red", namespace="n")
 
 
 def _unused_port() -> int:

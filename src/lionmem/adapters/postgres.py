@@ -12,7 +12,6 @@ import re
 from functools import partial
 from collections.abc import Generator, Iterable
 from typing import Any, Final, LiteralString, cast
-from urllib.parse import urlsplit
 from uuid import UUID
 
 import psycopg
@@ -180,6 +179,49 @@ def _outages_unavailable(conninfo: str) -> Generator[None, None, None]:
         raise _unavailable(conninfo, exc) from None
 
 
+def _url_parts(dsn: str) -> tuple[str, str]:
+    """The authority (user info, hosts and ports) and the path of a URL `dsn`, as
+    written; two empty strings for a `key=value` string."""
+    authority, _, path = dsn.partition("://")[2].partition("?")[0].partition("/")
+    return authority, path
+
+
+def _refuse_bare_at(dsn: str) -> None:
+    """Refuse a URL with an '@' libpq would not read as the end of the user name and
+    password: a second one before the path, or one in it. It comes from a password's
+    '@' or '/' left unescaped; libpq would read the rest of the password as the host,
+    port or database name, which its errors then show."""
+    authority, path = _url_parts(dsn)
+    if authority.count("@") > 1 or "@" in path:
+        raise ValueError(
+            "the dsn has an '@' that is not the one before the host; write an '@' or '/' "
+            "in a user name or password (or an '@' in a database name) as %40 or %2F"
+        )
+
+
+_QUOTED = re.compile(r'"([^"]*)"')
+
+
+def _without_password(message: str, dsn: str) -> str:
+    """libpq's complaint about `dsn`, with what may be (part of) its password masked:
+    a URL's password as written (libpq quotes a malformed URL whole), or in a
+    `key=value` string holding one, each quoted word that the string does not use as
+    a key (libpq quotes the word after a space in an unquoted password)."""
+    if "://" in dsn:
+        userinfo, at, _ = _url_parts(dsn)[0].rpartition("@")
+        password = userinfo.partition(":")[2] if at else ""
+        return message.replace(password, "***") if password else message
+    if "password" not in dsn:
+        return message
+
+    def masked(word: re.Match[str]) -> str:
+        text = word.group(1)
+        is_key = re.search(rf"(^|\s){re.escape(text)}\s*=", dsn) is not None
+        return word.group() if is_key or text == "=" else '"***"'
+
+    return _QUOTED.sub(masked, message)
+
+
 def _unavailable(conninfo: str, error: Exception) -> StoreUnavailableError:
     message = str(error)
     password = conninfo_to_dict(conninfo).get("password")
@@ -283,6 +325,7 @@ class PostgresMemoryStore(ClosesOnExit):
             raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
         milliseconds("timeout", timeout, zero=False)
         statement_ms = milliseconds("statement_timeout", statement_timeout, zero=False)
+        _refuse_bare_at(dsn)
         try:
             given = conninfo_to_dict(dsn).get("options")
             limit = f"-c statement_timeout={statement_ms}"
@@ -292,11 +335,9 @@ class PostgresMemoryStore(ClosesOnExit):
                 options=limit if given is None else f"{given} {limit}",
             )
         except psycopg.ProgrammingError as exc:
-            message = str(exc)
-            password = urlsplit(dsn).password if "://" in dsn else None
-            if password:
-                message = message.replace(password, "***")
-            raise ValueError(f"dsn is not a libpq connection string or URL: {message}") from None
+            raise ValueError(
+                f"dsn is not a libpq connection string or URL: {_without_password(str(exc), dsn)}"
+            ) from None
         return PendingOpen(partial(_open, conninfo, namespace, min_size, max_size, timeout, create))
 
     def __repr__(self) -> str:
