@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
+import textwrap
+import threading
+import time
 from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
@@ -373,6 +377,41 @@ def test_check_reports_a_store_that_cannot_be_opened(capsys: pytest.CaptureFixtu
     assert (status, out) == (1, "")
     assert err.startswith("python -m lionmem: error: no store to check: FileNotFoundError: ")
     assert "no/such is not a directory" in err
+
+
+def test_check_prints_each_row_as_its_check_ends(tmp_path: Path) -> None:
+    """So a store that never answers shows which check it holds up."""
+    (tmp_path / "stuck.py").write_text(textwrap.dedent("""
+        import asyncio
+        from lionmem import InMemoryStore
+
+        class StuckOnTags(InMemoryStore):
+            async def search(self, query):
+                if query.tags:
+                    await asyncio.Event().wait()
+                return await super().search(query)
+    """))
+    checker = subprocess.Popen(
+        [sys.executable, "-m", "lionmem", "check", "stuck:StuckOnTags"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert checker.stdout is not None
+    lines: list[str] = []
+    reading = threading.Thread(target=lambda: lines.extend(checker.stdout or ()))
+    reading.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not any(line.startswith("text_match ") for line in lines) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)  # room for a row that should not come
+    finally:
+        checker.kill()
+        reading.join()
+        checker.wait()
+        checker.stdout.close()
+    assert [line.split()[0] for line in lines] == ["check", "protocol", "concurrent_writes", "text_match"]
+    assert lines[3].rstrip().endswith("ok")
 
 
 def test_a_reader_that_stops_early_ends_the_output_quietly(tmp_path: Path) -> None:

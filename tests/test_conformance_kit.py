@@ -792,6 +792,23 @@ def test_failures_say_what_was_declared_and_observed() -> None:
     assert lost.observed.endswith("not retrievable, 1 listed by search")
 
 
+def test_declared_is_what_each_result_states_before_any_check_runs() -> None:
+    built: list[object] = []
+
+    def factory() -> DictStore:
+        built.append(None)
+        return DictStore()
+
+    kit = ConformanceKit(factory, DICT_PROFILE, stateful_examples=1)
+    promised = {name: kit.declared(name) for name in CHECKS}
+    assert built == []
+    assert promised["text_match"] == "case-insensitive substring of str(content)"
+    assert promised["returned_objects"] == DICT_PROFILE.returned_objects.value
+    assert {result.dimension: result.declared for result in kit.run_all()} == promised
+    with pytest.raises(ValueError, match="unknown check 'text'"):
+        kit.declared("text")
+
+
 class SearchWithAnOptionalNamespace(DictStore):
     async def search(self, query: MemoryQuery, namespace: str = "main") -> list[MemoryItem]:
         return await super().search(query)

@@ -30,6 +30,7 @@ from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.testing import (
     CHECKS,
     REFERENCE_PROFILE,
+    CheckResult,
     ConformanceKit,
     FidelityProfile,
     StoreFactory,
@@ -115,18 +116,28 @@ def _check(
     if not isinstance(profile, FidelityProfile):
         raise ValueError(f"{profile_ref} is a {type(profile).__name__}, not a FidelityProfile")
     kit = ConformanceKit(cast("StoreFactory", factory), profile)
-    try:
-        results = kit.run_all(names or CHECKS)
-    except Exception as exc:  # the factory's own code, outside any check
-        print(f"python -m lionmem: error: no store to check: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-    rows = [("check", "declared", "observed", "")] + [
-        (r.dimension, r.declared, r.observed, "ok" if r.passed else "MISMATCH") for r in results
-    ]
-    widths = [min(48, max(len(row[i]) for row in rows)) for i in range(3)]
-    for row in rows:
-        cells = [row[i][: widths[i]].ljust(widths[i]) for i in range(3)]
-        print("  ".join([*cells, row[3]]).rstrip())
+    selected = names or list(CHECKS)
+    # Each row prints as its check ends, so a slow or stuck check shows where it is;
+    # the widths come from what is known before any runs (observed is cut to declared's).
+    declared = ("declared", *(kit.declared(name) for name in selected))
+    widths = [max(len(name) for name in ("check", *selected)), min(48, max(map(len, declared)))]
+    widths.append(widths[1])
+
+    def row(cells: tuple[str, str, str], status: str) -> None:
+        padded = [cell[:width].ljust(width) for cell, width in zip(cells, widths, strict=True)]
+        print("  ".join([*padded, status]).rstrip(), flush=True)
+
+    results: list[CheckResult] = []
+    for name in selected:
+        try:
+            result = kit.check(name)
+        except Exception as exc:  # the factory's own code, outside any check
+            print(f"python -m lionmem: error: no store to check: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 1
+        if not results:
+            row(("check", "declared", "observed"), "")
+        row((name, result.declared, result.observed), "ok" if result.passed else "MISMATCH")
+        results.append(result)
     failed = [r for r in results if not r.passed]
     for result in failed:
         print(f"\n{result.dimension}: declared {result.declared}, observed {result.observed}")

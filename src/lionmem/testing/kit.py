@@ -211,7 +211,7 @@ class ConformanceKit:
             # The state machine runs its own event loops, so it cannot share this one.
             return await asyncio.to_thread(self._stateful)
         check: Check = getattr(ConformanceKit, f"_{name}")
-        declared = self._declared(name)
+        declared = self.declared(name)
         async with workspace() as path:
             async with open_store(self.factory, path) as store:
                 recorder = Recorder(store)
@@ -221,7 +221,14 @@ class ConformanceKit:
                     observed, passed = f"raised {type(exc).__name__}: {exc}", False
         return CheckResult(name, declared, observed, passed, recorder.reproduction())
 
-    def _declared(self, name: str) -> str:
+    def declared(self, name: str) -> str:
+        """What the profile promises for the check `name`, as its `CheckResult`
+        states it, without running the check.
+
+        Raises:
+            ValueError: `name` is not one of `CHECKS`.
+        """
+        _known(name)
         if name == "protocol":
             return "async store(item), retrieve(item_id), search(query)"
         if name == "concurrent_writes":
@@ -232,7 +239,7 @@ class ConformanceKit:
         return value.value if hasattr(value, "value") else repr(value)
 
     def _stateful(self) -> CheckResult:
-        declared = self._declared("stateful")
+        declared = self.declared("stateful")
         try:
             from lionmem.testing.stateful import compare_with_reference
         except ImportError as exc:
