@@ -146,9 +146,13 @@ def test_reading_a_database_that_does_not_exist_creates_nothing(
 
 def test_demo_runs_on_any_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite:///{tmp_path / 'demo.db'}"
-    assert run_cli(capsys, "demo", url)[1].splitlines()[0] == "stored 4 items"
+    first = run_cli(capsys, "demo", url)[1]
+    assert first.splitlines()[0] == "stored 4 items"
     status, out, _ = run_cli(capsys, "search", url, "--limit", "-1")
     assert status == 0 and len(lines_of(out)) == 3  # the four notes, less the last
+    # Run again on the same store, the notes replace themselves instead of doubling.
+    assert run_cli(capsys, "demo", url)[1] == first == run_cli(capsys, "demo")[1]
+    assert len(lines_of(run_cli(capsys, "search", url)[1])) == 4
 
 
 @pytest.mark.parametrize(

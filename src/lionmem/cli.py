@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, NoReturn, cast
-from uuid import UUID
+from uuid import UUID, uuid5
 
 from lionmem.adapters._encoding import MAX_NESTING, dumps
 from lionmem.adapters.urls import open_store
@@ -38,6 +38,8 @@ from lionmem.testing import (
 
 __all__ = ["main"]
 
+_DEMO_IDS = UUID("5f0c3d9e-4b1a-4e8f-9a2b-6c7d8e9f0a1b")
+
 _DEMO_NOTES: list[tuple[str, list[str], dict[str, str]]] = [
     ("Paris is the capital of France", ["geo", "europe"], {"source": "atlas"}),
     ("The Seine flows through Paris", ["geo"], {"source": "atlas"}),
@@ -47,8 +49,12 @@ _DEMO_NOTES: list[tuple[str, list[str], dict[str, str]]] = [
 
 
 async def _demo(store: MemoryStore) -> int:
+    # Ids named by the notes: run again on a durable store, the demo replaces its own
+    # notes in place rather than adding four more each time.
     ids = [
-        await store.store(MemoryItem(content=content, tags=tags, metadata=metadata))
+        await store.store(
+            MemoryItem(id=uuid5(_DEMO_IDS, content), content=content, tags=tags, metadata=metadata)
+        )
         for content, tags, metadata in _DEMO_NOTES
     ]
     print(f"stored {len(ids)} items")
