@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import inspect
 import json
+import string
 import subprocess
 import sys
 from collections.abc import Callable
@@ -120,6 +121,34 @@ class CaseSensitiveText(DictStore):
         return super().matches(item, query.model_copy(update={"text": None}))
 
 
+class CasefoldText(DictStore):
+    """Folds case with `str.casefold()`, where the reference uses `str.lower()`:
+    "SS" then finds "Straße"."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        if query.text and query.text.casefold() not in str(item.content).casefold():
+            return False
+        return super().matches(item, query.model_copy(update={"text": None}))
+
+
+class AsciiFoldedText(DictStore):
+    """Folds only ASCII letters, as SQL's LIKE does: "éCLAIR" misses "Éclair"."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        fold = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+        if query.text and query.text.translate(fold) not in str(item.content).translate(fold):
+            return False
+        return super().matches(item, query.model_copy(update={"text": None}))
+
+
+class StrippedText(DictStore):
+    """Strips the needle's spaces: " apple" then finds "pineapple"."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        text = query.text.strip() if query.text else query.text
+        return super().matches(item, query.model_copy(update={"text": text}))
+
+
 class DroppedFilter(DictStore):
     def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
         return super().matches(item, query.model_copy(update={"filters": None}))
@@ -183,6 +212,9 @@ BROKEN: list[tuple[StoreFactory, FidelityProfile, str]] = [
     (cast("StoreFactory", SyncMethods), REFERENCE_PROFILE, "protocol"),
     (WrongReturnType, DICT_PROFILE, "protocol"),
     (CaseSensitiveText, DICT_PROFILE, "text_match"),
+    (CasefoldText, DICT_PROFILE, "text_match"),
+    (AsciiFoldedText, DICT_PROFILE, "text_match"),
+    (StrippedText, DICT_PROFILE, "text_match"),
     (DroppedFilter, DICT_PROFILE, "filter_equality"),
     (JsonEqualAtTheTopOnly, dataclasses.replace(DICT_PROFILE, filter_equality=FilterEquality.JSON), "filter_equality"),
     (IgnoredLimit, DICT_PROFILE, "limit_policy"),
