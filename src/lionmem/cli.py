@@ -138,7 +138,10 @@ def _check(
         try:
             result = kit.check(name)
         except Exception as exc:  # the factory's own code, outside any check
-            print(f"python -m lionmem: error: no store to check: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(
+                f"python -m lionmem: error: no store to check: {type(exc).__name__}: {exc}",
+                file=sys.stderr,
+            )
             return 1
         if not results:
             row(("check", "declared", "observed"), "")

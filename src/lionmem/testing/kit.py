@@ -386,7 +386,8 @@ class ConformanceKit:
             _item(4, content="nothing here"),
             _item(5, content="100% sure_thing\\ok"),
             # str.lower() keeps ß, which casefold() and upper() make "ss"; SQL's LIKE
-            # folds only ASCII letters; a needle's spaces are part of it.
+            # folds only ASCII letters; a needle's spaces are part of it; str() of a
+            # dict quotes its keys with ', where JSON text has ".
             _item(6, content="Straße"),
             _item(7, content="Éclair"),
             _item(8, content="pineapple"),
@@ -395,7 +396,7 @@ class ConformanceKit:
         declared = self.profile.text_match
         if declared is TextMatch.UNSUPPORTED:
             return await self._refusal(rec, MemoryQuery(text="hello", limit=_ALL))
-        needles = ("hello", "HELLO", "o w", "0% s", "%", "_", "\\", "SS", "éCLAIR", " apple")
+        needles = ("hello", "HELLO", "o w", "0% s", "%", "_", "\\", "SS", "éCLAIR", " apple", "'greeting'")
         observed = await self._rule_that_holds(
             rec,
             items,
