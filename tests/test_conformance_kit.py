@@ -150,6 +150,22 @@ class JsonText(DictStore):
         return super().matches(item, query.model_copy(update={"text": None}))
 
 
+class EmptyTextFindsNothing(DictStore):
+    """Takes text="" as a predicate no item meets; the reference ignores it."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        return query.text != "" and super().matches(item, query)
+
+
+class SubstringTags(DictStore):
+    """Matches a tag inside another, as LIKE on joined tags would: "c" finds "cd"."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        if query.tags and not any(tag in held for tag in query.tags for held in item.tags):
+            return False
+        return super().matches(item, query.model_copy(update={"tags": None}))
+
+
 class StrippedText(DictStore):
     """Strips the needle's spaces: " apple" then finds "pineapple"."""
 
@@ -225,6 +241,8 @@ BROKEN: list[tuple[StoreFactory, FidelityProfile, str]] = [
     (AsciiFoldedText, DICT_PROFILE, "text_match"),
     (StrippedText, DICT_PROFILE, "text_match"),
     (JsonText, DICT_PROFILE, "text_match"),
+    (EmptyTextFindsNothing, DICT_PROFILE, "text_match"),
+    (SubstringTags, DICT_PROFILE, "tag_match"),
     (DroppedFilter, DICT_PROFILE, "filter_equality"),
     (JsonEqualAtTheTopOnly, dataclasses.replace(DICT_PROFILE, filter_equality=FilterEquality.JSON), "filter_equality"),
     (IgnoredLimit, DICT_PROFILE, "limit_policy"),

@@ -387,7 +387,8 @@ class ConformanceKit:
             _item(5, content="100% sure_thing\\ok"),
             # str.lower() keeps ß, which casefold() and upper() make "ss"; SQL's LIKE
             # folds only ASCII letters; a needle's spaces are part of it; str() of a
-            # dict quotes its keys with ', where JSON text has ".
+            # dict quotes its keys with ', where JSON text has "; and "" is no
+            # predicate at all.
             _item(6, content="Straße"),
             _item(7, content="Éclair"),
             _item(8, content="pineapple"),
@@ -396,7 +397,7 @@ class ConformanceKit:
         declared = self.profile.text_match
         if declared is TextMatch.UNSUPPORTED:
             return await self._refusal(rec, MemoryQuery(text="hello", limit=_ALL))
-        needles = ("hello", "HELLO", "o w", "0% s", "%", "_", "\\", "SS", "éCLAIR", " apple", "'greeting'")
+        needles = ("hello", "HELLO", "o w", "0% s", "%", "_", "\\", "SS", "éCLAIR", " apple", "'greeting'", "")
         observed = await self._rule_that_holds(
             rec,
             items,
@@ -424,6 +425,7 @@ class ConformanceKit:
             _item(3, tags=["A"]),
             _item(4, tags=[]),
             _item(5, tags=["b", "b"]),
+            _item(6, tags=["cd"]),  # holds "c" as text, not as a tag
         ]
         await self._fill(rec, items)
         if self.profile.tag_match is TagMatch.UNSUPPORTED:
