@@ -166,6 +166,24 @@ class SubstringTags(DictStore):
         return super().matches(item, query.model_copy(update={"tags": None}))
 
 
+class CaselessKeys(DictStore):
+    """Compares metadata keys without case: {"n": 1} finds {"N": 1}."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        held = {key.lower(): value for key, value in item.metadata.items()}
+        if query.filters and not all(held.get(k.lower()) == v for k, v in query.filters.items()):
+            return False
+        return super().matches(item, query.model_copy(update={"filters": None}))
+
+
+class DropsEmptyValues(DictStore):
+    """Keeps no metadata value that is empty: "", [] or {}."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        kept = {k: v for k, v in item.metadata.items() if v not in ("", [], {})}
+        return await super().store(item.model_copy(update={"metadata": kept}))
+
+
 class StrippedText(DictStore):
     """Strips the needle's spaces: " apple" then finds "pineapple"."""
 
@@ -243,6 +261,8 @@ BROKEN: list[tuple[StoreFactory, FidelityProfile, str]] = [
     (JsonText, DICT_PROFILE, "text_match"),
     (EmptyTextFindsNothing, DICT_PROFILE, "text_match"),
     (SubstringTags, DICT_PROFILE, "tag_match"),
+    (CaselessKeys, DICT_PROFILE, "filter_equality"),
+    (DropsEmptyValues, DICT_PROFILE, "metadata"),
     (DroppedFilter, DICT_PROFILE, "filter_equality"),
     (JsonEqualAtTheTopOnly, dataclasses.replace(DICT_PROFILE, filter_equality=FilterEquality.JSON), "filter_equality"),
     (IgnoredLimit, DICT_PROFILE, "limit_policy"),

@@ -458,6 +458,7 @@ class ConformanceKit:
             _item(10, metadata={"n": [1, 3]}),
             _item(11, metadata={"n": {"a": 1, "b": 3}}),
             _item(12, metadata={"n": ["1"]}),
+            _item(13, metadata={"N": 1}),  # another key: keys compare as written
         ]
         await self._fill(rec, items)
         if self.profile.filter_equality is FilterEquality.UNSUPPORTED:
@@ -678,7 +679,13 @@ class ConformanceKit:
         return observed.value + detail, observed is self.profile.created_at
 
     async def _metadata(self, rec: Recorder, path: Path) -> tuple[str, bool]:
-        value = {"nested": {"list": [1, 2.5, None, True, "ü✓"]}, "quote'\"key": "v", "": 0}
+        value = {
+            "nested": {"list": [1, 2.5, None, True, "ü✓"]},
+            "quote'\"key": "v",
+            "": 0,
+            "empty": ["", [], {}],
+            "blank": "",
+        }
         return await self._round_trip(rec, "metadata", value, self.profile.metadata)
 
     async def _tags(self, rec: Recorder, path: Path) -> tuple[str, bool]:
