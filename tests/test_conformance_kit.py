@@ -478,6 +478,26 @@ class NumbersAsDoubles(DictStore):
         return await super().store(item.model_copy(update={"content": doubled}))
 
 
+class Int64Numbers(DictStore):
+    """Reads integers beyond 64 bits back as floats, as a BIGINT column would make it."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        def narrowed(value: Any) -> Any:
+            return float(value) if type(value) is int and not -(2**63) <= value < 2**63 else value
+
+        return await super().store(item.model_copy(update={"content": _with_leaves(item.content, narrowed)}))
+
+
+class UnsignedZero(DictStore):
+    """Reads -0.0 back as 0.0, as a column of SQL numerics would."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        def unsigned(value: Any) -> Any:
+            return 0.0 if type(value) is float and value == 0 else value
+
+        return await super().store(item.model_copy(update={"content": _with_leaves(item.content, unsigned)}))
+
+
 class BooleansAsIntegers(DictStore):
     """Reads booleans back as 0 and 1: in the kit's values, one element of a list loses
     its type and the others keep it."""
@@ -489,6 +509,8 @@ class BooleansAsIntegers(DictStore):
         changed = {field: _with_leaves(getattr(item, field), as_int) for field in ("content", "metadata")}
         return await super().store(item.model_copy(update=changed))
 
+
+_CONTENT_START = "{'a': [1, 2.5, None, True, 'ü✓'], 'b': {'c': ''}, 'big': 1152921504606846976, "
 
 REPORTED: list[tuple[StoreFactory, str, str]] = [
     (WholeTimesAsIntegers, "created_at", "lost (-0.0 came back as 0.0)"),
@@ -524,6 +546,8 @@ REPORTED: list[tuple[StoreFactory, str, str]] = [
     (NumbersAsDoubles, "content", "JSON content came back as {'a': [1.0, 2.5, None, True, 'ü✓'], 'b'"),
     (BooleansAsIntegers, "content", "JSON content came back as {'a': [1, 2.5, None, 1, 'ü✓'], 'b'"),
     (BooleansAsIntegers, "metadata", "lost ({'nested': {'list': [1, 2.5, None, 1, 'ü✓']}"),
+    (Int64Numbers, "content", f"JSON content came back as {_CONTENT_START}'huge': -1.2676506002282294e+30, "),
+    (UnsignedZero, "content", f"JSON content came back as {_CONTENT_START}'huge': {-(2**100)}, 'zero': 0.0}}"),
 ]
 
 

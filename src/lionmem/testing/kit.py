@@ -623,7 +623,14 @@ class ConformanceKit:
         return observed, observed == self.profile.durability.value
 
     async def _content(self, rec: Recorder, path: Path) -> tuple[str, bool]:
-        json_value = {"a": [1, 2.5, None, True, "ü✓"], "b": {"c": ""}, "big": 2**60}
+        json_value = {
+            "a": [1, 2.5, None, True, "ü✓"],
+            "b": {"c": ""},
+            "big": 2**60,
+            # Beyond a 64-bit integer, and a zero with a sign, which SQL numerics drop.
+            "huge": -(2**100),
+            "zero": -0.0,
+        }
         plain = _item(1, content=json_value)
         await self._fill(rec, [plain])
         got = await rec.retrieve(plain.id)
