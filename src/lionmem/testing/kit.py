@@ -686,7 +686,7 @@ class ConformanceKit:
         return observed.value + detail, observed is self.profile.created_at
 
     async def _metadata(self, rec: Recorder, path: Path) -> tuple[str, bool]:
-        value = {
+        value: dict[str, Any] = {
             "nested": {"list": [1, 2.5, None, True, "ü✓"]},
             "quote'\"key": "v",
             "": 0,
