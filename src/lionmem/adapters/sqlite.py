@@ -778,7 +778,7 @@ def _refuse_foreign_file(path: Path, create: bool) -> None:
     # SQLite opens a device, a pipe or a socket too, fails with "disk I/O error", and
     # may leave a journal beside it (as /dev/null-journal).
     if path.exists() and not path.is_file():
-        kind = _NOT_FILES.get(stat.S_IFMT(path.stat().st_mode), "not a regular file")
+        kind = _NOT_FILES.get(stat.S_IFMT(path.stat().st_mode), "a special file")
         raise IncompatibleDatabaseError(f"{path} is {kind}, not a database file")
     if not path.parent.is_dir():
         raise FileNotFoundError(

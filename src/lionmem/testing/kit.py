@@ -206,12 +206,11 @@ class ConformanceKit:
         Raises:
             ValueError: `name` is not one of `CHECKS`.
         """
-        _known(name)
+        declared = self.declared(name)
         if name == "stateful":
             # The state machine runs its own event loops, so it cannot share this one.
             return await asyncio.to_thread(self._stateful)
         check: Check = getattr(ConformanceKit, f"_{name}")
-        declared = self.declared(name)
         async with workspace() as path:
             async with open_store(self.factory, path) as store:
                 recorder = Recorder(store)
@@ -343,7 +342,8 @@ class ConformanceKit:
                 continue
             signature = inspect.signature(method)
             parameters = list(signature.parameters.values())
-            if [p.name for p in parameters[:1]] != [parameter] or any(p.default is p.empty for p in parameters[1:]):
+            takes_it = [p.name for p in parameters[:1]] == [parameter]
+            if not takes_it or any(p.default is p.empty for p in parameters[1:]):
                 problems.append(f"{name}{signature} does not take ({parameter})")
         if problems:
             rec.note("# inspect the three methods")
