@@ -988,6 +988,12 @@ def test_run_all_refuses_an_unknown_name_before_running_any_check() -> None:
         ({"stateful_examples": "60"}, TypeError, "^stateful_examples must be an int, got str$"),
         ({"stateful_examples": True}, TypeError, "^stateful_examples must be an int, got bool$"),
         ({"stateful_examples": 0}, ValueError, "^stateful_examples must be at least 1, got 0$"),
+        ({"timeout": "30"}, TypeError, "^timeout must be a number of seconds or None, got str$"),
+        ({"timeout": True}, TypeError, "^timeout must be a number of seconds or None, got bool$"),
+        ({"timeout": 0}, ValueError, "^timeout must be a positive, finite number of seconds, got 0$"),
+        ({"timeout": -1.5}, ValueError, "^timeout must be a positive, finite number of seconds, got -1.5$"),
+        ({"timeout": float("inf")}, ValueError, "finite number of seconds, got inf$"),
+        ({"timeout": float("nan")}, ValueError, "finite number of seconds, got nan$"),
     ],
 )
 def test_the_kit_refuses_bad_arguments_when_built(
@@ -1116,6 +1122,142 @@ def test_the_kit_awaits_a_returned_stores_close_coroutine_and_leaves_a_sync_clos
     assert ConformanceKit(SyncCloseStore, DICT_PROFILE).check("protocol").passed
 
 
+# -- a store that hangs fails its check instead of hanging the kit -------------
+
+QUICK = 0.2
+"""The timeout of the hang tests, in seconds."""
+
+
+async def forever() -> None:
+    await asyncio.Event().wait()
+
+
+class HangingSearch(DictStore):
+    """Answers every call but a search for text, which never returns."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.text:
+            await forever()
+        return await super().search(query)
+
+
+class HangingClose(DictStore):
+    async def close(self) -> None:
+        await forever()
+
+
+class HangingBoth(DictStore):
+    """Hangs on its third call, and then on closing."""
+
+    closes = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+        self.stuck = False
+
+    async def _third(self) -> None:
+        self.calls += 1
+        if self.calls == 3:
+            self.stuck = True
+            await forever()
+
+    async def store(self, item: MemoryItem) -> UUID:
+        await self._third()
+        return await super().store(item)
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        await self._third()
+        return await super().retrieve(item_id)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        await self._third()
+        return await super().search(query)
+
+    async def close(self) -> None:
+        if self.stuck:
+            HangingBoth.closes += 1
+            await forever()
+
+
+class OwnTimeout(DictStore):
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        raise TimeoutError("the backend timed out")
+
+
+async def never_opens() -> DictStore:
+    await forever()
+    raise AssertionError("unreachable")
+
+
+def test_a_call_that_does_not_return_fails_the_check_naming_the_call() -> None:
+    result = ConformanceKit(HangingSearch, DICT_PROFILE, timeout=QUICK).check("text_match")
+    assert not result.passed
+    assert result.observed == (
+        "store.search(MemoryQuery(text='hello', limit=10000)) did not finish within 0.2 s"
+    )
+    assert result.reproduction.splitlines()[-1] == (
+        "await store.search(MemoryQuery(text='hello', limit=10000))"
+    )
+    # The checks that make no text search are not held up.
+    assert ConformanceKit(HangingSearch, DICT_PROFILE, timeout=QUICK).check("tag_match").passed
+
+
+def test_a_store_that_does_not_open_or_close_fails_the_check() -> None:
+    opening = ConformanceKit(never_opens, DICT_PROFILE, timeout=QUICK).check("protocol")
+    assert (opening.passed, opening.observed, opening.reproduction) == (
+        False,
+        "opening the store did not finish within 0.2 s",
+        "",
+    )
+    closing = ConformanceKit(HangingClose, DICT_PROFILE, timeout=QUICK).check("protocol")
+    assert not closing.passed
+    assert closing.observed == (
+        "as declared; own UUID, equal retrieve, None, a list; "
+        "then closing the store did not finish within 0.2 s"
+    )
+    reopening = ConformanceKit(HangingClose, DICT_PROFILE, timeout=QUICK).check("durability")
+    assert reopening.observed == "closing the store did not finish within 0.2 s; then closing the store did not finish within 0.2 s"
+
+
+def test_a_timeout_error_of_the_stores_own_is_reported_as_raised() -> None:
+    result = ConformanceKit(OwnTimeout, DICT_PROFILE, timeout=QUICK).check("protocol")
+    assert result.observed == "raised TimeoutError: the backend timed out"
+
+
+def test_without_a_timeout_the_kit_waits_for_a_slow_store() -> None:
+    class Slow(DictStore):
+        async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+            await asyncio.sleep(0.3)
+            return await super().search(query)
+
+    assert not ConformanceKit(Slow, DICT_PROFILE, timeout=0.1).check("protocol").passed
+    assert ConformanceKit(Slow, DICT_PROFILE, timeout=None).check("protocol").passed
+
+
+def test_a_hang_ends_the_stateful_check_at_once_naming_the_calls() -> None:
+    import time
+
+    HangingBoth.closes = 0
+    started = time.monotonic()
+    result = ConformanceKit(HangingBoth, DICT_PROFILE, timeout=QUICK).check("stateful")
+    # Shrinking would replay the hang, a timeout each time.
+    assert time.monotonic() - started < 20 * QUICK
+    assert not result.passed
+    assert result.observed.startswith("store.")
+    assert result.observed.endswith(") did not finish within 0.2 s")
+    steps = result.reproduction.splitlines()
+    assert len(steps) == 3 and all(step.startswith("await store.") for step in steps)
+    assert steps[-1] == "await " + result.observed.removesuffix(" did not finish within 0.2 s")
+    # The close after the hang was tried, and hung, and the call is what is reported.
+    assert HangingBoth.closes == 1
+
+
+def test_a_store_that_does_not_close_fails_the_stateful_check() -> None:
+    result = ConformanceKit(HangingClose, DICT_PROFILE, stateful_examples=1, timeout=QUICK).check("stateful")
+    assert (result.passed, result.observed) == (False, "closing the store did not finish within 0.2 s")
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     """Run `python -m lionmem check ARGS` in this process, as the shell would see it."""
     from contextlib import redirect_stderr, redirect_stdout
@@ -1157,9 +1299,21 @@ def test_cli_check_exits_non_zero_on_a_mismatch() -> None:
     assert "await store.search(MemoryQuery(text='hello'" in done.stdout
 
 
+def test_cli_check_fails_a_store_that_hangs_after_its_timeout() -> None:
+    done = run_cli("test_conformance_kit:HangingSearch", "--profile", "test_conformance_kit:DICT_PROFILE",
+                   "--only", "text_match", "--only", "protocol", "--timeout", "0.2")
+    assert done.returncode == 1
+    assert "did not finish within 0.2 s" in done.stdout
+    assert done.stdout.splitlines()[-1] == "1 passed, 1 failed"
+
+
 @pytest.mark.parametrize(
     ("args", "error"),
     [
+        (["lionmem:InMemoryStore", "--timeout", "soon"], "--timeout: 'soon' is not a number of seconds"),
+        (["lionmem:InMemoryStore", "--timeout", "0"], "--timeout: '0' is not a positive, finite number"),
+        (["lionmem:InMemoryStore", "--timeout", "inf"], "--timeout: 'inf' is not a positive, finite number"),
+        (["lionmem:InMemoryStore", "--timeout", "nan"], "--timeout: 'nan' is not a positive, finite number"),
         (["nocolon"], "not of the form module:attribute"),
         (["lionmem:"], "'lionmem:' is not of the form module:attribute"),
         ([":InMemoryStore"], "':InMemoryStore' is not of the form module:attribute"),

@@ -107,7 +107,11 @@ def _url_factory(template: str) -> Callable[[Path], AbstractAsyncContextManager[
 
 
 def _check(
-    factory_ref: str | None, url: str | None, profile_ref: str | None, names: list[str] | None
+    factory_ref: str | None,
+    url: str | None,
+    profile_ref: str | None,
+    names: list[str] | None,
+    timeout: float,
 ) -> int:
     if (factory_ref is None) == (url is None):
         raise ValueError("give either FACTORY or --url")
@@ -121,7 +125,7 @@ def _check(
     profile = REFERENCE_PROFILE if profile_ref is None else _load(profile_ref)
     if not isinstance(profile, FidelityProfile):
         raise ValueError(f"{profile_ref} is a {type(profile).__name__}, not a FidelityProfile")
-    kit = ConformanceKit(cast("StoreFactory", factory), profile)
+    kit = ConformanceKit(cast("StoreFactory", factory), profile, timeout=timeout)
     selected = names or list(CHECKS)
     # Each row prints as its check ends, so a slow or stuck check shows where it is;
     # the widths come from what is known before any runs (observed is cut to declared's).
@@ -153,6 +157,17 @@ def _check(
         print("\n".join(f"    {line}" for line in result.reproduction.splitlines()))
     print(f"\n{len(results) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds, for argparse."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive, finite number of seconds")
+    return seconds
 
 
 def _not_json(constant: str) -> NoReturn:
@@ -324,6 +339,10 @@ def _parser() -> argparse.ArgumentParser:
         "--only", action="append", choices=CHECKS, metavar="CHECK",
         help=f"run only this check (repeatable): {', '.join(CHECKS)}",
     )
+    check.add_argument(
+        "--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+        help="fail a check whose store takes longer to open, close or answer one call (default: 30)",
+    )
     for command in (demo, put, get, search, check):
         # Bad usage found after parsing is reported with the command's own usage, as
         # argparse reports what it finds itself.
@@ -338,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     usage: argparse.ArgumentParser = args.usage
     if args.command == "check":
         try:
-            return _check(args.factory, args.url, args.profile, args.only)
+            return _check(args.factory, args.url, args.profile, args.only, args.timeout)
         except ValueError as exc:
             usage.error(str(exc))
     try:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import tempfile
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeAlias
 from uuid import UUID
 
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
-__all__ = ["Recorder", "StoreFactory", "open_store", "show"]
+__all__ = ["Recorder", "StoreFactory", "StoreHung", "open_store", "show", "within"]
 
 StoreFactory: TypeAlias = Callable[
     ..., MemoryStore | Awaitable[MemoryStore] | AbstractAsyncContextManager[MemoryStore]
@@ -34,22 +35,52 @@ def _takes_workspace(factory: StoreFactory) -> bool:
     )
 
 
+class StoreHung(BaseException):
+    """A store did not finish opening, closing or a call within the kit's timeout.
+
+    Not an `Exception`, so that hypothesis stops at the first one instead of
+    shrinking: each replay would wait the whole timeout again.
+    """
+
+
+@asynccontextmanager
+async def within(seconds: float | None, what: str) -> AsyncGenerator[None, None]:
+    """Cancel the block after `seconds` (never, for `None`) and raise `StoreHung`
+    saying that `what` did not finish. A block that swallows its cancellation, or
+    blocks the thread, cannot be stopped."""
+    scope = asyncio.timeout(seconds)
+    try:
+        async with scope:
+            yield
+    except TimeoutError:
+        if not scope.expired():
+            raise  # the store's own TimeoutError
+        raise StoreHung(f"{what} did not finish within {seconds:g} s") from None
+
+
 @asynccontextmanager
 async def open_store(
-    factory: StoreFactory, workspace: Path
+    factory: StoreFactory, workspace: Path, timeout: float | None = None
 ) -> AsyncGenerator[MemoryStore, None]:
-    """Open a store from `factory` on `workspace`, and close it afterwards."""
-    made = factory(workspace) if _takes_workspace(factory) else factory()
-    if inspect.isawaitable(made):
-        made = await made
-    if isinstance(made, AbstractAsyncContextManager):
-        async with made as store:
+    """Open a store from `factory` on `workspace`, and close it afterwards, even
+    when the block raises; each of the two may take up to `timeout` seconds."""
+    async with AsyncExitStack() as stack:
+        async with within(timeout, "opening the store"):
+            made = factory(workspace) if _takes_workspace(factory) else factory()
+            if inspect.isawaitable(made):
+                made = await made
+            if isinstance(made, AbstractAsyncContextManager):
+                store = await stack.enter_async_context(made)
+            else:
+                store = made
+                close = getattr(made, "close", None)
+                if close is not None and inspect.iscoroutinefunction(close):
+                    stack.push_async_callback(close)
+        try:
             yield store
-        return
-    yield made
-    close = getattr(made, "close", None)
-    if close is not None and inspect.iscoroutinefunction(close):
-        await close()
+        finally:
+            async with within(timeout, "closing the store"):
+                await stack.aclose()
 
 
 @asynccontextmanager
@@ -77,26 +108,41 @@ def show(value: Any) -> str:
 
 
 class Recorder:
-    """Wraps a store and writes each call as a line of a reproduction."""
+    """Wraps a store, writes each call as a line of a reproduction, and raises
+    `StoreHung` for a call that takes more than `timeout` seconds.
 
-    def __init__(self, store: MemoryStore) -> None:
+    `record=False` makes a call that the reproduction leaves out (a repeated call
+    while an eventual store settles, or one of many concurrent ones).
+    """
+
+    def __init__(self, store: MemoryStore, timeout: float | None = None) -> None:
         self.inner = store
+        self.timeout = timeout
         self.lines: list[str] = []
 
     def note(self, line: str) -> None:
         self.lines.append(line)
 
-    async def store(self, item: MemoryItem) -> UUID:
-        self.lines.append(f"await store.store({show(item)})")
-        return await self.inner.store(item)
+    async def _call(self, call: str, record: bool, awaitable: Awaitable[Any]) -> Any:
+        if record:
+            self.lines.append(f"await {call}")
+        async with within(self.timeout, call):
+            return await awaitable
 
-    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
-        self.lines.append(f"await store.retrieve({show(item_id)})")
-        return await self.inner.retrieve(item_id)
+    async def store(self, item: MemoryItem, *, record: bool = True) -> UUID:
+        call = f"store.store({show(item)})"
+        returned: UUID = await self._call(call, record, self.inner.store(item))
+        return returned
 
-    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
-        self.lines.append(f"await store.search({show(query)})")
-        return await self.inner.search(query)
+    async def retrieve(self, item_id: UUID, *, record: bool = True) -> MemoryItem | None:
+        call = f"store.retrieve({show(item_id)})"
+        returned: MemoryItem | None = await self._call(call, record, self.inner.retrieve(item_id))
+        return returned
+
+    async def search(self, query: MemoryQuery, *, record: bool = True) -> list[MemoryItem]:
+        call = f"store.search({show(query)})"
+        returned: list[MemoryItem] = await self._call(call, record, self.inner.search(query))
+        return returned
 
     def reproduction(self) -> str:
         return "\n".join(self.lines)

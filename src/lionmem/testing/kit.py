@@ -18,7 +18,7 @@ from uuid import UUID
 
 from lionmem.protocols._arguments import require_type
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
-from lionmem.testing._harness import Recorder, StoreFactory, open_store, show, workspace
+from lionmem.testing._harness import Recorder, StoreFactory, StoreHung, open_store, show, workspace
 from lionmem.testing.profile import (
     ContentKind,
     Durability,
@@ -142,14 +142,21 @@ class ConformanceKit:
     """
 
     def __init__(
-        self, factory: StoreFactory, profile: FidelityProfile, *, stateful_examples: int = 60
+        self,
+        factory: StoreFactory,
+        profile: FidelityProfile,
+        *,
+        stateful_examples: int = 60,
+        timeout: float | None = 30.0,
     ) -> None:
         """Check the arguments; no store is built before a check runs.
 
         Raises:
             TypeError: `factory` is not callable, `profile` is not a
-                `FidelityProfile`, or `stateful_examples` is not an int.
-            ValueError: `stateful_examples` is less than 1.
+                `FidelityProfile`, `stateful_examples` is not an int, or `timeout`
+                is not a number or `None`.
+            ValueError: `stateful_examples` is less than 1, or `timeout` is not a
+                positive, finite number of seconds.
         """
         if not callable(factory):
             raise TypeError(f"factory must be callable, got {type(factory).__name__}")
@@ -157,12 +164,20 @@ class ConformanceKit:
         require_type(stateful_examples, "stateful_examples", int)
         if stateful_examples < 1:
             raise ValueError(f"stateful_examples must be at least 1, got {stateful_examples}")
+        if timeout is not None:
+            if type(timeout) not in (int, float):
+                raise TypeError(f"timeout must be a number of seconds or None, got {type(timeout).__name__}")
+            if not 0 < timeout < math.inf:
+                raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout!r}")
         self.factory = factory
         """Builds each fresh store."""
         self.profile = profile
         """What the stores declare."""
         self.stateful_examples = stateful_examples
         """How many call sequences the stateful comparison tries."""
+        self.timeout = timeout
+        """Seconds that opening a store, one call on it, or closing it may take before
+        the check fails with "did not finish"; `None` waits for ever."""
 
     # -- running --------------------------------------------------------------
 
@@ -211,14 +226,22 @@ class ConformanceKit:
             # The state machine runs its own event loops, so it cannot share this one.
             return await asyncio.to_thread(self._stateful)
         check: Check = getattr(ConformanceKit, f"_{name}")
+        recorder: Recorder | None = None
+        observed, passed = "", False
         async with workspace() as path:
-            async with open_store(self.factory, path) as store:
-                recorder = Recorder(store)
-                try:
-                    observed, passed = await check(self, recorder, path)
-                except Exception as exc:
-                    observed, passed = f"raised {type(exc).__name__}: {exc}", False
-        return CheckResult(name, declared, observed, passed, recorder.reproduction())
+            try:
+                async with open_store(self.factory, path, self.timeout) as store:
+                    recorder = Recorder(store, self.timeout)
+                    try:
+                        observed, passed = await check(self, recorder, path)
+                    except StoreHung as exc:
+                        observed, passed = str(exc), False
+                    except Exception as exc:
+                        observed, passed = f"raised {type(exc).__name__}: {exc}", False
+            except StoreHung as exc:  # opening or closing
+                observed, passed = "; then ".join(filter(None, (observed, str(exc)))), False
+        steps = "" if recorder is None else recorder.reproduction()
+        return CheckResult(name, declared, observed, passed, steps)
 
     def declared(self, name: str) -> str:
         """What the profile promises for the check `name`, as its `CheckResult`
@@ -245,9 +268,12 @@ class ConformanceKit:
             missing = f"needs hypothesis ({exc}); pip install 'lionmem[testing]'"
             return CheckResult("stateful", declared, missing, False, "")
         try:
-            compare_with_reference(self.factory, self.profile, max_examples=self.stateful_examples)
+            compare_with_reference(
+                self.factory, self.profile, max_examples=self.stateful_examples, timeout=self.timeout
+            )
         except AssertionError as exc:
-            steps = "\n".join(getattr(exc, "__notes__", []))
+            # A hang's calls are on the StoreHung that caused it.
+            steps = "\n".join(getattr(exc, "__notes__", None) or getattr(exc.__cause__, "__notes__", []))
             return CheckResult("stateful", declared, str(exc).splitlines()[0], False, steps)
         return CheckResult("stateful", declared, "agrees", True, "")
 
@@ -284,7 +310,7 @@ class ConformanceKit:
     async def _visible(self, rec: Recorder, query: MemoryQuery, want: int) -> list[MemoryItem]:
         """Search, waiting for `want` results when the store declares eventual visibility."""
         return await self._eventually(
-            rec.search(query), lambda: rec.inner.search(query), lambda found: len(found) >= want
+            rec.search(query), lambda: rec.search(query, record=False), lambda found: len(found) >= want
         )
 
     async def _retrieved(
@@ -293,7 +319,7 @@ class ConformanceKit:
         """Retrieve, waiting (for an eventual store) until the item, or that content, shows."""
         return await self._eventually(
             rec.retrieve(item_id),
-            lambda: rec.inner.retrieve(item_id),
+            lambda: rec.retrieve(item_id, record=False),
             lambda got: got is not None and (content is None or got.content == content),
         )
 
@@ -370,9 +396,9 @@ class ConformanceKit:
     async def _concurrent_writes(self, rec: Recorder, path: Path) -> tuple[str, bool]:
         items = [_item(n, content=f"c{n}") for n in range(1, 201)]
         rec.note("await asyncio.gather(*(store.store(i) for i in items))  # 200 items")
-        await asyncio.gather(*(rec.inner.store(item) for item in items))
+        await asyncio.gather(*(rec.store(item, record=False) for item in items))
         found = await self._visible(rec, MemoryQuery(limit=_ALL), len(items))
-        missing = [i.id.int for i in items if await rec.inner.retrieve(i.id) is None]
+        missing = [i.id.int for i in items if await rec.retrieve(i.id, record=False) is None]
         listed = len({i.id for i in found})
         if missing or listed != len(items):
             return f"{len(missing)} of 200 not retrievable, {listed} listed by search", False
@@ -611,8 +637,8 @@ class ConformanceKit:
         item = _item(1, content="durable", tags=["d"], metadata={"k": "v"})
         await self._fill(rec, [item])
         rec.note("# close the store and open it again on the same backing")
-        async with open_store(self.factory, path) as reopened:
-            again = await Recorder(reopened).retrieve(item.id)
+        async with open_store(self.factory, path, self.timeout) as reopened:
+            again = await Recorder(reopened, self.timeout).retrieve(item.id)
         rec.note("await store.retrieve(UUID(int=1))")
         if again is None:
             observed = Durability.PROCESS.value

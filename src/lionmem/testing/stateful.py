@@ -27,7 +27,7 @@ from hypothesis.stateful import (
 )
 
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery
-from lionmem.testing._harness import StoreFactory, open_store, show
+from lionmem.testing._harness import StoreFactory, StoreHung, open_store, show, within
 from lionmem.testing.profile import (
     FidelityProfile,
     FilterEquality,
@@ -109,12 +109,16 @@ class _AgainstReference(RuleBasedStateMachine):
     items: st.SearchStrategy[MemoryItem]
     queries: st.SearchStrategy[MemoryQuery]
     ordered: bool
+    timeout: float | None
 
     def __init__(self) -> None:
         super().__init__()
         self.loop = asyncio.new_event_loop()
         self.workspace = tempfile.TemporaryDirectory(prefix="lionmem-kit-")
-        self.opened = open_store(type(self).factory, Path(self.workspace.name))
+        self.opened = open_store(type(self).factory, Path(self.workspace.name), self.timeout)
+        self.calls: list[str] = []
+        """The calls on the store so far, for the report of one that hangs."""
+        self.hung = False
         self.store = self.run(self.opened.__aenter__())
         self.reference = InMemoryStore()
         self.ids: list[UUID] = []
@@ -131,8 +135,19 @@ class _AgainstReference(RuleBasedStateMachine):
         """Run a call on the store under test. An exception other than `allowed` is a
         difference from the reference, reported with the `call` that raised it and
         shrunk like any other, not an error of the kit."""
+        shown = f"store.{call()}"
+        self.calls.append(f"await {shown}")
+
+        async def timed() -> T:
+            async with within(self.timeout, shown):
+                return await coroutine
+
         try:
-            return self.run(coroutine)
+            return self.run(timed())
+        except StoreHung as hung:
+            self.hung = True
+            hung.add_note("\n".join(self.calls))
+            raise
         except allowed:
             raise
         except Exception as exc:
@@ -141,6 +156,10 @@ class _AgainstReference(RuleBasedStateMachine):
     def teardown(self) -> None:
         try:
             self.run(self.opened.__aexit__(None, None, None))
+        except StoreHung:
+            if not self.hung:
+                raise
+            # A store that hung on a call may hang on closing too; the call is the report.
         finally:
             self.loop.close()
             self.workspace.cleanup()
@@ -244,13 +263,16 @@ def compare_with_reference(
     *,
     max_examples: int = 60,
     step_count: int = 20,
+    timeout: float | None = None,
 ) -> None:
     """Drive a store built by `factory` and an `InMemoryStore` with the same calls.
 
     Raises:
         AssertionError: a call disagrees on a dimension the profile declares equal,
             even once: a difference that does not repeat when replayed is reported
-            as such.
+            as such. Or opening the store, closing it or one call took more than
+            `timeout` seconds; that ends the comparison at once, unshrunk, caused
+            by a `StoreHung` whose `__notes__` are the calls so far.
     """
     items, queries = _strategies(profile)
     machine = type(
@@ -262,6 +284,7 @@ def compare_with_reference(
             "items": items,
             "queries": queries,
             "ordered": _ordered(profile),
+            "timeout": timeout,
         },
     )
     try:
@@ -283,6 +306,8 @@ def compare_with_reference(
                 phases=[phase for phase in Phase if phase is not Phase.explain],
             ),
         )
+    except StoreHung as hung:
+        raise AssertionError(str(hung)) from hung
     except Flaky as exc:
         raise AssertionError(
             f"a difference that did not repeat when the calls were replayed: {_first_difference(exc)}"
