@@ -194,6 +194,9 @@ def test_an_at_after_the_host_is_refused_but_not_in_the_query() -> None:
         ("host=db.invalid password=Qx7 Zp4!", 'missing "=" after "***"'),
         ("postgresql://me:Qx7Zp4@[::1/db", 'matching "]" in IPv6 host address in URI: "postgresql://me:***@[::1/db"'),
         ("postgresql://me:Qx7Zp4@[::1]x/db", 'unexpected character "x"'),
+        # A short password is masked where it stands apart, not inside other words.
+        ("postgresql://me:e@[::1/db", 'matching "]" in IPv6 host address in URI: "postgresql://me:***@[::1/db"'),
+        ("postgresql://me:e@db.invalid/db%ZZ", 'invalid percent-encoded token: "db%ZZ"'),
         # With no password, nothing is masked.
         ("host=db.invalid port", 'missing "=" after "port"'),
         ("postgresql://db.invalid/x?colour=red", 'invalid URI query parameter: "colour"'),
@@ -203,6 +206,15 @@ def test_a_dsn_libpq_cannot_read_is_refused_without_its_password(dsn: str, compl
     with pytest.raises(ValueError, match=re.escape(complaint)) as refused:
         PostgresMemoryStore.open(dsn, namespace="n")
     assert "Qx7" not in str(refused.value) and "Zp4" not in str(refused.value)
+
+
+def test_a_short_password_is_masked_only_where_it_stands_apart(pg_url: str) -> None:
+    """Not inside the words and addresses of the server's answer."""
+    for password, intact in [("pass", "password authentication failed"), ("1", '"127.0.0.1"')]:
+        dsn = psycopg.conninfo.make_conninfo(pg_url, password=password, host="127.0.0.1")
+        with pytest.raises(StoreUnavailableError) as failure:
+            run(open_only(dsn, namespace="n", timeout=5))
+        assert intact in str(failure.value) and "password=***" in str(failure.value)
 
 
 def test_a_key_value_dsn_error_still_names_an_unknown_key() -> None:

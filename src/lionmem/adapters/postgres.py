@@ -200,6 +200,16 @@ def _refuse_bare_at(dsn: str) -> None:
 
 
 _QUOTED = re.compile(r'"([^"]*)"')
+_APART = r"""\s"'=:@/,()"""
+"""What may stand beside a password where a message shows it whole: its URL's
+userinfo, a quoted word or a `key=value` pair."""
+
+
+def _masked(message: str, password: str) -> str:
+    """`message` with `password` masked where it stands apart, not inside a longer
+    word: a password of `1` or `pass` masked everywhere would make "127.0.0.1" and
+    "password authentication failed" unreadable."""
+    return re.sub(rf"(?<![^{_APART}]){re.escape(password)}(?![^{_APART}])", "***", message)
 
 
 def _without_password(message: str, dsn: str) -> str:
@@ -210,7 +220,7 @@ def _without_password(message: str, dsn: str) -> str:
     if "://" in dsn:
         userinfo, at, _ = _url_parts(dsn)[0].rpartition("@")
         password = userinfo.partition(":")[2] if at else ""
-        return message.replace(password, "***") if password else message
+        return _masked(message, password) if password else message
     if "password" not in dsn:
         return message
 
@@ -226,7 +236,7 @@ def _unavailable(conninfo: str, error: Exception) -> StoreUnavailableError:
     message = str(error)
     password = conninfo_to_dict(conninfo).get("password")
     if password:
-        message = message.replace(str(password), "***")
+        message = _masked(message, str(password))
     return StoreUnavailableError(f"PostgreSQL at {_redacted(conninfo)} is unavailable: {message}")
 
 
