@@ -206,6 +206,21 @@ def test_an_in_memory_database_is_refused(path: str | Path) -> None:
         SQLiteMemoryStore.open(path)
 
 
+def test_an_empty_path_is_refused_as_empty_not_as_the_current_directory() -> None:
+    with pytest.raises(ValueError, match="^path is empty; name the database file$"):
+        SQLiteMemoryStore.open("")
+
+
+def test_the_repr_names_the_file_and_whether_the_store_is_open(tmp_path: Path) -> None:
+    async def body() -> None:
+        store = await SQLiteMemoryStore.open(tmp_path / "r.db")
+        assert repr(store) == f"<SQLiteMemoryStore {str(tmp_path / 'r.db')!r} open>"
+        await store.close()
+        assert repr(store) == f"<SQLiteMemoryStore {str(tmp_path / 'r.db')!r} closed>"
+
+    run(body())
+
+
 @pytest.mark.parametrize("check", STORE_CHECKS, ids=[c.__name__.removeprefix("assert_") for c in STORE_CHECKS])
 def test_the_shared_store_checks(tmp_path: Path, check: StoreCheck) -> None:
     with_store(tmp_path / "m.db", check)

@@ -450,9 +450,9 @@ class SQLiteMemoryStore(ClosesOnExit):
         readers that should not leave an empty file behind a mistyped path.
 
         Raises:
-            ValueError: `path` is `":memory:"` (each connection would get its own
-                database; `InMemoryStore` is the store for memory that ends with the
-                process), or a bad setting.
+            ValueError: `path` is empty, or `":memory:"` (each connection would get
+                its own database; `InMemoryStore` is the store for memory that ends
+                with the process), or a bad setting.
             IncompatibleDatabaseError: the file is not a lionmem database, or is newer,
                 or `path` is a directory, a device, a pipe or a socket.
             FileNotFoundError: the directory that should hold the file does not exist,
@@ -462,6 +462,9 @@ class SQLiteMemoryStore(ClosesOnExit):
         """
         if not isinstance(path, str | os.PathLike):
             raise TypeError(f"path must be a str or a path, got {type(path).__name__}")
+        if os.fspath(path) == "":
+            # Path("") is the current directory, which the file checks would report.
+            raise ValueError("path is empty; name the database file")
         if str(path) == ":memory:":
             raise ValueError(
                 "SQLiteMemoryStore needs a file: ':memory:' would give its writer and its "
@@ -472,6 +475,9 @@ class SQLiteMemoryStore(ClosesOnExit):
         busy_ms = milliseconds("busy_timeout", busy_timeout, zero=True)
         require_type(create, "create", bool)
         return PendingOpen(partial(_open, Path(path), busy_ms, synchronous, create))
+
+    def __repr__(self) -> str:
+        return f"<SQLiteMemoryStore {str(self.path)!r} {'closed' if self.closed else 'open'}>"
 
     # -- lifecycle --------------------------------------------------------------
 
