@@ -11,6 +11,7 @@ from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore,
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
+from lionmem.testing import REFERENCE_PROFILE, ConformanceKit
 
 
 class BareStore:
@@ -82,3 +83,14 @@ async def durable_stores(path: Path, dsn: str) -> None:
     async with open_store("sqlite:///notes.db") as named:
         assert_type(named, MemoryStore)
         Branch(memory=named)
+
+
+def conformance_kits() -> None:
+    """Any structural adapter's class or factory; a timeout in seconds, or none."""
+
+    def on_workspace(workspace: Path) -> AbstractAsyncContextManager[SQLiteMemoryStore]:
+        return SQLiteMemoryStore.open(workspace / "kit.db")
+
+    ConformanceKit(BareStore, REFERENCE_PROFILE, timeout=5)
+    ConformanceKit(InMemoryStore, REFERENCE_PROFILE, stateful_examples=10, timeout=None)
+    ConformanceKit(on_workspace, REFERENCE_PROFILE, timeout=2.5)

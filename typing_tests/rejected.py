@@ -12,6 +12,7 @@ from uuid import UUID
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
+from lionmem.testing import REFERENCE_PROFILE, ConformanceKit
 
 
 def wants_a_store(store: MemoryStore) -> MemoryStore:
@@ -90,3 +91,9 @@ async def unopened_stores(path: Path, dsn: str) -> None:
     Branch(memory=PostgresMemoryStore.open(dsn, namespace="n"))  # type: ignore[arg-type]
     SQLiteMemoryStore.open(path, synchronous="OFF")  # type: ignore[arg-type]
     PostgresMemoryStore.open(dsn)  # type: ignore[call-arg]
+
+
+def conformance_kits() -> None:
+    """The kit's options are keyword-only and typed."""
+    ConformanceKit(InMemoryStore, REFERENCE_PROFILE, timeout="30")  # type: ignore[arg-type]
+    ConformanceKit(InMemoryStore, REFERENCE_PROFILE, 60)  # type: ignore[call-arg]
