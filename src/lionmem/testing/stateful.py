@@ -271,8 +271,8 @@ def compare_with_reference(
         AssertionError: a call disagrees on a dimension the profile declares equal,
             even once: a difference that does not repeat when replayed is reported
             as such. Or opening the store, closing it or one call took more than
-            `timeout` seconds; that ends the comparison at once, unshrunk, caused
-            by a `StoreHung` whose `__notes__` are the calls so far.
+            `timeout` seconds; that ends the comparison at once, unshrunk, and
+            the exception's `__cause__` has the calls so far as its `__notes__`.
     """
     items, queries = _strategies(profile)
     machine = type(
