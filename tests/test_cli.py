@@ -279,6 +279,21 @@ def test_put_get_and_search_postgres_by_url(pg_url: str, capsys: pytest.CaptureF
     assert run_cli(capsys, "get", other, KNOWN)[0] == 1
 
 
+def test_a_read_that_finds_nothing_in_an_empty_store_says_so(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A mistyped namespace is an empty one: the read says the store is empty, on
+    stderr, and a read that finds nothing in a store with items says nothing."""
+    namespace = f"cli-{uuid4().hex[:12]}"
+    assert run_cli(capsys, "put", with_namespace(pg_url, namespace), "kept", "--id", KNOWN)[0] == 0
+    note = "python -m lionmem: note: the store holds no items; is its name right?\n"
+    mistyped = with_namespace(pg_url, namespace + "x")
+    assert run_cli(capsys, "search", mistyped, "--text", "kept") == (0, "", note)
+    assert run_cli(capsys, "get", mistyped, KNOWN) == (1, "", f"no item {KNOWN}\n" + note)
+    right = with_namespace(pg_url, namespace)
+    assert run_cli(capsys, "search", right, "--text", "absent") == (0, "", "")
+    assert run_cli(capsys, "search", right, "--limit", "0") == (0, "", "")
+    assert run_cli(capsys, "get", right, str(UUID(int=1))) == (1, "", f"no item {UUID(int=1)}\n")
+
+
 def test_an_error_the_server_answers_with_is_a_store_error(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     # The application's own lock_timeout, passed on to libpq, ends a write that waits
     # on a row another client holds: status 1 and the server's message, no traceback.

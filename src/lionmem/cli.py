@@ -271,6 +271,7 @@ def _command(args: argparse.Namespace) -> Callable[[MemoryStore], Awaitable[int]
             found = await store.retrieve(item_id)
             if found is None:
                 print(f"no item {item_id}", file=sys.stderr)
+                await _note_if_empty(store)
                 return 1
             _print_items([found])
             return 0
@@ -281,10 +282,20 @@ def _command(args: argparse.Namespace) -> Callable[[MemoryStore], Awaitable[int]
     )
 
     async def search(store: MemoryStore) -> int:
-        _print_items(await store.search(query))
+        found = await store.search(query)
+        _print_items(found)
+        if not found:
+            await _note_if_empty(store)
         return 0
 
     return search
+
+
+async def _note_if_empty(store: MemoryStore) -> None:
+    """Say on stderr when a read found nothing because the store holds nothing: a
+    mistyped PostgreSQL namespace is not an error, only an empty namespace."""
+    if not await store.search(MemoryQuery(limit=1)):
+        print("python -m lionmem: note: the store holds no items; is its name right?", file=sys.stderr)
 
 
 async def _run(
