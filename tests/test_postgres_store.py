@@ -954,6 +954,38 @@ def test_a_server_restart_fails_fast_applies_nothing_half_and_recovers(caplog: p
         assert all(server.password not in record.getMessage() for record in caplog.records)
 
 
+def test_a_cancelled_batch_is_written_whole_or_not_at_all(pg_url: str) -> None:
+    """Cancelled at any point, a batch is rolled back or, cancelled while it
+    commits, kept whole; the connection it held serves the next call."""
+    delays = [0, 0.001, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32]
+
+    async def body(store: PostgresMemoryStore) -> list[tuple[str, int]]:
+        outcomes: list[tuple[str, int]] = []
+        for delay in delays:
+            batch = [MemoryItem(content=f"{delay} {n}") for n in range(3_000)]
+            writing = asyncio.ensure_future(store.store_many(batch))
+            await asyncio.sleep(delay)
+            writing.cancel()
+            try:
+                await writing
+                outcome = "finished"
+            except asyncio.CancelledError:
+                outcome = "cancelled"
+            kept = [await store.retrieve(i.id) is not None for i in (batch[0], batch[-1])]
+            found = await store.search(MemoryQuery(text=f"{delay} ", limit=10_000))
+            outcomes.append((outcome, len(found)))
+            assert kept == [bool(found)] * 2
+        after = MemoryItem(content="after")
+        await store.store(after)
+        assert await store.retrieve(after.id) == after
+        return outcomes
+
+    outcomes = with_store(pg_url, body, max_size=1)
+    assert all(count in (0, 3_000) for _, count in outcomes), outcomes
+    assert ("cancelled", 0) in outcomes  # the early cancellations did stop their batch
+    assert all(count == 3_000 for outcome, count in outcomes if outcome == "finished")
+
+
 def test_a_batch_in_flight_when_the_server_dies_is_all_or_nothing() -> None:
     with running_server() as server:
         batch = [MemoryItem(content=f"n{i}", metadata={"pad": "x" * 200}) for i in range(20_000)]

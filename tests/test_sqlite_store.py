@@ -1418,6 +1418,51 @@ def test_a_cancelled_close_still_closes_everything(tmp_path: Path) -> None:
     assert not path.with_name("m.db-wal").exists()
 
 
+def test_a_cancelled_write_is_dropped_before_it_starts_and_finished_whole_after(tmp_path: Path) -> None:
+    """Cancelling a write waiting for the store's thread drops it; once the thread
+    runs it, it commits whole, though its caller was cancelled."""
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        release = threading.Event()
+        long_call = asyncio.ensure_future(store._on_writer(release.wait, 30))  # noqa: SLF001
+        queued = [MemoryItem(content="queued one"), *(MemoryItem(content=f"queued {n}") for n in range(50))]
+        calls = [asyncio.ensure_future(store.store(queued[0])), asyncio.ensure_future(store.store_many(queued[1:]))]
+        await asyncio.sleep(0.05)
+        for call in calls:
+            call.cancel()
+        # The cancellation reaches the thread's queue a loop turn later; a write the
+        # thread took up meanwhile would commit whole instead.
+        await asyncio.sleep(0.01)
+        release.set()
+        assert await long_call is True
+        for call in calls:
+            with pytest.raises(asyncio.CancelledError):
+                await call
+        assert [await store.retrieve(i.id) for i in queued] == [None] * len(queued)
+
+        started, go = threading.Event(), threading.Event()
+        write = store._write  # noqa: SLF001
+
+        def held_write(rows: Any) -> None:
+            started.set()
+            go.wait(30)
+            write(rows)
+
+        store._write = held_write  # type: ignore[method-assign,assignment]  # noqa: SLF001
+        running = [MemoryItem(content=f"running {n}") for n in range(50)]
+        call = asyncio.ensure_future(store.store_many(running))
+        while not started.is_set():
+            await asyncio.sleep(0.005)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        go.set()
+        await store.search(MemoryQuery(limit=0))  # queued behind the write: it has ended
+        assert [await store.retrieve(i.id) for i in running] == running
+
+    with_store(tmp_path / "m.db", body)
+
+
 def test_a_cancelled_close_finishes_on_its_own(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     before = set(threading.enumerate())

@@ -413,6 +413,9 @@ class PostgresMemoryStore(ClosesOnExit):
     async def store(self, item: MemoryItem) -> UUID:
         """Write `item`, replacing in place an item with its id in this namespace.
 
+        A cancelled write is rolled back, unless it was cancelled while the server
+        committed it: `retrieve` tells which.
+
         Raises:
             TypeError: not a `MemoryItem`, a value that is not JSON, or a U+0000
                 character; nothing is written.
@@ -434,7 +437,8 @@ class PostgresMemoryStore(ClosesOnExit):
         """Write several items in one transaction: all of them or, on error, none.
 
         A large batch is read 200 items at a time, letting other tasks run between
-        slices; nothing is written until every item has been read and checked.
+        slices; nothing is written until every item has been read and checked. A
+        cancelled call writes all of the items or none, as `store` does one.
 
         Raises:
             TypeError: `items` is not an iterable, or one `MemoryItem` alone; or

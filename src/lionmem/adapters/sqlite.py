@@ -516,6 +516,9 @@ class SQLiteMemoryStore(ClosesOnExit):
     async def store(self, item: MemoryItem) -> UUID:
         """Write `item` (replacing, in place, an item with its id) and return its id.
 
+        A write cancelled before the store's thread takes it up is dropped; once
+        taken up, it commits whole although its caller was cancelled.
+
         Raises:
             TypeError: not a `MemoryItem`, or content, tags or metadata that are not
                 JSON values; nothing is written.
@@ -534,7 +537,8 @@ class SQLiteMemoryStore(ClosesOnExit):
         """Write several items in one transaction: all of them or, on error, none.
 
         A large batch is read 200 items at a time, letting other tasks run between
-        slices; nothing is written until every item has been read and checked.
+        slices; nothing is written until every item has been read and checked. A
+        cancelled call writes all of the items or none, as `store` does one.
 
         Raises:
             TypeError: `items` is not an iterable, or one `MemoryItem` alone; or
