@@ -954,6 +954,36 @@ def test_a_server_restart_fails_fast_applies_nothing_half_and_recovers(caplog: p
         assert all(server.password not in record.getMessage() for record in caplog.records)
 
 
+def test_a_pool_whose_connections_are_all_in_use_is_reported_busy_not_unreachable(pg_url: str) -> None:
+    """A call that waits out the timeout for a connection because the store's other
+    calls hold them all says so; the server itself answers."""
+    held = MemoryItem(content="locked elsewhere")
+
+    async def body(store: PostgresMemoryStore) -> str:
+        await store.store(held)
+        async with await psycopg.AsyncConnection.connect(pg_url) as other:
+            await other.execute(
+                "SELECT 1 FROM lionmem_items WHERE namespace = %s FOR UPDATE", [store.namespace]
+            )
+            # The only connection waits for the row lock.
+            blocked = asyncio.ensure_future(store.store(held.model_copy(update={"content": "changed"})))
+            await asyncio.sleep(0.1)
+            with pytest.raises(StoreUnavailableError) as busy:
+                await store.retrieve(held.id)
+            assert not blocked.done()
+        await blocked  # the lock is gone with its transaction
+        again = await store.retrieve(held.id)
+        assert again is not None and again.content == "changed"
+        return str(busy.value)
+
+    message = with_store(pg_url, body, max_size=1, timeout=0.3)
+    assert message.endswith(
+        "is busy: all 1 connections of the store's pool stayed in use for 0.3 s; "
+        "raise max_size or timeout, or make fewer calls at once"
+    )
+    assert "unavailable" not in message and "***" in message
+
+
 def test_a_cancelled_batch_is_written_whole_or_not_at_all(pg_url: str) -> None:
     """Cancelled at any point, a batch is rolled back or, cancelled while it
     commits, kept whole; the connection it held serves the next call."""

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import re
 from functools import partial
-from collections.abc import Generator, Iterable
+from collections.abc import AsyncGenerator, Generator, Iterable
 from typing import Any, Final, LiteralString, cast
 from uuid import UUID
 
@@ -100,7 +100,9 @@ _UPSERT: LiteralString = """
 
 
 class StoreUnavailableError(ConnectionError):
-    """The server could not be reached, or did not answer, within the timeout.
+    """The server could not be reached, or did not answer, within the timeout; or
+    every connection of the store's pool stayed in use by its other calls for that
+    long, which the message says.
 
     A call the server answers with an error of its own, such as a deadlock with
     another client or a `lock_timeout` the application set, raises psycopg's error
@@ -287,6 +289,7 @@ class PostgresMemoryStore(ClosesOnExit):
         # The pool's waiters and maintenance tasks belong to the loop that opened it.
         self._loop = asyncio.get_running_loop()
         self._conninfo = conninfo
+        self._in_use = 0
         self.namespace = namespace
         """The namespace this store reads and writes."""
         self.trigram = trigram
@@ -387,6 +390,32 @@ class PostgresMemoryStore(ClosesOnExit):
         self._check_loop()
         return self._pool
 
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncGenerator[psycopg.AsyncConnection[Any], None]:
+        """A connection of the pool, with outages raised as `StoreUnavailableError`.
+
+        A pool that has no connection to give because this store's other calls hold
+        them all is told apart from a server that cannot be reached: both end in the
+        pool's timeout, and the remedies differ.
+        """
+        pool = self._live_pool()
+        with _outages_unavailable(self._conninfo):
+            try:
+                async with pool.connection() as conn:
+                    self._in_use += 1
+                    try:
+                        yield conn
+                    finally:
+                        self._in_use -= 1
+            except PoolTimeout:
+                if self._in_use < pool.max_size:
+                    raise
+                raise StoreUnavailableError(
+                    f"PostgreSQL at {_redacted(self._conninfo)} is busy: all {pool.max_size} "
+                    f"connections of the store's pool stayed in use for {pool.timeout:g} s; "
+                    "raise max_size or timeout, or make fewer calls at once"
+                ) from None
+
     async def _execute(
         self,
         query: sql.Composed | LiteralString,
@@ -394,19 +423,17 @@ class PostgresMemoryStore(ClosesOnExit):
         *,
         prepare: bool | None = None,
     ) -> list[tuple[Any, ...]]:
-        pool = self._live_pool()
-        with _outages_unavailable(self._conninfo):
-            async with pool.connection() as conn:
-                cursor = await conn.execute(query, list(params), prepare=prepare)
-                rows: list[tuple[Any, ...]] = []
-                # psycopg builds rows on the loop's thread as they are fetched: a slice
-                # at a time, letting other tasks run between slices of a long result.
-                while cursor.description and (chunk := await cursor.fetchmany(SHARE_EVERY)):
-                    rows += chunk
-                    if len(chunk) < SHARE_EVERY:
-                        break
-                    await asyncio.sleep(0)
-                return rows
+        async with self._connection() as conn:
+            cursor = await conn.execute(query, list(params), prepare=prepare)
+            rows: list[tuple[Any, ...]] = []
+            # psycopg builds rows on the loop's thread as they are fetched: a slice
+            # at a time, letting other tasks run between slices of a long result.
+            while cursor.description and (chunk := await cursor.fetchmany(SHARE_EVERY)):
+                rows += chunk
+                if len(chunk) < SHARE_EVERY:
+                    break
+                await asyncio.sleep(0)
+            return rows
 
     # -- the protocol ------------------------------------------------------------------
 
@@ -453,13 +480,11 @@ class PostgresMemoryStore(ClosesOnExit):
         """
         batch = as_batch(items)
         rows = await encode_batch(batch, partial(_row, self.namespace))
-        pool = self._live_pool()
-        with _outages_unavailable(self._conninfo):
-            async with pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
-                # Two batches sharing ids could lock those rows in opposite orders and
-                # deadlock; one batch per namespace at a time cannot.
-                await cursor.execute(_BATCH_LOCK, [_LOCK_KEY, self.namespace])
-                await cursor.executemany(_UPSERT, rows)
+        async with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
+            # Two batches sharing ids could lock those rows in opposite orders and
+            # deadlock; one batch per namespace at a time cannot.
+            await cursor.execute(_BATCH_LOCK, [_LOCK_KEY, self.namespace])
+            await cursor.executemany(_UPSERT, rows)
         return [item.id for item in batch]
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
