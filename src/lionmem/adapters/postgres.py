@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import re
 from functools import partial
-from collections.abc import AsyncGenerator, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from typing import Any, Final, LiteralString, cast
 from uuid import UUID
 
@@ -170,12 +170,17 @@ def _is_outage(error: Exception) -> bool:
 
 
 @contextlib.contextmanager
-def _outages_unavailable(conninfo: str) -> Generator[None, None, None]:
+def _outages_unavailable(
+    conninfo: str, busy: Callable[[], StoreUnavailableError | None]
+) -> Generator[None, None, None]:
     """Raise an outage (see `_is_outage`) on an open store as `StoreUnavailableError`,
-    and any other error as psycopg reports it."""
+    or, for the pool's timeout, what `busy()` gives if anything, and any other error
+    as psycopg reports it."""
     try:
         yield
-    except (PoolTimeout, psycopg.OperationalError) as exc:
+    except PoolTimeout as exc:
+        raise busy() or _unavailable(conninfo, exc) from None
+    except psycopg.OperationalError as exc:
         if not _is_outage(exc):
             raise
         raise _unavailable(conninfo, exc) from None
@@ -390,31 +395,16 @@ class PostgresMemoryStore(ClosesOnExit):
         self._check_loop()
         return self._pool
 
-    @contextlib.asynccontextmanager
-    async def _connection(self) -> AsyncGenerator[psycopg.AsyncConnection[Any], None]:
-        """A connection of the pool, with outages raised as `StoreUnavailableError`.
-
-        A pool that has no connection to give because this store's other calls hold
-        them all is told apart from a server that cannot be reached: both end in the
-        pool's timeout, and the remedies differ.
-        """
-        pool = self._live_pool()
-        with _outages_unavailable(self._conninfo):
-            try:
-                async with pool.connection() as conn:
-                    self._in_use += 1
-                    try:
-                        yield conn
-                    finally:
-                        self._in_use -= 1
-            except PoolTimeout:
-                if self._in_use < pool.max_size:
-                    raise
-                raise StoreUnavailableError(
-                    f"PostgreSQL at {_redacted(self._conninfo)} is busy: all {pool.max_size} "
-                    f"connections of the store's pool stayed in use for {pool.timeout:g} s; "
-                    "raise max_size or timeout, or make fewer calls at once"
-                ) from None
+    def _busy(self, pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]]) -> StoreUnavailableError | None:
+        """For the pool's timeout: the error saying the pool is busy, if this store's
+        other calls hold every connection (the remedy differs from an outage's)."""
+        if self._in_use < pool.max_size:
+            return None
+        return StoreUnavailableError(
+            f"PostgreSQL at {_redacted(self._conninfo)} is busy: all {pool.max_size} "
+            f"connections of the store's pool stayed in use for {pool.timeout:g} s; "
+            "raise max_size or timeout, or make fewer calls at once"
+        )
 
     async def _execute(
         self,
@@ -423,17 +413,24 @@ class PostgresMemoryStore(ClosesOnExit):
         *,
         prepare: bool | None = None,
     ) -> list[tuple[Any, ...]]:
-        async with self._connection() as conn:
-            cursor = await conn.execute(query, list(params), prepare=prepare)
-            rows: list[tuple[Any, ...]] = []
-            # psycopg builds rows on the loop's thread as they are fetched: a slice
-            # at a time, letting other tasks run between slices of a long result.
-            while cursor.description and (chunk := await cursor.fetchmany(SHARE_EVERY)):
-                rows += chunk
-                if len(chunk) < SHARE_EVERY:
-                    break
-                await asyncio.sleep(0)
-            return rows
+        pool = self._live_pool()
+        with _outages_unavailable(self._conninfo, lambda: self._busy(pool)):
+            async with pool.connection() as conn:
+                self._in_use += 1
+                try:
+                    cursor = await conn.execute(query, list(params), prepare=prepare)
+                    rows: list[tuple[Any, ...]] = []
+                    # psycopg builds rows on the loop's thread as they are fetched: a
+                    # slice at a time, letting other tasks run between slices of a
+                    # long result.
+                    while cursor.description and (chunk := await cursor.fetchmany(SHARE_EVERY)):
+                        rows += chunk
+                        if len(chunk) < SHARE_EVERY:
+                            break
+                        await asyncio.sleep(0)
+                    return rows
+                finally:
+                    self._in_use -= 1
 
     # -- the protocol ------------------------------------------------------------------
 
@@ -480,11 +477,18 @@ class PostgresMemoryStore(ClosesOnExit):
         """
         batch = as_batch(items)
         rows = await encode_batch(batch, partial(_row, self.namespace))
-        async with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
-            # Two batches sharing ids could lock those rows in opposite orders and
-            # deadlock; one batch per namespace at a time cannot.
-            await cursor.execute(_BATCH_LOCK, [_LOCK_KEY, self.namespace])
-            await cursor.executemany(_UPSERT, rows)
+        pool = self._live_pool()
+        with _outages_unavailable(self._conninfo, lambda: self._busy(pool)):
+            async with pool.connection() as conn:
+                self._in_use += 1
+                try:
+                    async with conn.transaction(), conn.cursor() as cursor:
+                        # Two batches sharing ids could lock those rows in opposite
+                        # orders and deadlock; one batch per namespace at a time cannot.
+                        await cursor.execute(_BATCH_LOCK, [_LOCK_KEY, self.namespace])
+                        await cursor.executemany(_UPSERT, rows)
+                finally:
+                    self._in_use -= 1
         return [item.id for item in batch]
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
