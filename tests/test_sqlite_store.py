@@ -699,8 +699,25 @@ def test_long_needles_ask_the_index_for_their_opening_and_match_whole(tmp_path: 
         ("unrelated " * 40, [contents[2]]),
     ]:
         assert search_contents(tmp_path / f"{len(needle)}.db", items, text=needle) == expected
-    (driver,) = sqlite_module._drivers(MemoryQuery(text="x" * 100_000), [], {})  # noqa: SLF001
-    assert driver.params == ['"' + "x" * sqlite_module._PHRASE + '"']  # noqa: SLF001
+    (driver,) = sqlite_module._drivers(MemoryQuery(text="xyz" * 100_000), [], {})  # noqa: SLF001
+    assert driver.params == ['"xyz" "yzx" "zxy"']
+
+
+def test_the_index_is_asked_for_each_trigram_once_and_instr_decides(tmp_path: Path) -> None:
+    """Rows that hold every trigram of a needle, but not the needle, are candidates
+    only: a run of one letter holds the single trigram of a longer run."""
+    contents = ["x" * 5_000 + "y", "x" * 4_999, "yxx" + "x" * 60, "xyxy"]
+    items = [MemoryItem(content=c) for c in contents]
+    for number, (needle, expected) in enumerate([
+        ("x" * 100 + "y", [contents[0]]),
+        ("x" * 4_999, contents[:2]),
+        ("x" * 5_000, [contents[0]]),
+        ("yxxx", [contents[2]]),
+        ("xyx", [contents[3]]),
+    ]):
+        assert search_contents(tmp_path / f"{number}.db", items, text=needle) == expected
+    (driver,) = sqlite_module._drivers(MemoryQuery(text="X" * 64), [], {})  # noqa: SLF001
+    assert driver.params == ['"xxx"']
 
 
 def test_quotes_in_a_needle_are_text_for_the_trigram_index(tmp_path: Path) -> None:
