@@ -159,17 +159,6 @@ def _check(
     return 1 if failed else 0
 
 
-def _seconds(text: str) -> float:
-    """A positive, finite number of seconds, for argparse."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < seconds < math.inf:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive, finite number of seconds")
-    return seconds
-
-
 def _not_json(constant: str) -> NoReturn:
     raise ValueError(f"{constant} is not a JSON value")
 
@@ -351,7 +340,7 @@ def _parser() -> argparse.ArgumentParser:
         help=f"run only this check (repeatable): {', '.join(CHECKS)}",
     )
     check.add_argument(
-        "--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+        "--timeout", type=float, default=30.0, metavar="SECONDS",
         help="fail a check whose store takes longer to open, close or answer one call (default: 30)",
     )
     for command in (demo, put, get, search, check):

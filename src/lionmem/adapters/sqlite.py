@@ -168,6 +168,7 @@ _OPENING = 64
 """The most characters of a needle the trigram index is asked for: a 100,000-character
 needle of common words took 660 ms to look up whole; what matches its opening is
 then checked whole by instr()."""
+_PROBE = 256
 
 
 def _trigrams(opening: str) -> str:
@@ -182,7 +183,6 @@ def _trigrams(opening: str) -> str:
     starts = [*range(0, len(opening) - 2, 3), len(opening) - 3]
     trigrams = dict.fromkeys(opening[start : start + 3] for start in starts)
     return " ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
-_PROBE = 256
 
 
 def _indexable(folded: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 from uuid import UUID
 
+from lionmem.adapters.lifecycle import milliseconds
 from lionmem.protocols._arguments import require_type
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing._harness import Recorder, StoreFactory, StoreHung, open_store, show, workspace
@@ -155,8 +156,9 @@ class ConformanceKit:
             TypeError: `factory` is not callable, `profile` is not a
                 `FidelityProfile`, `stateful_examples` is not an int, or `timeout`
                 is not a number or `None`.
-            ValueError: `stateful_examples` is less than 1, or `timeout` is not a
-                positive, finite number of seconds.
+            ValueError: `stateful_examples` is less than 1, or `timeout` is not
+                above 0 and at most
+                [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT] seconds.
         """
         if not callable(factory):
             raise TypeError(f"factory must be callable, got {type(factory).__name__}")
@@ -165,10 +167,7 @@ class ConformanceKit:
         if stateful_examples < 1:
             raise ValueError(f"stateful_examples must be at least 1, got {stateful_examples}")
         if timeout is not None:
-            if type(timeout) not in (int, float):
-                raise TypeError(f"timeout must be a number of seconds or None, got {type(timeout).__name__}")
-            if not 0 < timeout < math.inf:
-                raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout!r}")
+            milliseconds("timeout", timeout, zero=False)
         self.factory = factory
         """Builds each fresh store."""
         self.profile = profile
