@@ -10,6 +10,7 @@ import json
 import string
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -1236,8 +1237,6 @@ def test_without_a_timeout_the_kit_waits_for_a_slow_store() -> None:
 
 
 def test_a_hang_ends_the_stateful_check_at_once_naming_the_calls() -> None:
-    import time
-
     HangingBoth.closes = 0
     started = time.monotonic()
     result = ConformanceKit(HangingBoth, DICT_PROFILE, timeout=QUICK).check("stateful")

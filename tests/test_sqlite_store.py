@@ -703,7 +703,7 @@ def test_long_needles_ask_the_index_for_their_opening_and_match_whole(tmp_path: 
     assert driver.params == ['"xyz" "yzx"']  # at 0, 3, ... 60, and the last, at 61
 
 
-def test_the_index_is_asked_for_each_trigram_once_and_instr_decides(tmp_path: Path) -> None:
+def test_the_index_is_asked_for_the_covering_trigrams_and_instr_decides(tmp_path: Path) -> None:
     """Rows that hold every trigram of a needle, but not the needle, are candidates
     only: a run of one letter holds the single trigram of a longer run."""
     contents = ["x" * 5_000 + "y", "x" * 4_999, "yxx" + "x" * 60, "xyxy"]

@@ -8,12 +8,14 @@ import tempfile
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 from uuid import UUID
 
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
 __all__ = ["Recorder", "StoreFactory", "StoreHung", "open_store", "show", "within"]
+
+T = TypeVar("T")
 
 StoreFactory: TypeAlias = Callable[
     ..., MemoryStore | Awaitable[MemoryStore] | AbstractAsyncContextManager[MemoryStore]
@@ -123,26 +125,20 @@ class Recorder:
     def note(self, line: str) -> None:
         self.lines.append(line)
 
-    async def _call(self, call: str, record: bool, awaitable: Awaitable[Any]) -> Any:
+    async def _call(self, call: str, record: bool, awaitable: Awaitable[T]) -> T:
         if record:
             self.lines.append(f"await {call}")
         async with within(self.timeout, call):
             return await awaitable
 
     async def store(self, item: MemoryItem, *, record: bool = True) -> UUID:
-        call = f"store.store({show(item)})"
-        returned: UUID = await self._call(call, record, self.inner.store(item))
-        return returned
+        return await self._call(f"store.store({show(item)})", record, self.inner.store(item))
 
     async def retrieve(self, item_id: UUID, *, record: bool = True) -> MemoryItem | None:
-        call = f"store.retrieve({show(item_id)})"
-        returned: MemoryItem | None = await self._call(call, record, self.inner.retrieve(item_id))
-        return returned
+        return await self._call(f"store.retrieve({show(item_id)})", record, self.inner.retrieve(item_id))
 
     async def search(self, query: MemoryQuery, *, record: bool = True) -> list[MemoryItem]:
-        call = f"store.search({show(query)})"
-        returned: list[MemoryItem] = await self._call(call, record, self.inner.search(query))
-        return returned
+        return await self._call(f"store.search({show(query)})", record, self.inner.search(query))
 
     def reproduction(self) -> str:
         return "\n".join(self.lines)
