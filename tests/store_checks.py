@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import math
 import pickle
 import random
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
@@ -244,6 +245,41 @@ async def assert_subclass_fields_are_never_dropped(store: MemoryStore) -> None:
     assert [i.id for i in await store.search(MemoryQuery())] == [tagged.id]
 
 
+async def assert_unvalidated_fields_refused(store: Batching) -> None:
+    """An item built without validation (`model_construct`) whose id is not a UUID or
+    whose `created_at` is not a finite float is refused, alone or in a batch, and
+    nothing is written: the store keeps answering, and the item's own row stays one."""
+    kept = MemoryItem(content="kept")
+    same = str(kept.id).upper()
+    bad = [
+        (MemoryItem.model_construct(id="abc", content="x"), TypeError, "^id is a str, not a UUID$"),
+        (MemoryItem.model_construct(id=same, content="x"), TypeError, "^id is a str, not a UUID$"),
+        (MemoryItem.model_construct(id=kept.id.int, content="x"), TypeError, "^id is an int, not a UUID$"),
+        (MemoryItem.model_construct(created_at="2026-01-01"), TypeError, "^created_at is a str, not a float$"),
+        (MemoryItem.model_construct(created_at=5), TypeError, "^created_at is an int, not a float$"),
+        (MemoryItem.model_construct(created_at=True), TypeError, "^created_at is a bool, not a float$"),
+        (MemoryItem.model_construct(created_at=math.nan), ValueError, "^created_at must be a finite timestamp, got nan$"),
+        (MemoryItem.model_construct(created_at=-math.inf), ValueError, "must be a finite timestamp, got -inf$"),
+    ]
+    await store.store(kept)
+    for item, error, message in bad:
+        with pytest.raises(error, match=message):
+            await store.store(item)
+        with pytest.raises(error, match=message):
+            await store.store_many([MemoryItem(content="batched"), item])
+    assert await store.search(MemoryQuery()) == [kept]
+    assert await store.retrieve(kept.id) == kept
+    # A float subclass is a float: it is kept as its value.
+    timed = MemoryItem.model_construct(created_at=_Seconds(1.5), content="timed")
+    await store.store(timed)
+    back = await store.retrieve(timed.id)
+    assert back is not None and type(back.created_at) is float and back.created_at == 1.5
+
+
+class _Seconds(float):
+    """A float of another type, as numpy's float64 is."""
+
+
 async def assert_limits_beyond_64_bits_agree(store: MemoryStore) -> None:
     """`MemoryQuery` takes any int as a limit; one beyond what SQL's LIMIT holds asks
     for every match, as slicing does, whichever path the store plans."""
@@ -437,6 +473,7 @@ STORE_CHECKS: list[StoreCheck] = [
     assert_many_tags_agree,
     assert_unicode_text_agrees,
     assert_subclass_fields_are_never_dropped,
+    assert_unvalidated_fields_refused,
     assert_nesting_limit_holds,
     assert_created_at_bit_exact,
     assert_large_batches_let_other_tasks_run,

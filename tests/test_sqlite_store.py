@@ -1043,7 +1043,7 @@ def test_round_trip_is_exact(tmp_path: Path) -> None:
     ("fields", "problem"),
     [
         ({"content": {1, 2}}, "content is a set, not a JSON value"),
-        ({"content": object()}, "content is a object, not a JSON value"),
+        ({"content": object()}, "content is an object, not a JSON value"),
         ({"content": math.nan}, "content is nan; NaN and infinity"),
         ({"content": [1, math.inf]}, r"content\[1\] is inf"),
         ({"content": (1, 2)}, "content is a tuple"),
@@ -1071,7 +1071,7 @@ def test_non_json_values_are_refused_and_nothing_is_written(
 
 
 @pytest.mark.parametrize(
-    ("tags", "problem"), [([1], r"tags\[0\] is a int, not a str"), ("ab", "tags is a str, not a list")]
+    ("tags", "problem"), [([1], r"tags\[0\] is an int, not a str"), ("ab", "tags is a str, not a list")]
 )
 def test_tags_that_skipped_validation_are_refused(tmp_path: Path, tags: object, problem: str) -> None:
     bad = MemoryItem.model_construct(tags=tags)

@@ -26,6 +26,7 @@ from uuid import UUID, uuid5
 
 from lionmem.adapters._encoding import MAX_NESTING, dumps
 from lionmem.adapters.urls import open_store
+from lionmem.protocols._arguments import kind_of
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.testing import (
     CHECKS,
@@ -124,7 +125,7 @@ def _check(
             raise ValueError(f"{factory_ref} is not callable")
     profile = REFERENCE_PROFILE if profile_ref is None else _load(profile_ref)
     if not isinstance(profile, FidelityProfile):
-        raise ValueError(f"{profile_ref} is a {type(profile).__name__}, not a FidelityProfile")
+        raise ValueError(f"{profile_ref} is {kind_of(profile)}, not a FidelityProfile")
     kit = ConformanceKit(cast("StoreFactory", factory), profile, timeout=timeout)
     selected = names or list(CHECKS)
     # Each row prints as its check ends, so a slow or stuck check shows where it is;

@@ -20,6 +20,7 @@ from uuid import UUID, SafeUUID
 
 from pydantic_core import from_json
 
+from lionmem.protocols._arguments import kind_of
 from lionmem.protocols.memory import MemoryItem
 
 __all__ = [
@@ -127,7 +128,7 @@ def _check_json(value: object, path: str, allow_nul: bool, levels: int, root: st
             raise TypeError(f"{path} is {value!r}; NaN and infinity are not JSON values")
         return
     if kind is not list and kind is not dict:
-        raise TypeError(f"{path} is a {kind.__name__}, not a JSON value")
+        raise TypeError(f"{path} is {kind_of(value)}, not a JSON value")
     if not levels:
         raise ValueError(
             f"{root} nests lists and objects more than {MAX_NESTING} levels deep; "
@@ -173,19 +174,28 @@ def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
                 f"{type(item).__name__} adds the field(s) {', '.join(added)}, which this store "
                 "would lose: it keeps MemoryItem's fields and returns MemoryItem"
             )
+    # Validation makes the id a UUID, created_at a finite float and tags a list of
+    # str; an item built without it (model_construct) could carry anything. A row whose
+    # id is not a UUID's canonical text could not be retrieved, would fail every search
+    # that reached it, and would stand beside the item's own row.
+    if not isinstance(item.id, UUID):
+        raise TypeError(f"id is {kind_of(item.id)}, not a UUID")
+    created_at = item.created_at
+    if not isinstance(created_at, float):
+        raise TypeError(f"created_at is {kind_of(created_at)}, not a float")
+    if not math.isfinite(created_at):
+        raise ValueError(f"created_at must be a finite timestamp, got {created_at!r}")
     check_json(item.content, "content", allow_nul=allow_nul)
-    # Validation makes tags a list of str; an item built without it (model_construct)
-    # could carry anything, and the tag index would store its text form.
     if type(item.tags) is not list:
-        raise TypeError(f"tags is a {type(item.tags).__name__}, not a list of str")
+        raise TypeError(f"tags is {kind_of(item.tags)}, not a list of str")
     for index, tag in enumerate(item.tags):
         if type(tag) is not str:
-            raise TypeError(f"tags[{index}] is a {type(tag).__name__}, not a str")
+            raise TypeError(f"tags[{index}] is {kind_of(tag)}, not a str")
     check_json(item.tags, "tags", allow_nul=allow_nul)
     check_json(item.metadata, "metadata", allow_nul=allow_nul)
     return EncodedItem(
         str(item.id),
-        item.created_at,
+        float(created_at),
         _dumps([item.content, item.tags, item.metadata]),
         fold(item.content),
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-__all__ = ["as_uuid", "require_type"]
+__all__ = ["as_uuid", "kind_of", "require_type"]
 
 
 def as_uuid(value: object, name: str) -> UUID:
@@ -28,6 +28,16 @@ def as_uuid(value: object, name: str) -> UUID:
     raise TypeError(f"{name} must be a UUID or its string form, got {type(value).__name__}")
 
 
+def kind_of(value: object) -> str:
+    """The type of `value` with its article, for messages: "an int", "a str"."""
+    name = type(value).__name__
+    return f"{_article(name)} {name}"
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[0] in "aeiouAEIOU" else "a"
+
+
 def require_type(value: object, name: str, kind: type) -> None:
     """Refuse a `value` that is not a `kind`, for callers without a type checker (such
     as settings read from a file); for `int`, a bool is refused too.
@@ -37,5 +47,4 @@ def require_type(value: object, name: str, kind: type) -> None:
     """
     if not isinstance(value, kind) or (kind is int and type(value) is bool):
         wanted = kind.__name__
-        article = "an" if wanted[0] in "aeiouAEIOU" else "a"
-        raise TypeError(f"{name} must be {article} {wanted}, got {type(value).__name__}")
+        raise TypeError(f"{name} must be {_article(wanted)} {wanted}, got {type(value).__name__}")

@@ -26,6 +26,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from lionmem.protocols._arguments import kind_of
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.testing._harness import StoreFactory, StoreHung, open_store, show, within
 from lionmem.testing.profile import (
@@ -223,7 +224,7 @@ class _AgainstReference(RuleBasedStateMachine):
             if got is None:
                 return f"retrieve({show(target)}) returned None"
             if not isinstance(got, MemoryItem):
-                return f"retrieve({show(target)}) returned a {type(got).__name__}, not a MemoryItem or None"
+                return f"retrieve({show(target)}) returned {kind_of(got)}, not a MemoryItem or None"
             if [getattr(got, f) for f in fields] != [getattr(want, f) for f in fields]:
                 return f"retrieve({show(target)}) returned {show(got)}, the reference {show(want)}"
             return None
@@ -240,7 +241,7 @@ class _AgainstReference(RuleBasedStateMachine):
             items = [r for r in results if isinstance(r, MemoryItem)]
             if len(items) < len(results):
                 wrong = next(r for r in results if not isinstance(r, MemoryItem))
-                return f"search({show(query)}) gave a {type(wrong).__name__} among its results, not a MemoryItem"
+                return f"search({show(query)}) gave {kind_of(wrong)} among its results, not a MemoryItem"
             found = [i.id.int for i in items]
             agrees = found == want if self.ordered else sorted(found) == sorted(want)
             if agrees:
