@@ -246,8 +246,8 @@ async def assert_subclass_fields_are_never_dropped(store: MemoryStore) -> None:
 
 
 async def assert_unvalidated_fields_refused(store: Batching) -> None:
-    """An item built without validation (`model_construct`) whose id is not a UUID or
-    whose `created_at` is not a finite float is refused, alone or in a batch, and
+    """An item built without validation (`model_construct`) whose id is not a UUID,
+    whose `created_at` is not a finite float or whose metadata is not a dict is refused, alone or in a batch, and
     nothing is written: the store keeps answering, and the item's own row stays one."""
     kept = MemoryItem(content="kept")
     same = str(kept.id).upper()
@@ -260,6 +260,8 @@ async def assert_unvalidated_fields_refused(store: Batching) -> None:
         (MemoryItem.model_construct(created_at=True), TypeError, "^created_at is a bool, not a float$"),
         (MemoryItem.model_construct(created_at=math.nan), ValueError, "^created_at must be a finite timestamp, got nan$"),
         (MemoryItem.model_construct(created_at=-math.inf), ValueError, "must be a finite timestamp, got -inf$"),
+        (MemoryItem.model_construct(metadata=["k", 1]), TypeError, "^metadata is a list, not a dict$"),
+        (MemoryItem.model_construct(metadata=None), TypeError, "^metadata is a NoneType, not a dict$"),
     ]
     await store.store(kept)
     for item, error, message in bad:

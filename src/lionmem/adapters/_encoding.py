@@ -174,8 +174,8 @@ def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
                 f"{type(item).__name__} adds the field(s) {', '.join(added)}, which this store "
                 "would lose: it keeps MemoryItem's fields and returns MemoryItem"
             )
-    # Validation makes the id a UUID, created_at a finite float and tags a list of
-    # str; an item built without it (model_construct) could carry anything. A row whose
+    # Validation makes the id a UUID, created_at a finite float, tags a list of str and
+    # metadata a dict; an item built without it (model_construct) could carry anything. A row whose
     # id is not a UUID's canonical text could not be retrieved, would fail every search
     # that reached it, and would stand beside the item's own row.
     if not isinstance(item.id, UUID):
@@ -192,6 +192,8 @@ def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
         if type(tag) is not str:
             raise TypeError(f"tags[{index}] is {kind_of(tag)}, not a str")
     check_json(item.tags, "tags", allow_nul=allow_nul)
+    if type(item.metadata) is not dict:
+        raise TypeError(f"metadata is {kind_of(item.metadata)}, not a dict")
     check_json(item.metadata, "metadata", allow_nul=allow_nul)
     return EncodedItem(
         str(item.id),
