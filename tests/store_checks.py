@@ -43,15 +43,15 @@ async def assert_searches_agree(store: MemoryStore, *, seed: int, rounds: int) -
     for item in items:
         await reference.store(item)
         await store.store(item)
-    # Queries may also name what no store can hold (U+0000, which PostgreSQL refuses)
-    # or what SQL gives a meaning to (wildcards, quotes).
-    values = [*AWKWARD, "\x00", "1\x00"]
-    keys = ["a", "b", "c", "a\x00", "b' OR '1'='1"]
+    # Queries may also name what no store can hold (U+0000, which PostgreSQL refuses,
+    # and lone surrogates) or what SQL gives a meaning to (wildcards, quotes).
+    values = [*AWKWARD, "\x00", "1\x00", "1\ud800"]
+    keys = ["a", "b", "c", "a\x00", "a\udc00", "b' OR '1'='1"]
     for _ in range(rounds):
         filters = {key: rng.choice(values) for key in rng.sample(keys, rng.randrange(3))}
         query = MemoryQuery(
-            text=rng.choice([None, None, "red", "BLUE", "m 1", "e", "\x00", "m%1", "_"]),
-            tags=rng.choice([None, None, ["x"], ["y", "z"], ["z", "z"], ["x\x00"], ["\x00", "y"]]),
+            text=rng.choice([None, None, "red", "BLUE", "m 1", "e", "\x00", "\ud800", "m%1", "_"]),
+            tags=rng.choice([None, None, ["x"], ["y", "z"], ["z", "z"], ["x\x00"], ["\x00", "y"], ["\udfff", "z"]]),
             filters=filters or None,
             limit=rng.choice([0, 1, 3, 20, 1000, -1, -3]),
         )
@@ -243,6 +243,55 @@ async def assert_subclass_fields_are_never_dropped(store: MemoryStore) -> None:
     assert back is not None and type(back) is MemoryItem
     assert (back.content, back.tags, back.created_at) == ("t", ["x"], tagged.created_at)
     assert [i.id for i in await store.search(MemoryQuery())] == [tagged.id]
+
+
+class EqualsNone:
+    """A filter value that a missing key matches, because `None == EqualsNone()`."""
+
+    def __eq__(self, other: object) -> bool:
+        return other is None
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+UNSTORABLE = ["\x00", "\ud800", "\udfff"]
+"""Characters no durable store keeps: U+0000 (PostgreSQL text cannot hold it) and
+lone surrogates (no string holding one is written)."""
+
+
+async def assert_unstorable_queries_agree(store: MemoryStore) -> None:
+    """A query naming a character no stored text, tag or key holds gets the reference's
+    answer, not an error: such text or string value matches nothing, such a tag is
+    on no item, and a filter on such a key compares `None`."""
+    items = [
+        MemoryItem(content="a b", tags=["t"], metadata={"k": "v"}),
+        MemoryItem(content="c", tags=["u"], metadata={"k": None}),
+    ]
+    reference = InMemoryStore()
+    for item in items:
+        await store.store(item)
+        await reference.store(item)
+    for odd in UNSTORABLE:
+        queries = [
+            MemoryQuery(text=odd),
+            MemoryQuery(text=f"a{odd}b", limit=-1),
+            MemoryQuery(tags=[f"a{odd}"]),
+            MemoryQuery(tags=["t", f"a{odd}"]),
+            MemoryQuery(tags=[f"a{odd}", "u"], limit=-1),
+            MemoryQuery(filters={"k": f"v{odd}"}),
+            MemoryQuery(filters={f"k{odd}": 1}),
+            MemoryQuery(filters={f"k{odd}": None}),
+            MemoryQuery(filters={f"k{odd}": None, "k": "v"}),
+            MemoryQuery(filters={f"k{odd}": EqualsNone()}),
+            MemoryQuery(filters={f"k{odd}": [1]}),
+            MemoryQuery(filters={"k": [f"v{odd}"]}),
+            MemoryQuery(filters={"k": {odd: 1}}),
+            MemoryQuery(text="a", tags=["t"], filters={f"k{odd}": None, "k": "v"}),
+        ]
+        for query in queries:
+            want = [i.id for i in await reference.search(query)]
+            assert [i.id for i in await store.search(query)] == want, query
+        assert len(await store.search(MemoryQuery(filters={f"k{odd}": None}))) == 2
 
 
 async def assert_unvalidated_fields_refused(store: Batching) -> None:
@@ -476,6 +525,7 @@ STORE_CHECKS: list[StoreCheck] = [
     assert_unicode_text_agrees,
     assert_subclass_fields_are_never_dropped,
     assert_unvalidated_fields_refused,
+    assert_unstorable_queries_agree,
     assert_nesting_limit_holds,
     assert_created_at_bit_exact,
     assert_large_batches_let_other_tasks_run,

@@ -602,49 +602,6 @@ def test_filters_follow_python_equality(pg_url: str) -> None:
     with_store(pg_url, body)
 
 
-class EqualsNone:
-    """A filter value that a missing key matches, because `None == EqualsNone()`."""
-
-    def __eq__(self, other: object) -> bool:
-        return other is None
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-def test_queries_holding_nul_follow_the_reference(pg_url: str) -> None:
-    # PostgreSQL text cannot hold U+0000, so no stored text, tag or key contains it;
-    # a query that names one must still give the reference's answer, not an error.
-    items = [
-        MemoryItem(content="a b", tags=["t"], metadata={"k": "v"}),
-        MemoryItem(content="c", tags=["u"], metadata={"k": None}),
-    ]
-    queries = [
-        MemoryQuery(text="\x00"),
-        MemoryQuery(text="a\x00b", limit=-1),
-        MemoryQuery(tags=["a\x00"]),
-        MemoryQuery(tags=["t", "a\x00"]),
-        MemoryQuery(filters={"k": "v\x00"}),
-        MemoryQuery(filters={"k\x00": 1}),
-        MemoryQuery(filters={"k\x00": None}),
-        MemoryQuery(filters={"k\x00": None, "k": "v"}),
-        MemoryQuery(filters={"k\x00": EqualsNone()}),
-        MemoryQuery(filters={"k\x00": [1]}),
-        MemoryQuery(filters={"k": ["v\x00"]}),
-    ]
-
-    async def body(store: PostgresMemoryStore) -> None:
-        reference = InMemoryStore()
-        for item in items:
-            await store.store(item)
-            await reference.store(item)
-        for query in queries:
-            want = [i.id for i in await reference.search(query)]
-            assert [i.id for i in await store.search(query)] == want, query
-        assert len(await store.search(MemoryQuery(filters={"k\x00": None}))) == 2
-
-    with_store(pg_url, body)
-
-
 def test_a_limited_search_reads_further_when_python_drops_candidates(pg_url: str) -> None:
     # 300 lists narrow by kind but fail Python's ==; the matches sit behind them.
     items = [MemoryItem(content=i, metadata={"v": [i + 10]}) for i in range(300)]

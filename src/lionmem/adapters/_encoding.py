@@ -21,7 +21,7 @@ from uuid import UUID, SafeUUID
 from pydantic_core import from_json
 
 from lionmem.protocols._arguments import kind_of
-from lionmem.protocols.memory import MemoryItem
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 __all__ = [
     "ENCODE_EVERY",
@@ -42,6 +42,7 @@ __all__ = [
     "fold",
     "loads",
     "matching",
+    "settle_unstorable",
 ]
 
 T = TypeVar("T")
@@ -313,6 +314,47 @@ def decode_in_slices(rows: Sequence[Row]) -> list[MemoryItem]:
         time.sleep(0)
         items += decode_rows(rows[start : start + SHARE_EVERY])
     return items
+
+
+def _unstorable(text: str, allow_nul: bool) -> bool:
+    """Whether `text` holds a character no stored string can: a lone surrogate, or
+    U+0000 when the database cannot keep it."""
+    return (not allow_nul and "\x00" in text) or (not text.isascii() and _SURROGATE.search(text) is not None)
+
+
+def settle_unstorable(query: MemoryQuery, *, allow_nul: bool) -> MemoryQuery | None:
+    """`query` without the predicates that name a string no stored item can hold (see
+    `check_json`), which are decided here: `None` when one of them rules out every
+    item, else the query that remains (`query` itself when it names none).
+
+    The reference matches such strings like any other; the database could not even
+    take one as a parameter. So text holding one matches nothing; a tag holding one
+    is on no item; a filter on a key holding one compares `None` for every item, as
+    `metadata.get(key)` does; and a string value holding one equals nothing stored.
+    """
+    if query.text and _unstorable(query.text, allow_nul):
+        return None
+    update: dict[str, Any] = {}
+    if query.tags:
+        tags = [tag for tag in query.tags if not _unstorable(tag, allow_nul)]
+        if not tags:
+            return None
+        if len(tags) < len(query.tags):
+            update["tags"] = tags
+    if query.filters:
+        filters: dict[str, Any] = {}
+        for key, value in query.filters.items():
+            if _unstorable(key, allow_nul):
+                # `==`, not `is`: the reference's comparison, whatever `value` is.
+                if not (None == value):
+                    return None
+            elif type(value) is str and _unstorable(value, allow_nul):
+                return None
+            else:
+                filters[key] = value
+        if len(filters) < len(query.filters):
+            update["filters"] = filters
+    return query.model_copy(update=update) if update else query
 
 
 def matching(

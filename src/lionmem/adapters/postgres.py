@@ -33,6 +33,7 @@ from lionmem.adapters._encoding import (
     encode_batch,
     encode_item,
     matching,
+    settle_unstorable,
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, milliseconds
@@ -128,19 +129,12 @@ def _filter_clause(key: str, value: object) -> tuple[LiteralString, list[object]
 
     JSON containment compares numbers as decimals, which agrees with Python's `==`
     (1 == 1.0, -0.0 == 0) up to 2**53; beyond that a float's shortest decimal form
-    need not equal the integer it is equal to. No stored key or string holds U+0000,
-    which PostgreSQL text cannot, so a filter naming one is settled here.
+    need not equal the integer it is equal to.
     """
-    if "\x00" in key:
-        # No item has this key, so `metadata.get(key) == value` is `None == value` for
-        # every one (==, not `is`: the reference's comparison, whatever `value` is).
-        return ("true" if None == value else "false"), [], True
     if value is None:
         return "(NOT metadata ? %s OR metadata -> %s = 'null'::jsonb)", [key, key], True
     kind = type(value)
     if kind is str:
-        if "\x00" in cast(str, value):
-            return "false", [], True
         return "metadata @> %s", [Jsonb({key: value})], True
     if kind in (bool, int, float) and abs(cast(float, value)) <= _EXACT_NUMBER:
         # Python equality: True == 1 == 1.0, but JSON true is not the number 1.
@@ -551,25 +545,26 @@ class PostgresMemoryStore(ClosesOnExit):
         return await self._execute(statement, params, prepare=False)
 
     def _plan(
-        self, query: MemoryQuery
+        self, asked: MemoryQuery
     ) -> tuple[sql.Composed, list[object], list[tuple[str, Any]], bool]:
-        if not isinstance(query, MemoryQuery):
-            raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
+        if not isinstance(asked, MemoryQuery):
+            raise TypeError(f"query must be a MemoryQuery, got {type(asked).__name__}")
         clauses: list[sql.Composable] = [sql.SQL("namespace = %s")]
         params: list[object] = [self.namespace]
+        # PostgreSQL text cannot hold U+0000, so neither can a stored string.
+        query = settle_unstorable(asked, allow_nul=False)
+        if query is None:
+            clauses.append(sql.SQL("false"))
+            query = asked.model_copy(update={"text": None, "tags": None, "filters": None})
         if query.text:
             needle = query.text.lower()
-            if "\x00" in needle:
-                clauses.append(sql.SQL("false"))  # no stored text holds U+0000
-            else:
-                escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                # LIKE lets a pg_trgm index narrow; strpos() decides, wildcards and all.
-                clauses.append(sql.SQL("folded LIKE %s AND strpos(folded, %s) > 0"))
-                params += [f"%{escaped}%", needle]
+            escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            # LIKE lets a pg_trgm index narrow; strpos() decides, wildcards and all.
+            clauses.append(sql.SQL("folded LIKE %s AND strpos(folded, %s) > 0"))
+            params += [f"%{escaped}%", needle]
         if query.tags:
-            # No stored tag holds U+0000; with no other tag left, `&&` matches nothing.
             clauses.append(sql.SQL("tags && %s::text[]"))
-            params.append([tag for tag in query.tags if "\x00" not in tag])
+            params.append(query.tags)
         recheck: list[tuple[str, Any]] = []
         for n, (key, value) in enumerate((query.filters or {}).items()):
             narrowing = _filter_clause(key, value) if n < SQL_FILTERS else None

@@ -32,6 +32,7 @@ from lionmem.adapters._encoding import (
     encode_item,
     loads,
     matching,
+    settle_unstorable,
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, milliseconds
@@ -632,7 +633,10 @@ class SQLiteMemoryStore(ClosesOnExit):
         with _write_transaction(self._writer):
             self._writer.execute("INSERT INTO items_text (items_text) VALUES ('optimize')")
 
-    def _search(self, query: MemoryQuery) -> list[MemoryItem]:
+    def _search(self, asked: MemoryQuery) -> list[MemoryItem]:
+        query = settle_unstorable(asked, allow_nul=True)
+        if query is None:
+            return []
         tags = list(dict.fromkeys(query.tags or ()))
         # More tags than a statement safely takes parameters for (SQLite's default
         # limit is 32,766) are checked in Python instead.

@@ -49,10 +49,12 @@ _EVENTUAL_WAIT = 2.0
 _WORDS = ["alpha", "Beta", "gamma", "ü", "50%", "a_b", "x\\y", ""]
 _TAGS = ["t1", "t2", "T1", "t3"]
 _KEYS = ["k", "j"]
-# A query may name what no item holds, U+0000 among it (which some databases cannot
-# store); the reference answers it like any other value.
-_QUERY_TAGS = [*_TAGS, "t\x00"]
-_QUERY_KEYS = [*_KEYS, "k\x00"]
+# A query may name what no item holds, such as U+0000 (which some databases cannot
+# store) or a lone surrogate (which no UTF-8 text holds); the reference answers it like
+# any other value.
+_QUERY_TAGS = [*_TAGS, "t\x00", "t\ud800"]
+_QUERY_KEYS = [*_KEYS, "k\x00", "k\udfff"]
+_QUERY_STRINGS = ["v\x00", "v\udc00"]
 
 
 def _ordered(profile: FidelityProfile) -> bool:
@@ -87,14 +89,15 @@ def _strategies(profile: FidelityProfile) -> tuple[st.SearchStrategy[MemoryItem]
     text = st.none()
     if profile.text_match is TextMatch.CASE_INSENSITIVE_SUBSTRING:
         text = st.one_of(
-            st.none(), st.sampled_from(["a", "A", "%", "_", "\\", "Ü", "5", "[", "'", "alpha b", "a\x00"])
+            st.none(), st.sampled_from(["a", "A", "%", "_", "\\", "Ü", "5", "[", "'", "alpha b", "a\x00", "a\ud800"])
         )
     tags = st.none()
     if profile.tag_match is TagMatch.ANY_OF:
         tags = st.one_of(st.none(), st.lists(st.sampled_from(_QUERY_TAGS), max_size=2))
     filters = st.none()
     if profile.filter_equality is not FilterEquality.UNSUPPORTED:
-        filters = st.one_of(st.none(), st.dictionaries(st.sampled_from(_QUERY_KEYS), values, max_size=2))
+        wanted = st.sampled_from([*plain, *_QUERY_STRINGS])
+        filters = st.one_of(st.none(), st.dictionaries(st.sampled_from(_QUERY_KEYS), wanted, max_size=2))
     ordered = _ordered(profile)
     low = -6 if profile.limit_policy is LimitPolicy.SLICE and ordered else 0
     limit = st.integers(low, 8) if ordered else st.just(1000)
