@@ -63,6 +63,20 @@ def test_wrong_type_names_expected_and_given_and_changes_nothing() -> None:
     assert pile.values() == [first]
 
 
+@pytest.mark.parametrize("bad_id", ["abc", "UPPER", 7, None])
+def test_an_id_that_is_not_a_uuid_is_refused_and_changes_nothing(bad_id: object) -> None:
+    # Only an element built without validation can carry one; as a key it would stand
+    # beside the element with the same UUID, out of reach of get().
+    kept = MemoryItem(content="kept")
+    pile = Pile([kept], item_type=MemoryItem)
+    given = str(kept.id).upper() if bad_id == "UPPER" else bad_id
+    unvalidated = MemoryItem.model_construct(id=given, content="x")
+    kind = type(given).__name__
+    with pytest.raises(TypeError, match=f"^Pile keys elements by their UUID id, got an id that is an? {kind}$"):
+        pile.include(unvalidated)
+    assert pile.keys() == [kept.id] and list(pile.progression) == [kept.id]
+
+
 @pytest.mark.parametrize("item_type", [set(), {int}, {"MemoryItem"}])
 def test_item_type_must_name_element_classes(item_type: set[object]) -> None:
     with pytest.raises((TypeError, ValueError)):

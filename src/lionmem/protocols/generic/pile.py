@@ -11,7 +11,7 @@ from collections.abc import Set as AbstractSet
 from typing import Generic, TypeVar, overload
 from uuid import UUID
 
-from lionmem.protocols._arguments import as_uuid
+from lionmem.protocols._arguments import as_uuid, kind_of
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.progression import Progression
 
@@ -104,11 +104,17 @@ class Pile(Generic[T]):
         """Add `item`, or replace the element with its id in place.
 
         Raises:
-            TypeError: `item` is not an admitted type; nothing changes.
+            TypeError: `item` is not an admitted type, or its id is not a UUID (an
+                element built without validation); nothing changes.
         """
         self._check(item)
+        key = item.id
+        # Validation makes every id a UUID; a string key would stand beside the
+        # element with the same UUID, and no `get` could reach it.
+        if type(key) is not UUID and not isinstance(key, UUID):
+            raise TypeError(f"Pile keys elements by their UUID id, got an id that is {kind_of(key)}")
         with self._lock:
-            self._items[item.id] = item
+            self._items[key] = item
 
     @overload
     def get(self, key: UUID | str) -> T: ...
