@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import math
+import os
 import pickle
 import random
+import re
+import warnings
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol
@@ -243,6 +247,55 @@ async def assert_subclass_fields_are_never_dropped(store: MemoryStore) -> None:
     assert back is not None and type(back) is MemoryItem
     assert (back.content, back.tags, back.created_at) == ("t", ["x"], tagged.created_at)
     assert [i.id for i in await store.search(MemoryQuery())] == [tagged.id]
+
+
+async def assert_forked_child_refused(store: Batching) -> None:
+    """In a process forked after the store was opened, every call raises RuntimeError
+    at once, before touching the parent's connections (SQLite's waited for ever on
+    a worker thread the child does not have); the parent's store goes on."""
+    item = MemoryItem(content="the parent's")
+    await store.store(item)
+    calls: dict[str, Callable[[], Coroutine[Any, Any, object]]] = {
+        "store": lambda: store.store(MemoryItem(content="the child's")),
+        "store_many": lambda: store.store_many([MemoryItem(content="the child's")]),
+        "retrieve": lambda: store.retrieve(item.id),
+        "search": lambda: store.search(MemoryQuery()),
+        "close": lambda: store.close(),  # type: ignore[attr-defined]
+    }
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        # From Python 3.12 fork() warns when threads are running, as the store's are.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: its outcomes go back through the pipe
+        try:
+            outcomes: dict[str, str] = {}
+            for name, call in calls.items():
+                # The child has no loop of its own; a refusal comes before any await.
+                coroutine = call()
+                try:
+                    coroutine.send(None)
+                    outcomes[name] = "waited"
+                except StopIteration:
+                    outcomes[name] = "returned"
+                except BaseException as exc:
+                    outcomes[name] = f"{type(exc).__name__}: {exc}"
+                finally:
+                    coroutine.close()
+            os.write(write, json.dumps(outcomes).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        outcomes = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+    refused = re.compile(
+        rf"^RuntimeError: the {type(store).__name__} .* was opened in process {os.getpid()}, "
+        rf"and this is process {pid}, forked from it: .* open another store in this process$"
+    )
+    assert {name: bool(refused.match(outcomes[name])) for name in calls} == dict.fromkeys(calls, True), outcomes
+    assert [i.content for i in await store.search(MemoryQuery())] == ["the parent's"]
+    assert await store.retrieve(item.id) == item
 
 
 class EqualsNone:
@@ -526,6 +579,7 @@ STORE_CHECKS: list[StoreCheck] = [
     assert_subclass_fields_are_never_dropped,
     assert_unvalidated_fields_refused,
     assert_unstorable_queries_agree,
+    assert_forked_child_refused,
     assert_nesting_limit_holds,
     assert_created_at_bit_exact,
     assert_large_batches_let_other_tasks_run,

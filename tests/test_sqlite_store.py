@@ -28,6 +28,7 @@ from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters import sqlite as sqlite_module
 from lionmem.adapters._encoding import encode_item
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
+from lionmem.adapters import lifecycle
 from lionmem.adapters.lifecycle import MAX_TIMEOUT
 from lionmem.adapters.sqlite import (
     APPLICATION_ID,
@@ -112,6 +113,16 @@ class TestSQLiteContract(MemoryStoreContract):
 
 
 # -- lifecycle ----------------------------------------------------------------
+
+
+def test_the_fork_hook_tracks_the_process_and_the_refusal_names_both() -> None:
+    # Both run for real only in a forked child (assert_forked_child_refused), which
+    # coverage does not follow.
+    lifecycle._forked()
+    assert lifecycle.process_id() == os.getpid()
+    lifecycle.refuse_forked(os.getpid(), "the store")
+    with pytest.raises(RuntimeError, match=rf"^the store was opened in process 1, and this is process {os.getpid()}, forked"):
+        lifecycle.refuse_forked(1, "the store")
 
 
 def test_open_close_and_await_form(tmp_path: Path) -> None:

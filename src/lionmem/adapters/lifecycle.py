@@ -6,6 +6,7 @@ Governed by [ADR-0096][adr-0096].
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Coroutine, Generator
 from types import TracebackType
 from typing import Any, Final, Generic, NoReturn, Protocol, Self, SupportsIndex, TypeVar
@@ -35,6 +36,41 @@ def milliseconds(name: str, seconds: float, *, zero: bool) -> int:
         bound = "from 0 to" if zero else "more than 0 and at most"
         raise ValueError(f"{name} must be {bound} {MAX_TIMEOUT} seconds, got {seconds!r}")
     return min(math.ceil(seconds * 1000), _MAX_MS)
+
+
+_pid = os.getpid()
+
+
+def _forked() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork()
+    os.register_at_fork(after_in_child=_forked)
+
+
+def process_id() -> int:
+    """`os.getpid()`, kept up to date by `os.fork()`, without a system call per use."""
+    return _pid
+
+
+def refuse_forked(opened_in: int, store: str) -> None:
+    """Refuse to use, in a child forked from it, a store opened in process `opened_in`.
+
+    The child has copies of the parent's connections but not its threads: SQLite's
+    calls waited for ever for a worker thread that does not exist, and a connection
+    used by both processes corrupts what each of them reads and writes.
+
+    Raises:
+        RuntimeError: this is not process `opened_in`; the message names `store`.
+    """
+    if opened_in != _pid:
+        raise RuntimeError(
+            f"{store} was opened in process {opened_in}, and this is process {_pid}, forked "
+            "from it: a store's connections and threads stay with the process that opened "
+            "it; open another store in this process"
+        )
 
 
 class _Closable(Protocol):

@@ -36,7 +36,7 @@ from lionmem.adapters._encoding import (
     settle_unstorable,
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
-from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, milliseconds
+from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, milliseconds, process_id, refuse_forked
 from lionmem.protocols._arguments import as_uuid, require_type
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import ContentKind, Durability, FidelityProfile, ReturnedObjects
@@ -287,6 +287,7 @@ class PostgresMemoryStore(ClosesOnExit):
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = pool
         # The pool's waiters and maintenance tasks belong to the loop that opened it.
         self._loop = asyncio.get_running_loop()
+        self._pid = process_id()
         self._conninfo = conninfo
         self._in_use = 0
         self.namespace = namespace
@@ -368,7 +369,8 @@ class PostgresMemoryStore(ClosesOnExit):
 
         Raises:
             RuntimeError: called from an event loop other than the one that opened
-                the store; nothing is closed.
+                the store, or in a process forked from the one that opened it;
+                nothing is closed.
         """
         if self._pool is not None:
             self._check_loop()
@@ -377,6 +379,7 @@ class PostgresMemoryStore(ClosesOnExit):
             await pool.close()
 
     def _check_loop(self) -> None:
+        refuse_forked(self._pid, f"the PostgresMemoryStore for {self.namespace!r}")
         if asyncio.get_running_loop() is not self._loop:
             raise RuntimeError(
                 f"the PostgresMemoryStore for {self.namespace!r} belongs to the event loop "
@@ -445,7 +448,7 @@ class PostgresMemoryStore(ClosesOnExit):
                 another client; nothing is written.
             StoreClosedError: the store is closed.
             RuntimeError: called from an event loop other than the one that opened
-                the store.
+                the store, or in a process forked from the one that opened it.
         """
         row = _row(self.namespace, item)
         await self._execute(_UPSERT, row)
@@ -467,7 +470,7 @@ class PostgresMemoryStore(ClosesOnExit):
             psycopg.Error: the server refused the write; nothing is written.
             StoreClosedError: the store is closed.
             RuntimeError: called from an event loop other than the one that opened
-                the store.
+                the store, or in a process forked from the one that opened it.
         """
         batch = as_batch(items)
         rows = await encode_batch(batch, partial(_row, self.namespace))
@@ -496,7 +499,7 @@ class PostgresMemoryStore(ClosesOnExit):
             StoreUnavailableError: the server did not answer in time.
             StoreClosedError: the store is closed.
             RuntimeError: called from an event loop other than the one that opened
-                the store.
+                the store, or in a process forked from the one that opened it.
         """
         item_id = as_uuid(item_id, "item_id")
         rows = await self._execute(
@@ -513,7 +516,7 @@ class PostgresMemoryStore(ClosesOnExit):
             StoreUnavailableError: the server did not answer in time.
             StoreClosedError: the store is closed.
             RuntimeError: called from an event loop other than the one that opened
-                the store.
+                the store, or in a process forked from the one that opened it.
         """
         statement, params, recheck, pushed = self._plan(query)
         limit = query.limit

@@ -35,7 +35,7 @@ from lionmem.adapters._encoding import (
     settle_unstorable,
 )
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
-from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, milliseconds
+from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, milliseconds, process_id, refuse_forked
 from lionmem.protocols._arguments import as_uuid, require_type
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.testing.profile import (
@@ -443,6 +443,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         self._checkpoint_sync = 0  # the writer's PRAGMA synchronous, read with the thread
         self._written = 0
         self._closing: Future[None] | None = None
+        self._pid = process_id()
 
     @classmethod
     def open(
@@ -506,7 +507,12 @@ class SQLiteMemoryStore(ClosesOnExit):
         Calls already waiting for the store's thread finish first. A `close()` that is
         cancelled while it waits still closes everything on the store's threads; a
         second `close()` waits for that.
+
+        Raises:
+            RuntimeError: called in a process forked from the one that opened the
+                store; nothing is closed, the connections being the parent's.
         """
+        self._refuse_forked()
         with self._reading:
             if self._closing is None:
                 cast(sqlite3.Connection, self._reader).close()
@@ -521,7 +527,12 @@ class SQLiteMemoryStore(ClosesOnExit):
             raise StoreClosedError(f"the SQLiteMemoryStore on {self.path} is closed")
         return self._reader
 
+    def _refuse_forked(self) -> None:
+        # Before any lock: one the parent held when it forked stays held in the child.
+        refuse_forked(self._pid, f"the SQLiteMemoryStore on {self.path}")
+
     async def _on_writer(self, function: Any, *args: Any) -> Any:
+        self._refuse_forked()
         self._live_reader()
         return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
 
@@ -543,6 +554,8 @@ class SQLiteMemoryStore(ClosesOnExit):
                 another connection held the write lock for longer than
                 `busy_timeout`, or the disk is full; nothing is written.
             StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
         """
         await self._on_writer(self._write, [_Write.of(item)])
         return item.id
@@ -561,6 +574,8 @@ class SQLiteMemoryStore(ClosesOnExit):
             ValueError: as for `store`; nothing is written.
             sqlite3.OperationalError: as for `store`; nothing is written.
             StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
         """
         batch = as_batch(items)
         await self._on_writer(self._write, await encode_batch(batch, _Write.of))
@@ -579,6 +594,8 @@ class SQLiteMemoryStore(ClosesOnExit):
 
         Raises:
             StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
             sqlite3.OperationalError: another connection held the write lock for
                 longer than `busy_timeout`; nothing changed.
         """
@@ -593,8 +610,11 @@ class SQLiteMemoryStore(ClosesOnExit):
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
             StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
         """
         key = str(as_uuid(item_id, "item_id"))
+        self._refuse_forked()
         with self._reading:
             row = self._live_reader().execute(f"SELECT {_COLUMNS} FROM items WHERE id = ?", (key,)).fetchone()
         return None if row is None else decode_item(*row)
@@ -605,6 +625,8 @@ class SQLiteMemoryStore(ClosesOnExit):
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
             StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
         """
         if not isinstance(query, MemoryQuery):
             raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
