@@ -46,7 +46,7 @@ def _forked() -> None:
     _pid = os.getpid()
 
 
-if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork()
+if hasattr(os, "register_at_fork"):  # pragma: no branch - Windows has neither it nor fork()
     os.register_at_fork(after_in_child=_forked)
 
 
