@@ -16,7 +16,7 @@ import re
 import warnings
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 from uuid import UUID
 
 import pytest
@@ -249,29 +249,19 @@ async def assert_subclass_fields_are_never_dropped(store: MemoryStore) -> None:
     assert [i.id for i in await store.search(MemoryQuery())] == [tagged.id]
 
 
-async def assert_forked_child_refused(store: Batching) -> None:
-    """In a process forked after the store was opened, every call raises RuntimeError
-    at once, before touching the parent's connections (SQLite's waited for ever on
-    a worker thread the child does not have); the parent's store goes on."""
-    item = MemoryItem(content="the parent's")
-    await store.store(item)
-    calls: dict[str, Callable[[], Coroutine[Any, Any, object]]] = {
-        "store": lambda: store.store(MemoryItem(content="the child's")),
-        "store_many": lambda: store.store_many([MemoryItem(content="the child's")]),
-        "retrieve": lambda: store.retrieve(item.id),
-        "search": lambda: store.search(MemoryQuery()),
-        "close": lambda: store.close(),  # type: ignore[attr-defined]
-    }
+def _outcomes_in_a_forked_child(calls: dict[str, Callable[[], Coroutine[Any, Any, object]]]) -> dict[str, str]:
+    """Fork, start each call in the child and report how it ended there: the child
+    has no event loop of its own, so a call is started by hand and stopped at its
+    first suspension ("waited")."""
     read, write = os.pipe()
     with warnings.catch_warnings():
-        # From Python 3.12 fork() warns when threads are running, as the store's are.
+        # From Python 3.12 fork() warns when threads are running, as the stores' are.
         warnings.simplefilter("ignore", DeprecationWarning)
         pid = os.fork()
     if pid == 0:  # the child: its outcomes go back through the pipe
         try:
             outcomes: dict[str, str] = {}
             for name, call in calls.items():
-                # The child has no loop of its own; a refusal comes before any await.
                 coroutine = call()
                 try:
                     coroutine.send(None)
@@ -282,20 +272,43 @@ async def assert_forked_child_refused(store: Batching) -> None:
                     outcomes[name] = f"{type(exc).__name__}: {exc}"
                 finally:
                     coroutine.close()
-            os.write(write, json.dumps(outcomes).encode())
+            os.write(write, json.dumps({"pid": os.getpid(), "outcomes": outcomes}).encode())
         finally:
             os._exit(0)
     os.close(write)
     with os.fdopen(read) as pipe:
-        outcomes = json.loads(pipe.read())
+        report = json.loads(pipe.read())
     os.waitpid(pid, 0)
+    assert report["pid"] == pid
+    return cast("dict[str, str]", report["outcomes"])
+
+
+async def assert_forked_child_refused(store: Batching) -> None:
+    """In a process forked after the store was opened, every call raises RuntimeError
+    at once, before touching the parent's connections (SQLite's waited for ever on
+    a worker thread the child does not have); the parent's store goes on. Once the
+    store is closed, a child finds it closed, as the parent does, in both stores."""
+    item = MemoryItem(content="the parent's")
+    await store.store(item)
+    calls: dict[str, Callable[[], Coroutine[Any, Any, object]]] = {
+        "store": lambda: store.store(MemoryItem(content="the child's")),
+        "store_many": lambda: store.store_many([MemoryItem(content="the child's")]),
+        "retrieve": lambda: store.retrieve(item.id),
+        "search": lambda: store.search(MemoryQuery()),
+        "close": lambda: store.close(),  # type: ignore[attr-defined]
+    }
+    outcomes = _outcomes_in_a_forked_child(calls)
     refused = re.compile(
         rf"^RuntimeError: the {type(store).__name__} .* was opened in process {os.getpid()}, "
-        rf"and this is process {pid}, forked from it: .* open another store in this process$"
+        r"and this is process \d+, forked from it: .* open another store in this process$"
     )
     assert {name: bool(refused.match(outcomes[name])) for name in calls} == dict.fromkeys(calls, True), outcomes
     assert [i.content for i in await store.search(MemoryQuery())] == ["the parent's"]
     assert await store.retrieve(item.id) == item
+    await store.close()  # type: ignore[attr-defined]
+    del calls["close"]  # which would wait on the loop the child does not run
+    outcomes = _outcomes_in_a_forked_child(calls)
+    assert all(outcome.startswith("StoreClosedError: ") for outcome in outcomes.values()), outcomes
 
 
 class EqualsNone:

@@ -176,9 +176,9 @@ def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
                 "would lose: it keeps MemoryItem's fields and returns MemoryItem"
             )
     # Validation makes the id a UUID, created_at a finite float, tags a list of str and
-    # metadata a dict; an item built without it (model_construct) could carry anything. A row whose
-    # id is not a UUID's canonical text could not be retrieved, would fail every search
-    # that reached it, and would stand beside the item's own row.
+    # metadata a dict; an item built without it (model_construct) could carry anything.
+    # A row whose id is not a UUID's canonical text could not be retrieved, would fail
+    # every search that reached it, and would stand beside the item's own row.
     if not isinstance(item.id, UUID):
         raise TypeError(f"id is {kind_of(item.id)}, not a UUID")
     created_at = item.created_at

@@ -509,8 +509,9 @@ class SQLiteMemoryStore(ClosesOnExit):
         second `close()` waits for that.
 
         Raises:
-            RuntimeError: called in a process forked from the one that opened the
-                store; nothing is closed, the connections being the parent's.
+            RuntimeError: the store is open and this process was forked from the
+                one that opened it; nothing is closed, the connections being the
+                parent's.
         """
         self._refuse_forked()
         with self._reading:
@@ -529,11 +530,13 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     def _refuse_forked(self) -> None:
         # Before any lock: one the parent held when it forked stays held in the child.
-        refuse_forked(self._pid, f"the SQLiteMemoryStore on {self.path}")
+        # A closed store says so in any process, as a PostgreSQL store does.
+        if self._reader is not None:
+            refuse_forked(self._pid, f"the SQLiteMemoryStore on {self.path}")
 
     async def _on_writer(self, function: Any, *args: Any) -> Any:
-        self._refuse_forked()
         self._live_reader()
+        self._refuse_forked()
         return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
 
     # -- the protocol -------------------------------------------------------------
