@@ -60,7 +60,8 @@ def refuse_forked(opened_in: int, store: str) -> None:
 
     The child has copies of the parent's connections but not its threads: SQLite's
     calls waited for ever for a worker thread that does not exist, and a connection
-    used by both processes corrupts what each of them reads and writes.
+    used by both processes corrupts what each of them reads and writes. See
+    [ADR-0097][adr-0097].
 
     Raises:
         RuntimeError: this is not process `opened_in`; the message names `store`.

@@ -88,9 +88,8 @@ def _strategies(profile: FidelityProfile) -> tuple[st.SearchStrategy[MemoryItem]
     )
     text = st.none()
     if profile.text_match is TextMatch.CASE_INSENSITIVE_SUBSTRING:
-        text = st.one_of(
-            st.none(), st.sampled_from(["a", "A", "%", "_", "\\", "Ü", "5", "[", "'", "alpha b", "a\x00", "a\ud800"])
-        )
+        needles = ["a", "A", "%", "_", "\\", "Ü", "5", "[", "'", "alpha b", "a\x00", "a\ud800"]
+        text = st.one_of(st.none(), st.sampled_from(needles))
     tags = st.none()
     if profile.tag_match is TagMatch.ANY_OF:
         tags = st.one_of(st.none(), st.lists(st.sampled_from(_QUERY_TAGS), max_size=2))
