@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from types import MappingProxyType
 from uuid import UUID, uuid4
@@ -75,17 +78,45 @@ def test_created_at_accepts_numbers_datetimes_and_strings(value: object) -> None
     assert e.created_at == NEW_YEAR
 
 
-def test_created_at_reads_a_naive_datetime_as_utc() -> None:
-    assert Element.model_validate({"created_at": datetime(2026, 1, 1)}).created_at == NEW_YEAR
+@pytest.fixture
+def local_zone_five_hours_behind(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A local time zone that is not UTC, so that reading a naive time as local time
+    would give another timestamp (POSIX TZ form: no zone database needed)."""
+    monkeypatch.setenv("TZ", "LOCAL+05")
+    time.tzset()
+    assert time.timezone == 5 * 3600
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.usefixtures("local_zone_five_hours_behind")
+@pytest.mark.parametrize("value", [datetime(2026, 1, 1), "2026-01-01T00:00:00"], ids=repr)
+def test_created_at_reads_a_naive_time_as_utc_not_local_time(value: object) -> None:
+    assert datetime(2026, 1, 1).timestamp() == NEW_YEAR + 5 * 3600  # the local reading
+    assert Element.model_validate({"created_at": value}).created_at == NEW_YEAR
 
 
 @pytest.mark.parametrize(
-    "value",
-    [None, True, "yesterday", "", [NEW_YEAR], {"t": 1}, math.nan, math.inf, "nan", "-inf", b"1", 10**400],
+    ("value", "message"),
+    [
+        (None, "created_at must be a timestamp, datetime or ISO string, got NoneType"),
+        (True, "created_at must be a timestamp, datetime or ISO string, got a bool"),
+        ([NEW_YEAR], "created_at must be a timestamp, datetime or ISO string, got list"),
+        ({"t": 1}, "created_at must be a timestamp, datetime or ISO string, got dict"),
+        (b"1", "created_at must be a timestamp, datetime or ISO string, got bytes"),
+        ("yesterday", "created_at string 'yesterday' is neither a number nor an ISO 8601 datetime"),
+        ("", "created_at string '' is neither a number nor an ISO 8601 datetime"),
+        (math.nan, "created_at must be a finite timestamp, got nan"),
+        (math.inf, "created_at must be a finite timestamp, got inf"),
+        ("nan", "created_at must be a finite timestamp, got nan"),
+        ("-inf", "created_at must be a finite timestamp, got -inf"),
+        (10**400, "created_at is an integer too large for a timestamp"),
+    ],
     ids=lambda value: repr(value)[:20],
 )
-def test_created_at_rejects_anything_else(value: object) -> None:
-    with pytest.raises(ValidationError, match="created_at"):
+def test_created_at_rejects_anything_else_naming_the_problem(value: object, message: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(message)):
         Element.model_validate({"created_at": value})
 
 

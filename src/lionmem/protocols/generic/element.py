@@ -55,9 +55,11 @@ def _to_timestamp(value: object) -> float:
         return _from_datetime(value)
     if isinstance(value, str):
         try:
-            return _finite(float(value))
+            number = float(value)
         except ValueError:
             pass
+        else:
+            return _finite(number)
         try:
             return _from_datetime(datetime.fromisoformat(value.strip()))
         except ValueError:
