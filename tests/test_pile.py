@@ -6,7 +6,7 @@ import asyncio
 import copy
 import pickle
 import threading
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import pytest
 
@@ -75,6 +75,18 @@ def test_an_id_that_is_not_a_uuid_is_refused_and_changes_nothing(bad_id: object)
     with pytest.raises(TypeError, match=f"^Pile keys elements by their UUID id, got an id that is an? {kind}$"):
         pile.include(unvalidated)
     assert pile.keys() == [kept.id] and list(pile.progression) == [kept.id]
+
+
+def test_an_id_of_a_uuid_subclass_is_a_uuid() -> None:
+    # Validation keeps a UUID subclass as it is; the pile must not mistake it for text.
+    class TaggedUUID(UUID):
+        pass
+
+    plain = uuid4()
+    item = MemoryItem(id=TaggedUUID(int=plain.int), content="x")
+    pile = Pile([item], item_type=MemoryItem)
+    assert type(item.id) is TaggedUUID
+    assert pile.get(plain) is item and list(pile.progression) == [plain]
 
 
 @pytest.mark.parametrize("item_type", [set(), {int}, {"MemoryItem"}])
