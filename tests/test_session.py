@@ -85,8 +85,9 @@ def test_a_given_default_branch_is_included() -> None:
 
 
 def test_branches_must_be_an_iterable_of_branches() -> None:
-    with pytest.raises(ValidationError, match="iterable of Branch"):
-        Session(branches=Branch())  # type: ignore[arg-type]
+    for not_branches in (Branch(), 5):
+        with pytest.raises(ValidationError, match="branches must be an iterable of Branch"):
+            Session(branches=not_branches)  # type: ignore[arg-type]
     with pytest.raises(ValidationError):
         Session(branches=["x"])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="needs an object with async"):
@@ -188,6 +189,17 @@ def test_remove_branch_keeps_a_user_the_branch_came_with() -> None:
     branch = Branch(user="ada")
     session.include_branches(branch)
     session.remove_branch(str(branch.id))
+    assert branch.user == "ada"
+
+
+def test_a_branch_back_with_a_user_of_its_own_keeps_it_when_removed_again() -> None:
+    # The first removal ends the session's link to the branch's user for good.
+    session = Session()
+    branch = session.new_branch()
+    session.remove_branch(branch)
+    branch.user = "ada"
+    session.include_branches(branch)
+    session.remove_branch(branch)
     assert branch.user == "ada"
 
 
