@@ -23,6 +23,7 @@ import pytest
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 from lionmem.adapters._encoding import ENCODE_EVERY, MAX_NESTING
+from lionmem.adapters.errors import StoreClosedError
 
 AWKWARD: list[Any] = [
     0, 1, -1, True, False, 0.0, -0.0, 1.0, 0.5, "1", "", None, [1], [True], {"a": 1}, {},
@@ -578,6 +579,19 @@ async def assert_copies_refused(store: MemoryStore) -> None:
     assert (await store.retrieve(item.id)) == item
 
 
+async def assert_async_with_closes_it(store: Any) -> None:
+    """`async with` on an opened store gives the store itself and closes it on the
+    way out, also when the block raises."""
+    item = MemoryItem(content="kept")
+    with pytest.raises(LookupError):
+        async with store as entered:
+            assert entered is store
+            await store.store(item)
+            raise LookupError
+    with pytest.raises(StoreClosedError):
+        await store.retrieve(item.id)
+
+
 StoreCheck = Callable[[Any], Coroutine[Any, Any, None]]
 
 STORE_CHECKS: list[StoreCheck] = [
@@ -597,6 +611,7 @@ STORE_CHECKS: list[StoreCheck] = [
     assert_created_at_bit_exact,
     assert_large_batches_let_other_tasks_run,
     assert_cancelled_writes_stay_whole,
+    assert_async_with_closes_it,
 ]
 """The checks above that need nothing but a store with `store_many`; each durable
 store's tests run every one on a fresh store."""
