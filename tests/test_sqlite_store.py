@@ -312,7 +312,9 @@ def test_wal_journal_and_versioned_schema(tmp_path: Path) -> None:
     db = connect(path)
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
-    assert db.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID,)
+    # The number every lionmem database carries ("LMEM"); changing it would make every
+    # existing database look foreign.
+    assert db.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID,) == (0x4C4D454D,)
 
 
 # -- schema versions and foreign files ---------------------------------------------
@@ -1026,6 +1028,28 @@ def test_replace_keeps_position_and_returns_copies(tmp_path: Path) -> None:
         assert again is not None and again.tags == ["u"] and again is not found[0]
 
     with_store(tmp_path / "m.db", body)
+
+
+def test_a_replaced_item_leaves_nothing_of_its_old_text_in_the_index(tmp_path: Path) -> None:
+    # Results would stay right without it (instr() on the stored text decides), but each
+    # replacement would leave the old text's trigrams for later searches to read.
+    item = MemoryItem(content="first words")
+    path = tmp_path / "m.db"
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store.store(item)
+        await store.store(MemoryItem(id=item.id, content="other words"))
+        await store.store_many([MemoryItem(id=item.id, content="final words")])
+
+    with_store(path, body)
+    db = connect(path)
+
+    def indexed(trigram: str) -> int:
+        query = "SELECT count(*) FROM items_text WHERE items_text MATCH ?"
+        counted: int = db.execute(query, (f'"{trigram}"',)).fetchone()[0]
+        return counted
+
+    assert (indexed("fir"), indexed("oth"), indexed("fin"), indexed("wor")) == (0, 0, 1, 1)
 
 
 def test_round_trip_is_exact(tmp_path: Path) -> None:
