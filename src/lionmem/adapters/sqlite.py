@@ -708,9 +708,9 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     def _narrowest(self, drivers: list[_Driver], limit: int) -> _Driver | None:
         """The driver with the fewest index entries, without statistics: count at most
-        `_PROBE` entries of each and, while the smallest count is a tie at that cap and
-        the search wants more rows than the cap, count the tied ones 16 times further.
-        A count below the cap is exact, so the loop ends once one index runs out."""
+        `_PROBE` entries of each and, while every count reaches that cap and the search
+        wants more rows than the cap, count 16 times further. A count below the cap is
+        exact, so the loop ends once one index runs out."""
         cap = _PROBE
         while len(drivers) > 1:
             counts = [
@@ -721,7 +721,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             least = min(counts)
             if least < cap or 0 <= limit <= cap:
                 return drivers[counts.index(least)]
-            drivers = [d for d, count in zip(drivers, counts, strict=True) if count == least]
+            # No count exceeds the cap, so here every driver is tied at it.
             cap *= 16
         return drivers[0] if drivers else None
 
