@@ -126,6 +126,22 @@ def test_each_item_is_one_line_whatever_its_text(tmp_path: Path, capsys: pytest.
     assert item["content"] == item["metadata"]["k"] == item["tags"][0] == awkward
 
 
+def test_search_without_limit_prints_the_query_default_of_20(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "n.db"
+
+    async def fill() -> None:
+        async with SQLiteMemoryStore.open(path) as store:
+            await store.store_many([MemoryItem(content=n) for n in range(25)])
+
+    asyncio.run(fill())
+    status, out, _ = run_cli(capsys, "search", f"sqlite:///{path}")
+    assert status == 0 and [item["content"] for item in lines_of(out)] == list(range(20))
+    out = run_cli(capsys, "search", f"sqlite:///{path}", "--limit", "-22")[1]
+    assert [item["content"] for item in lines_of(out)] == [0, 1, 2]
+
+
 def test_get_of_a_missing_id_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite:///{tmp_path / 'n.db'}"
     run_cli(capsys, "put", url, "another item")
