@@ -73,6 +73,11 @@ def lines_of(out: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines()]
 
 
+PIPED_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+"""The environment for a command whose output goes to a pipe, buffered as it is for a
+user: with PYTHONUNBUFFERED set (as some shells and CI runners do), a missing flush
+or a failing final flush would go unseen."""
+
 KNOWN = "6f1c2a9e-1d1b-4b7e-9a49-8a4c1f0f6a11"
 
 
@@ -429,7 +434,7 @@ def test_check_prints_each_row_as_its_check_ends(tmp_path: Path) -> None:
     checker = subprocess.Popen(
         [sys.executable, "-m", "lionmem", "check", "stuck:StuckOnTags"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        env={**PIPED_ENV, "PYTHONPATH": str(tmp_path)},
     )
     assert checker.stdout is not None
     lines: list[str] = []
@@ -457,7 +462,7 @@ def test_a_reader_that_stops_early_ends_the_output_quietly(tmp_path: Path) -> No
     asyncio.run(fill())
     reader = subprocess.Popen(
         [sys.executable, "-m", "lionmem", "search", f"sqlite:///{tmp_path / 'many.db'}", "--limit", "-1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=PIPED_ENV,
     )
     assert reader.stdout is not None and reader.stderr is not None
     assert json.loads(reader.stdout.readline())["content"] == "x" * 1000
