@@ -74,9 +74,9 @@ def lines_of(out: str) -> list[dict[str, Any]]:
 
 
 PIPED_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
-"""The environment for a command whose output goes to a pipe, buffered as it is for a
-user: with PYTHONUNBUFFERED set (as some shells and CI runners do), a missing flush
-or a failing final flush would go unseen."""
+"""The environment for a command whose output goes to a pipe, buffered as it is for
+most users: with PYTHONUNBUFFERED set (this project's build machines set it), every
+print is written at once and a missing flush would go unseen."""
 
 KNOWN = "6f1c2a9e-1d1b-4b7e-9a49-8a4c1f0f6a11"
 
