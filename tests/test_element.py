@@ -84,10 +84,12 @@ def local_zone_five_hours_behind(monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     would give another timestamp (POSIX TZ form: no zone database needed)."""
     monkeypatch.setenv("TZ", "LOCAL+05")
     time.tzset()
-    assert time.timezone == 5 * 3600
-    yield
-    monkeypatch.undo()
-    time.tzset()
+    try:
+        assert time.timezone == 5 * 3600
+        yield
+    finally:
+        monkeypatch.undo()
+        time.tzset()  # the zone of the tests that follow, whatever happened here
 
 
 @pytest.mark.usefixtures("local_zone_five_hours_behind")
