@@ -194,6 +194,19 @@ def test_busy_timeout_reaches_sqlite_in_milliseconds_rounded_up(
     assert with_store(tmp_path / "m.db", body, busy_timeout=busy_timeout) == (pragma, pragma)
 
 
+def test_the_event_loop_reader_cannot_write(tmp_path: Path) -> None:
+    """`retrieve` reads on the event loop's thread; only the store's own thread may
+    write, so the loop never waits for a write lock."""
+
+    async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
+        await store.store(MemoryItem(content="kept"))
+        with pytest.raises(sqlite3.OperationalError, match="attempt to write a readonly database"):
+            store._live_reader().execute("DELETE FROM items")  # noqa: SLF001
+        return await store.search(MemoryQuery())
+
+    assert [i.content for i in with_store(tmp_path / "m.db", body)] == ["kept"]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
