@@ -285,9 +285,12 @@ def test_a_broken_store_is_caught_with_the_right_dimension(
     assert not result.passed
     with pytest.raises(ConformanceFailure) as failure:
         kit.assert_check(dimension)
+    failed = failure.value.result
+    assert (failed.dimension, failed.declared, failed.passed) == (dimension, result.declared, False)
     message = str(failure.value)
     assert message.startswith(f"{dimension}: declared {result.declared}, observed {result.observed}")
-    assert "minimal reproduction" in message
+    steps = "\n".join(f"    {line}" for line in failed.reproduction.splitlines())
+    assert message.endswith(f"\nminimal reproduction, on a fresh store:\n{steps}")
     if dimension != "protocol" or factory is WrongReturnType:
         assert "await store." in message
 
