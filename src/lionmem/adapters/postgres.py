@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import re
 from functools import partial
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import AsyncIterator, Callable, Generator, Iterable
 from typing import Any, Final, LiteralString, cast
 from uuid import UUID
 
@@ -403,6 +403,19 @@ class PostgresMemoryStore(ClosesOnExit):
             "raise max_size or timeout, or make fewer calls at once"
         )
 
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A connection of the pool for one call, counted as in use while held; a
+        server or pool that does not answer raises `StoreUnavailableError`."""
+        pool = self._live_pool()
+        with _outages_unavailable(self._conninfo, lambda: self._busy(pool)):
+            async with pool.connection() as conn:
+                self._in_use += 1
+                try:
+                    yield conn
+                finally:
+                    self._in_use -= 1
+
     async def _execute(
         self,
         query: sql.Composed | LiteralString,
@@ -410,24 +423,17 @@ class PostgresMemoryStore(ClosesOnExit):
         *,
         prepare: bool | None = None,
     ) -> list[tuple[Any, ...]]:
-        pool = self._live_pool()
-        with _outages_unavailable(self._conninfo, lambda: self._busy(pool)):
-            async with pool.connection() as conn:
-                self._in_use += 1
-                try:
-                    cursor = await conn.execute(query, list(params), prepare=prepare)
-                    rows: list[tuple[Any, ...]] = []
-                    # psycopg builds rows on the loop's thread as they are fetched: a
-                    # slice at a time, letting other tasks run between slices of a
-                    # long result.
-                    while cursor.description and (chunk := await cursor.fetchmany(SHARE_EVERY)):
-                        rows += chunk
-                        if len(chunk) < SHARE_EVERY:
-                            break
-                        await asyncio.sleep(0)
-                    return rows
-                finally:
-                    self._in_use -= 1
+        async with self._connection() as conn:
+            cursor = await conn.execute(query, list(params), prepare=prepare)
+            rows: list[tuple[Any, ...]] = []
+            # psycopg builds rows on the loop's thread as they are fetched: a slice at
+            # a time, letting other tasks run between slices of a long result.
+            while cursor.description and (chunk := await cursor.fetchmany(SHARE_EVERY)):
+                rows += chunk
+                if len(chunk) < SHARE_EVERY:
+                    break
+                await asyncio.sleep(0)
+            return rows
 
     # -- the protocol ------------------------------------------------------------------
 
@@ -474,18 +480,11 @@ class PostgresMemoryStore(ClosesOnExit):
         """
         batch = as_batch(items)
         rows = await encode_batch(batch, partial(_row, self.namespace))
-        pool = self._live_pool()
-        with _outages_unavailable(self._conninfo, lambda: self._busy(pool)):
-            async with pool.connection() as conn:
-                self._in_use += 1
-                try:
-                    async with conn.transaction(), conn.cursor() as cursor:
-                        # Two batches sharing ids could lock those rows in opposite
-                        # orders and deadlock; one batch per namespace at a time cannot.
-                        await cursor.execute(_BATCH_LOCK, [_LOCK_KEY, self.namespace])
-                        await cursor.executemany(_UPSERT, rows)
-                finally:
-                    self._in_use -= 1
+        async with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
+            # Two batches sharing ids could lock those rows in opposite orders and
+            # deadlock; one batch per namespace at a time cannot.
+            await cursor.execute(_BATCH_LOCK, [_LOCK_KEY, self.namespace])
+            await cursor.executemany(_UPSERT, rows)
         return [item.id for item in batch]
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
