@@ -224,6 +224,17 @@ class BrokenOrder(DictStore):
         return sorted(found, key=lambda i: i.id)
 
 
+class SortsPredicateResults(DictStore):
+    """Lists in insertion order, but sorts by id the results of a search with a
+    predicate, as a SQL store reading an index without ORDER BY might."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        found = await super().search(query)
+        if query.text or query.tags or query.filters:
+            return sorted(found, key=lambda i: i.id)
+        return found
+
+
 class CopiesClaimingLive(DictStore):
     pass
 
@@ -293,6 +304,16 @@ def test_a_broken_store_is_caught_with_the_right_dimension(
     assert message.endswith(f"\nminimal reproduction, on a fresh store:\n{steps}")
     if dimension != "protocol" or factory is WrongReturnType:
         assert "await store." in message
+
+
+def test_a_misordered_search_with_a_predicate_fails_result_order_not_the_match_checks() -> None:
+    kit = ConformanceKit(SortsPredicateResults, DICT_PROFILE)
+    order = kit.check("result_order")
+    assert (order.passed, order.observed) == (
+        False,
+        "insertion when listing, another with text 'o', tags ['o'], filters {'o': 1}",
+    )
+    assert [kit.check(name).passed for name in ("text_match", "tag_match", "filter_equality")] == [True] * 3
 
 
 # -- each way a check can fail, with what it reports ---------------------------
