@@ -1005,6 +1005,17 @@ def test_run_all_refuses_an_unknown_name_before_running_any_check() -> None:
     assert opened == []
 
 
+def test_the_kit_keeps_its_arguments_and_documented_defaults() -> None:
+    kit = ConformanceKit(InMemoryStore, REFERENCE_PROFILE)
+    assert (kit.factory, kit.profile, kit.stateful_examples, kit.timeout) == (
+        InMemoryStore, REFERENCE_PROFILE, 60, 30.0
+    )
+    patient = ConformanceKit(DictStore, DICT_PROFILE, stateful_examples=1, timeout=None)
+    assert (patient.factory, patient.profile, patient.stateful_examples, patient.timeout) == (
+        DictStore, DICT_PROFILE, 1, None
+    )
+
+
 @pytest.mark.parametrize(
     ("arguments", "error", "message"),
     [
