@@ -214,6 +214,29 @@ class JsonEqualAtTheTopOnly(DictStore):
         )
 
 
+def _contains(held: Any, asked: Any) -> bool:
+    """JSONB's `@>`: objects by key, lists holding every asked element, JSON scalars."""
+    if isinstance(held, dict) and isinstance(asked, dict):
+        return all(k in held and _contains(held[k], v) for k, v in asked.items())
+    if isinstance(held, list) and isinstance(asked, list):
+        return all(any(_contains(h, a) for h in held) for a in asked)
+    if isinstance(held, dict | list) or isinstance(asked, dict | list):
+        return False
+    if isinstance(held, bool) or isinstance(asked, bool):
+        return held is asked
+    return bool(held == asked)
+
+
+class ContainedFilters(DictStore):
+    """Matches filters by containment, as `metadata @> filters` does in PostgreSQL:
+    `[1]` finds `[1, 3]`. JSON equality everywhere else."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        return _contains(item.metadata, query.filters or {}) and super().matches(
+            item, query.model_copy(update={"filters": None})
+        )
+
+
 class IgnoredLimit(DictStore):
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         return await super().search(query.model_copy(update={"limit": 10_000}))
@@ -277,6 +300,7 @@ BROKEN: list[tuple[StoreFactory, FidelityProfile, str]] = [
     (DropsEmptyValues, DICT_PROFILE, "metadata"),
     (DroppedFilter, DICT_PROFILE, "filter_equality"),
     (JsonEqualAtTheTopOnly, dataclasses.replace(DICT_PROFILE, filter_equality=FilterEquality.JSON), "filter_equality"),
+    (ContainedFilters, dataclasses.replace(DICT_PROFILE, filter_equality=FilterEquality.JSON), "filter_equality"),
     (IgnoredLimit, DICT_PROFILE, "limit_policy"),
     (BrokenOrder, DICT_PROFILE, "result_order"),
     (CopiesClaimingLive, REFERENCE_PROFILE, "returned_objects"),

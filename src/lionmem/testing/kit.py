@@ -488,9 +488,11 @@ class ConformanceKit:
         await self._fill(rec, items)
         if self.profile.filter_equality is FilterEquality.UNSUPPORTED:
             return await self._refusal(rec, MemoryQuery(filters={"n": 1}, limit=_ALL))
+        # [1] and {"a": 1} are held by items 10 and 11 without equalling them, as
+        # JSONB containment (@>) would match them.
         probes: list[dict[str, Any]] = [
             {"n": 1}, {"n": 1, "m": "x"}, {"n": {"deep": [1, "two", None]}}, {"n": "1"}, {"n": False},
-            {"n": True}, {"n": [1, 2]}, {"n": {"a": 1, "b": 2}},
+            {"n": True}, {"n": [1, 2]}, {"n": {"a": 1, "b": 2}}, {"n": [1]}, {"n": {"a": 1}},
         ]
         observed = await self._rule_that_holds(
             rec,
