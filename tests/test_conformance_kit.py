@@ -237,6 +237,37 @@ class ContainedFilters(DictStore):
         )
 
 
+class KeyOrderFilters(DictStore):
+    """Compares objects key by key in order, as a document database comparing
+    embedded documents does: `{"b": 3, "a": 1}` misses `{"a": 1, "b": 3}`."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        def same(a: Any, b: Any) -> bool:
+            if isinstance(a, dict) and isinstance(b, dict):
+                return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+            return bool(a == b)
+
+        wanted = (query.filters or {}).items()
+        return all(same(item.metadata.get(k), v) for k, v in wanted) and super().matches(
+            item, query.model_copy(update={"filters": None})
+        )
+
+
+class UnorderedListFilters(DictStore):
+    """Compares lists as sets: `[3, 1]` finds `[1, 3]`."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        def same(a: Any, b: Any) -> bool:
+            if isinstance(a, list) and isinstance(b, list):
+                return all(any(same(x, y) for y in b) for x in a) and all(any(same(x, y) for x in a) for y in b)
+            return bool(a == b)
+
+        wanted = (query.filters or {}).items()
+        return all(same(item.metadata.get(k), v) for k, v in wanted) and super().matches(
+            item, query.model_copy(update={"filters": None})
+        )
+
+
 class IgnoredLimit(DictStore):
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         return await super().search(query.model_copy(update={"limit": 10_000}))
@@ -301,6 +332,8 @@ BROKEN: list[tuple[StoreFactory, FidelityProfile, str]] = [
     (DroppedFilter, DICT_PROFILE, "filter_equality"),
     (JsonEqualAtTheTopOnly, dataclasses.replace(DICT_PROFILE, filter_equality=FilterEquality.JSON), "filter_equality"),
     (ContainedFilters, dataclasses.replace(DICT_PROFILE, filter_equality=FilterEquality.JSON), "filter_equality"),
+    (KeyOrderFilters, DICT_PROFILE, "filter_equality"),
+    (UnorderedListFilters, DICT_PROFILE, "filter_equality"),
     (IgnoredLimit, DICT_PROFILE, "limit_policy"),
     (BrokenOrder, DICT_PROFILE, "result_order"),
     (CopiesClaimingLive, REFERENCE_PROFILE, "returned_objects"),

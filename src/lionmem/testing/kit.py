@@ -488,11 +488,13 @@ class ConformanceKit:
         await self._fill(rec, items)
         if self.profile.filter_equality is FilterEquality.UNSUPPORTED:
             return await self._refusal(rec, MemoryQuery(filters={"n": 1}, limit=_ALL))
-        # [1] and {"a": 1} are held by items 10 and 11 without equalling them, as
-        # JSONB containment (@>) would match them.
+        # Items 10 and 11 hold [1] and {"a": 1} without equalling them, as JSONB
+        # containment (@>) would match; they equal {"b": 3, "a": 1}, whose keys
+        # come in another order, and differ from [3, 1], whose elements do.
         probes: list[dict[str, Any]] = [
             {"n": 1}, {"n": 1, "m": "x"}, {"n": {"deep": [1, "two", None]}}, {"n": "1"}, {"n": False},
             {"n": True}, {"n": [1, 2]}, {"n": {"a": 1, "b": 2}}, {"n": [1]}, {"n": {"a": 1}},
+            {"n": {"b": 3, "a": 1}}, {"n": [3, 1]},
         ]
         observed = await self._rule_that_holds(
             rec,
