@@ -427,6 +427,26 @@ class SearchAddsADict(DictStore):
         return [*await super().search(query), {}]  # type: ignore[list-item]
 
 
+class NoneFindsFalsy(DictStore):
+    """Takes a `None` filter as "no true value", as `not metadata.get(key)` would:
+    `{"k": 0}` matches too."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        wanted = (query.filters or {}).items()
+        if any(v is None and item.metadata.get(k) for k, v in wanted):
+            return False
+        rest = {k: v for k, v in wanted if v is not None}
+        return super().matches(item, query.model_copy(update={"filters": rest}))
+
+
+class SortsByCreatedAt(DictStore):
+    """Orders results by `created_at`, which follows insertion order only as long as
+    callers store items in the order they were made."""
+
+    def order(self, found: list[MemoryItem]) -> list[MemoryItem]:
+        return sorted(found, key=lambda i: i.created_at)
+
+
 class ListsAllButTheFirst(DictStore):
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         return (await super().search(query))[1:]
@@ -602,6 +622,8 @@ REPORTED: list[tuple[StoreFactory, str, str]] = [
     (RetrieveUppercases, "protocol", "retrieve after store returned MemoryItem(id=UUID('00000000-0000-0000-0000-000000000001')"),
     (SearchAddsADict, "protocol", "search returned list, not a list of MemoryItem"),
     (ListsAllButTheFirst, "result_order", "returned [99, 98, 97, 96, 95], not the stored set"),
+    (SortsByCreatedAt, "result_order", "some other order"),
+    (NoneFindsFalsy, "none_filter_matches_missing", "matched ids [1, 2, 3]"),
     (ReplacesThenRaises, "on_existing_id", "raised, but changed the item"),
     (
         cast("StoreFactory", SearchNeedsANamespace),
