@@ -638,6 +638,7 @@ REPORTED: list[tuple[StoreFactory, str, str]] = [
     (InventsUnknownIds, "protocol", "retrieve of an unknown id returned MemoryItem("),
     (TupleResults, "protocol", "search returned tuple, not a list of MemoryItem"),
     (InventsTextMatches, "text_match", "text 'hello' returned items that were never stored"),
+    (SubstringTags, "tag_match", "another rule"),
     (ListsEveryVersion, "on_existing_id", "search lists ids [1, 2, 3, 1] after a replacement"),
     (LiveRetrieveCopiedSearch, "returned_objects", "mixed: some changes were seen"),
     (LimitIgnoredWithTags, "limit_policy", "limit 0 gave [] and [1, 2, 3, 4, 5]"),
@@ -998,6 +999,31 @@ def test_failures_say_what_was_declared_and_observed() -> None:
     assert dropped.observed == "another rule"
     lost = ConformanceKit(LosesConcurrentWrites, DICT_PROFILE).check("concurrent_writes")
     assert lost.observed.endswith("not retrievable, 1 listed by search")
+    # The 200 writes and the reads counting them are one line, not 400.
+    assert lost.reproduction.splitlines() == [
+        "await asyncio.gather(*(store.store(i) for i in items))  # 200 items",
+        "await store.search(MemoryQuery(limit=10000))",
+    ]
+    fence = ConformanceKit(cast("StoreFactory", SyncMethods), REFERENCE_PROFILE).check("protocol")
+    assert fence.reproduction == "# inspect the three methods"
+
+
+class WholeWordText(DictStore):
+    """Matches whole words, case-insensitively: a rule of its own, declared as one."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        words = str(item.content).lower().split()
+        if query.text and query.text.lower() not in words:
+            return False
+        return super().matches(item, query.model_copy(update={"text": None}))
+
+
+def test_a_text_rule_of_its_own_passes_when_declared_as_another_rule() -> None:
+    profile = dataclasses.replace(DICT_PROFILE, text_match=TextMatch.OTHER)
+    result = ConformanceKit(WholeWordText, profile).check("text_match")
+    assert (result.passed, result.observed) == (True, "another rule")
+    claimed = ConformanceKit(WholeWordText, DICT_PROFILE).check("text_match")
+    assert (claimed.passed, claimed.observed) == (False, "another rule")
 
 
 def test_declared_is_what_each_result_states_before_any_check_runs() -> None:
