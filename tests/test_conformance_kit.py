@@ -268,6 +268,20 @@ class UnorderedListFilters(DictStore):
         )
 
 
+class EmptyTagsFindNothing(DictStore):
+    """Takes `tags=[]` as a predicate no item meets; the reference ignores it."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        return query.tags != [] and super().matches(item, query)
+
+
+class EmptyFiltersFindNothing(DictStore):
+    """Takes `filters={}` as a predicate no item meets; the reference ignores it."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        return query.filters != {} and super().matches(item, query)
+
+
 class IgnoredLimit(DictStore):
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         return await super().search(query.model_copy(update={"limit": 10_000}))
@@ -639,6 +653,8 @@ REPORTED: list[tuple[StoreFactory, str, str]] = [
     (TupleResults, "protocol", "search returned tuple, not a list of MemoryItem"),
     (InventsTextMatches, "text_match", "text 'hello' returned items that were never stored"),
     (SubstringTags, "tag_match", "another rule"),
+    (EmptyTagsFindNothing, "tag_match", "another rule"),
+    (EmptyFiltersFindNothing, "filter_equality", "another rule"),
     (ListsEveryVersion, "on_existing_id", "search lists ids [1, 2, 3, 1] after a replacement"),
     (LiveRetrieveCopiedSearch, "returned_objects", "mixed: some changes were seen"),
     (LimitIgnoredWithTags, "limit_policy", "limit 0 gave [] and [1, 2, 3, 4, 5]"),

@@ -455,13 +455,14 @@ class ConformanceKit:
         await self._fill(rec, items)
         if self.profile.tag_match is TagMatch.UNSUPPORTED:
             return await self._refusal(rec, MemoryQuery(tags=["a"], limit=_ALL))
-        wanted = (["b", "c"], ["a"], ["A"], ["a", "b"], ["b", "b"], ["z"])
+        # [] is no predicate at all, as "" is for text.
+        wanted: list[list[str]] = [["b", "c"], ["a"], ["A"], ["a", "b"], ["b", "b"], ["z"], []]
         observed = await self._rule_that_holds(
             rec,
             items,
             (MemoryQuery(tags=tags, limit=_ALL) for tags in wanted),
             {
-                TagMatch.ANY_OF: lambda q, i: bool(set(q.tags or ()) & set(i.tags)),
+                TagMatch.ANY_OF: lambda q, i: not q.tags or bool(set(q.tags) & set(i.tags)),
                 TagMatch.ALL_OF: lambda q, i: set(q.tags or ()) <= set(i.tags),
             },
         )
@@ -490,11 +491,12 @@ class ConformanceKit:
             return await self._refusal(rec, MemoryQuery(filters={"n": 1}, limit=_ALL))
         # Items 10 and 11 hold [1] and {"a": 1} without equalling them, as JSONB
         # containment (@>) would match; they equal {"b": 3, "a": 1}, whose keys
-        # come in another order, and differ from [3, 1], whose elements do.
+        # come in another order, and differ from [3, 1], whose elements do. {} is no
+        # predicate at all.
         probes: list[dict[str, Any]] = [
             {"n": 1}, {"n": 1, "m": "x"}, {"n": {"deep": [1, "two", None]}}, {"n": "1"}, {"n": False},
             {"n": True}, {"n": [1, 2]}, {"n": {"a": 1, "b": 2}}, {"n": [1]}, {"n": {"a": 1}},
-            {"n": {"b": 3, "a": 1}}, {"n": [3, 1]},
+            {"n": {"b": 3, "a": 1}}, {"n": [3, 1]}, {},
         ]
         observed = await self._rule_that_holds(
             rec,
