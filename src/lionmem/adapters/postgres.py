@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import re
 from functools import partial
-from collections.abc import AsyncIterator, Callable, Generator, Iterable
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable
 from typing import Any, Final, LiteralString, cast
 from uuid import UUID
 
@@ -404,7 +404,7 @@ class PostgresMemoryStore(ClosesOnExit):
         )
 
     @contextlib.asynccontextmanager
-    async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    async def _connection(self) -> AsyncGenerator[psycopg.AsyncConnection[Any], None]:
         """A connection of the pool for one call, counted as in use while held; a
         server or pool that does not answer raises `StoreUnavailableError`."""
         pool = self._live_pool()
