@@ -282,6 +282,22 @@ class EmptyFiltersFindNothing(DictStore):
         return query.filters != {} and super().matches(item, query)
 
 
+class StaleIndex(DictStore):
+    """Matches an item by every version stored under its id, as an index that is
+    added to on replacement but never cleared would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.versions: dict[UUID, list[MemoryItem]] = {}
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self.versions.setdefault(item.id, []).append(copy.deepcopy(item))
+        return await super().store(item)
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        return any(super(StaleIndex, self).matches(v, query) for v in self.versions[item.id])
+
+
 class IgnoredLimit(DictStore):
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         return await super().search(query.model_copy(update={"limit": 10_000}))
@@ -656,6 +672,7 @@ REPORTED: list[tuple[StoreFactory, str, str]] = [
     (EmptyTagsFindNothing, "tag_match", "another rule"),
     (EmptyFiltersFindNothing, "filter_equality", "another rule"),
     (ListsEveryVersion, "on_existing_id", "search lists ids [1, 2, 3, 1] after a replacement"),
+    (StaleIndex, "on_existing_id", "replaced, but text 'a1', tags ['old'], filters {'v': 'old'} still found it"),
     (LiveRetrieveCopiedSearch, "returned_objects", "mixed: some changes were seen"),
     (LimitIgnoredWithTags, "limit_policy", "limit 0 gave [] and [1, 2, 3, 4, 5]"),
     (NegativeLimitFindsNothing, "limit_policy", "negative limits gave [] and []"),
@@ -774,7 +791,7 @@ class RetrieveFindsOnlyTheNewest(DictStore):
     ("check", "opening", "inside"),
     [
         ("stateful", "retrieve(UUID(int=1)) returned MemoryItem(id=UUID(int=1)", ", the reference MemoryItem(id=UUID(int=1)"),
-        ("on_existing_id", "store returned, but retrieve gives MemoryItem(id=UUID('00000000-", "content='a'"),
+        ("on_existing_id", "store returned, but retrieve gives MemoryItem(id=UUID('00000000-", "content='a1'"),
     ],
 )
 def test_a_retrieve_that_missed_a_replacement_is_named(check: str, opening: str, inside: str) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar, cast
 from uuid import UUID
@@ -285,6 +286,17 @@ class ConformanceKit:
         # Order is result_order's to judge, so a misordered search is named there.
         return sorted(_ids(found)) == sorted(_ids(expected))
 
+    def _each_predicate(self, text: str, tag: str, filters: dict[str, Any]) -> dict[str, MemoryQuery]:
+        """A search for each predicate the profile supports, by how a result names it."""
+        queries: dict[str, MemoryQuery] = {}
+        if self.profile.text_match is not TextMatch.UNSUPPORTED:
+            queries[f"text {text!r}"] = MemoryQuery(text=text, limit=_ALL)
+        if self.profile.tag_match is not TagMatch.UNSUPPORTED:
+            queries[f"tags {[tag]!r}"] = MemoryQuery(tags=[tag], limit=_ALL)
+        if self.profile.filter_equality is not FilterEquality.UNSUPPORTED:
+            queries[f"filters {filters!r}"] = MemoryQuery(filters=filters, limit=_ALL)
+        return queries
+
     async def _eventually(
         self,
         first: Awaitable[T],
@@ -537,15 +549,8 @@ class ConformanceKit:
         found = _ids(await rec.search(MemoryQuery(limit=_ALL)))
         if sorted(found) != sorted(stored):
             return f"returned {found}, not the stored set", False
-        predicates: dict[str, MemoryQuery] = {}
-        if self.profile.text_match is not TextMatch.UNSUPPORTED:
-            predicates["text 'o'"] = MemoryQuery(text="o", limit=_ALL)
-        if self.profile.tag_match is not TagMatch.UNSUPPORTED:
-            predicates["tags ['o']"] = MemoryQuery(tags=["o"], limit=_ALL)
-        if self.profile.filter_equality is not FilterEquality.UNSUPPORTED:
-            predicates["filters {'o': 1}"] = MemoryQuery(filters={"o": 1}, limit=_ALL)
         misordered: list[str] = []
-        for described, query in predicates.items():
+        for described, query in self._each_predicate("o", "o", {"o": 1}).items():
             matched = _ids(await rec.search(query))
             # Which items match is for the match checks (a text rule the kit cannot
             # predict may leave some out); here they must keep the stored order.
@@ -562,14 +567,18 @@ class ConformanceKit:
         return observed, True
 
     async def _on_existing_id(self, rec: Recorder, path: Path) -> tuple[str, bool]:
-        items = [_item(1, content="a"), _item(2, content="b"), _item(3, content="c")]
+        items = [
+            _item(1, content="a1", tags=["old"], metadata={"v": "old"}),
+            _item(2, content="b"),
+            _item(3, content="c"),
+        ]
         await self._fill(rec, items)
-        newer = _item(1, content="a2")
+        newer = _item(1, content="a2", tags=["new"], metadata={"v": "new"})
         try:
             await rec.store(newer)
         except ValueError:
             got = await rec.retrieve(newer.id)
-            kept = got is not None and got.content == "a"
+            kept = got is not None and got.content == "a1"
             observed = OnExistingId.REJECT.value if kept else "raised, but changed the item"
             return observed, observed == self.profile.on_existing_id.value
         got = await self._retrieved(rec, newer.id, content="a2")
@@ -578,6 +587,19 @@ class ConformanceKit:
             return f"store returned, but retrieve gives {got!r}", False
         if sorted(_ids(found)) != [1, 2, 3]:
             return f"search lists ids {_ids(found)} after a replacement", False
+        # An index that keeps what the old version held finds the new one by it. A
+        # text rule of the store's own may find anything.
+        stale: list[str] = []
+        for described, query in self._each_predicate("a1", "old", {"v": "old"}).items():
+            if query.text and self.profile.text_match is TextMatch.OTHER:
+                continue
+            matched = await self._eventually(
+                rec.search(query), partial(rec.search, query, record=False), lambda got: 1 not in _ids(got)
+            )
+            if 1 in _ids(matched):
+                stale.append(described)
+        if stale:
+            return f"replaced, but {', '.join(stale)} still found it", False
         if not self._ordered:
             replaced = {OnExistingId.REPLACE_IN_PLACE, OnExistingId.MOVE_TO_END}
             return "replaced", self.profile.on_existing_id in replaced
