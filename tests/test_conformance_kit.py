@@ -30,6 +30,7 @@ from lionmem.testing import (
     FidelityProfile,
     FilterEquality,
     OnExistingId,
+    ResultOrder,
     ReturnedObjects,
     StoreFactory,
     TextMatch,
@@ -884,14 +885,27 @@ class SlicesOnlyFromMinusFive(DictStore):
         return await super().search(query)
 
 
+class LimitsBeforeFiltering(DictStore):
+    """Cuts the stored items at the limit, then applies the predicates, as a store
+    reading `LIMIT n` rows and checking them in Python would."""
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        listed = list(self.items.values())[: query.limit]
+        return [copy.deepcopy(i) for i in listed if self.matches(i, query)]
+
+
 def test_the_limit_policy_names_what_each_limit_gave() -> None:
     ignored = ConformanceKit(IgnoredLimit, DICT_PROFILE).check("limit_policy")
-    every = [1, 2, 3, 4, 5]
+    every = [11, 1, 12, 2, 13, 3, 14, 4, 15, 5]
     assert (ignored.passed, ignored.observed) == (
         False, f"limits 0, 2, 5, 50, 18446744073709551616 gave {[every] * 5}"
     )
     mixed = ConformanceKit(SlicesOnlyFromMinusFive, DICT_PROFILE).check("limit_policy")
-    assert (mixed.passed, mixed.observed) == (False, "negative limits gave [1, 2, 3] and None")
+    assert (mixed.passed, mixed.observed) == (False, f"negative limits gave {every[:-2]} and None")
+    early = ConformanceKit(LimitsBeforeFiltering, DICT_PROFILE).check("limit_policy")
+    assert (early.passed, early.observed) == (False, "limit 2 gave [11, 1] and [1]")
+    unordered = dataclasses.replace(DICT_PROFILE, result_order=ResultOrder.UNORDERED)
+    assert not ConformanceKit(LimitsBeforeFiltering, unordered).check("limit_policy").passed
 
 
 def test_a_reproduction_names_the_items_the_check_stored() -> None:
