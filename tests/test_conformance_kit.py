@@ -199,20 +199,28 @@ class DroppedFilter(DictStore):
         return super().matches(item, query.model_copy(update={"filters": None}))
 
 
-class JsonEqualAtTheTopOnly(DictStore):
+class FilterRule(DictStore):
+    """Matches a filter when `same(metadata.get(key), value)`; text and tags as the
+    reference does."""
+
+    def same(self, held: Any, asked: Any) -> bool:
+        raise NotImplementedError
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        wanted = (query.filters or {}).items()
+        return all(self.same(item.metadata.get(k), v) for k, v in wanted) and super().matches(
+            item, query.model_copy(update={"filters": None})
+        )
+
+
+class JsonEqualAtTheTopOnly(FilterRule):
     """Tells `true` from 1 and equates 1 with 1.0, but only at the top level: inside a
     list or object it compares JSON text, where 1 is not 1.0."""
 
-    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
-        def same(a: Any, b: Any) -> bool:
-            if type(a) in (int, float) and type(b) in (int, float):
-                return bool(a == b)
-            return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-
-        wanted = (query.filters or {}).items()
-        return all(same(item.metadata.get(k), v) for k, v in wanted) and super().matches(
-            item, query.model_copy(update={"filters": None})
-        )
+    def same(self, held: Any, asked: Any) -> bool:
+        if type(held) in (int, float) and type(asked) in (int, float):
+            return bool(held == asked)
+        return json.dumps(held, sort_keys=True) == json.dumps(asked, sort_keys=True)
 
 
 def _contains(held: Any, asked: Any) -> bool:
@@ -228,45 +236,33 @@ def _contains(held: Any, asked: Any) -> bool:
     return bool(held == asked)
 
 
-class ContainedFilters(DictStore):
+class ContainedFilters(FilterRule):
     """Matches filters by containment, as `metadata @> filters` does in PostgreSQL:
     `[1]` finds `[1, 3]`. JSON equality everywhere else."""
 
-    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
-        return _contains(item.metadata, query.filters or {}) and super().matches(
-            item, query.model_copy(update={"filters": None})
-        )
+    def same(self, held: Any, asked: Any) -> bool:
+        return _contains(held, asked)
 
 
-class KeyOrderFilters(DictStore):
+class KeyOrderFilters(FilterRule):
     """Compares objects key by key in order, as a document database comparing
     embedded documents does: `{"b": 3, "a": 1}` misses `{"a": 1, "b": 3}`."""
 
-    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
-        def same(a: Any, b: Any) -> bool:
-            if isinstance(a, dict) and isinstance(b, dict):
-                return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-            return bool(a == b)
-
-        wanted = (query.filters or {}).items()
-        return all(same(item.metadata.get(k), v) for k, v in wanted) and super().matches(
-            item, query.model_copy(update={"filters": None})
-        )
+    def same(self, held: Any, asked: Any) -> bool:
+        if isinstance(held, dict) and isinstance(asked, dict):
+            return list(held) == list(asked) and all(self.same(held[k], asked[k]) for k in held)
+        return bool(held == asked)
 
 
-class UnorderedListFilters(DictStore):
+class UnorderedListFilters(FilterRule):
     """Compares lists as sets: `[3, 1]` finds `[1, 3]`."""
 
-    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
-        def same(a: Any, b: Any) -> bool:
-            if isinstance(a, list) and isinstance(b, list):
-                return all(any(same(x, y) for y in b) for x in a) and all(any(same(x, y) for x in a) for y in b)
-            return bool(a == b)
-
-        wanted = (query.filters or {}).items()
-        return all(same(item.metadata.get(k), v) for k, v in wanted) and super().matches(
-            item, query.model_copy(update={"filters": None})
-        )
+    def same(self, held: Any, asked: Any) -> bool:
+        if isinstance(held, list) and isinstance(asked, list):
+            return all(any(self.same(x, y) for y in asked) for x in held) and all(
+                any(self.same(x, y) for x in held) for y in asked
+            )
+        return bool(held == asked)
 
 
 class EmptyTagsFindNothing(DictStore):
