@@ -217,6 +217,19 @@ def test_a_short_password_is_masked_only_where_it_stands_apart(pg_url: str) -> N
         assert intact in str(failure.value) and "password=***" in str(failure.value)
 
 
+def test_a_server_message_quoting_the_password_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever the reason a connection fails, its message never shows the password,
+    even where the driver's message quotes it."""
+
+    async def quoting(*args: object, **kwargs: object) -> None:
+        raise psycopg.OperationalError('connection failed: bad option "Qx7Zp4" for "me"')
+
+    monkeypatch.setattr(psycopg.AsyncConnection, "connect", quoting)
+    with pytest.raises(StoreUnavailableError) as failure:
+        run(open_only("postgresql://me:Qx7Zp4@db.invalid/x", namespace="n"))
+    assert str(failure.value).endswith('is unavailable: connection failed: bad option "***" for "me"')
+
+
 def test_a_key_value_dsn_error_still_names_an_unknown_key() -> None:
     # A key libpq does not know is still named: it is no secret.
     with pytest.raises(ValueError, match='invalid connection option "colour"'):
