@@ -41,6 +41,7 @@ from store_checks import (
     assert_writes_keep_the_item_as_called,
     ticking,
 )
+from together import start_together
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -424,27 +425,18 @@ def test_namespaces_never_see_each_other(pg_url: str) -> None:
 
 def test_many_processes_creating_the_schema_at_once(pg_url: str, tmp_path: Path) -> None:
     url = fresh_database(pg_url)
-    # Each process signals that it has imported lionmem, then waits for the word to
-    # open: started one by one, they would not overlap while creating the schema.
     script = textwrap.dedent(f"""
-        import asyncio, pathlib, sys, time
+        import asyncio, sys
         sys.path.insert(0, {SRC!r})
         from lionmem import MemoryItem
         from lionmem.adapters.postgres import PostgresMemoryStore
-        barrier = pathlib.Path({str(tmp_path)!r})
-        (barrier / f"ready-{{sys.argv[1]}}").touch()
-        while not (barrier / "go").exists():
-            time.sleep(0.001)
         async def main():
             async with PostgresMemoryStore.open({url!r}, namespace="race") as store:
                 await store.store(MemoryItem(content=sys.argv[1]))
+        wait_for_go()
         asyncio.run(main())
     """)
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(n)]) for n in range(6)]
-    deadline = time.monotonic() + 60
-    while len(list(tmp_path.glob("ready-*"))) < 6 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    (tmp_path / "go").touch()
+    procs = start_together(script, [str(n) for n in range(6)], tmp_path / "barrier")
     assert [p.wait(timeout=120) for p in procs] == [0] * 6
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)]

@@ -46,6 +46,7 @@ from store_checks import (
     assert_writes_keep_the_item_as_called,
     ticking,
 )
+from together import start_together
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -401,9 +402,10 @@ def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
         async def main():
             async with SQLiteMemoryStore.open({str(path)!r}) as store:
                 await store.store(MemoryItem(content=sys.argv[1]))
+        wait_for_go()
         asyncio.run(main())
     """)
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(n)]) for n in range(4)]
+    procs = start_together(script, [str(n) for n in range(4)], tmp_path / "barrier")
     assert [p.wait(timeout=60) for p in procs] == [0, 0, 0, 0]
     found = with_store(path, lambda store: store.search(MemoryQuery(limit=100)))
     assert sorted(i.content for i in found) == ["0", "1", "2", "3"]
@@ -1702,9 +1704,10 @@ def test_two_processes_writing_one_file_lose_nothing(tmp_path: Path) -> None:
             async with SQLiteMemoryStore.open({str(path)!r}) as store:
                 for i in range(300):
                     await store.store(MemoryItem(content=f"{{who}}-{{i}}", tags=[who]))
+        wait_for_go()
         asyncio.run(main(sys.argv[1]))
     """)
-    procs = [subprocess.Popen([sys.executable, "-c", script, who]) for who in ("a", "b")]
+    procs = start_together(script, ["a", "b"], tmp_path / "barrier")
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
 
     async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
