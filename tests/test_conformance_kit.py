@@ -1069,6 +1069,23 @@ def test_a_text_rule_of_its_own_passes_when_declared_as_another_rule() -> None:
     assert (claimed.passed, claimed.observed) == (False, "another rule")
 
 
+class EveryItemForText(DictStore):
+    """Answers any text with every item, as a store ranking all items by similarity
+    would: a rule of its own, under which a replaced item may still be found by its
+    old text."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        return super().matches(item, query.model_copy(update={"text": None}))
+
+
+def test_a_replaced_item_found_by_its_old_text_passes_under_a_text_rule_of_its_own() -> None:
+    profile = dataclasses.replace(DICT_PROFILE, text_match=TextMatch.OTHER)
+    kit = ConformanceKit(EveryItemForText, profile)
+    assert [kit.check(name).passed for name in ("text_match", "on_existing_id")] == [True, True]
+    claimed = ConformanceKit(EveryItemForText, DICT_PROFILE).check("on_existing_id")
+    assert (claimed.passed, claimed.observed) == (False, "replaced, but text 'a1' still found it")
+
+
 def test_declared_is_what_each_result_states_before_any_check_runs() -> None:
     built: list[object] = []
 
