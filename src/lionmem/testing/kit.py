@@ -14,7 +14,7 @@ from decimal import Decimal
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from lionmem.adapters.lifecycle import milliseconds
@@ -68,9 +68,6 @@ def _known(name: str) -> None:
 
 T = TypeVar("T")
 R = TypeVar("R", bound=Enum)
-
-_Sliced = Literal["sliced", "other", "refused"]
-"""How a search's results stand to the slice of its matches that its limit asks for."""
 
 _EVENTUAL_WAIT = 5.0
 _ALL = 10_000
@@ -660,7 +657,7 @@ class ConformanceKit:
             searches.append((["l"], _ids(tagged)))
         limits = (*_POSITIVE_LIMITS, -2, -10)
         # Per limit, what each search gave and whether that is the slice asked for.
-        gave: dict[int, list[tuple[list[int] | None, _Sliced]]] = {limit: [] for limit in limits}
+        gave: dict[int, list[tuple[list[int] | None, str]]] = {limit: [] for limit in limits}
         for limit in limits:
             for tags, matches in searches:
                 try:
@@ -684,7 +681,7 @@ class ConformanceKit:
             observed = f"negative limits gave {outcomes[-2]} and {outcomes[-10]}"
         return observed, observed == self.profile.limit_policy.value
 
-    def _as_sliced(self, found: list[int] | None, matches: list[int], limit: int) -> _Sliced:
+    def _as_sliced(self, found: list[int] | None, matches: list[int], limit: int) -> str:
         """Whether a search gave the slice of its `matches` that `limit` asks for (of
         that size, from any of them, for a store without an order)."""
         if found is None:
