@@ -904,6 +904,26 @@ def test_the_limit_policy_names_what_each_limit_gave() -> None:
     assert not ConformanceKit(LimitsBeforeFiltering, unordered).check("limit_policy").passed
 
 
+class MicrosecondTimes(DictStore):
+    """Keeps `created_at` to the microsecond, as a SQL timestamp column does."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        return await super().store(item.model_copy(update={"created_at": round(item.created_at, 6)}))
+
+
+def test_created_at_is_probed_below_the_microsecond_and_shown_in_the_reproduction() -> None:
+    result = ConformanceKit(MicrosecondTimes, DICT_PROFILE).check("created_at")
+    assert (result.passed, result.observed) == (
+        False,
+        "lost (1767225600.1234567 came back as 1767225600.123457; 5e-324 came back as 0.0)",
+    )
+    assert result.reproduction.splitlines()[:3] == [
+        "await store.store(MemoryItem(id=UUID(int=1), content='rt', created_at=1767225600.1234567))",
+        "await store.store(MemoryItem(id=UUID(int=2), content='rt', created_at=-0.0))",
+        "await store.store(MemoryItem(id=UUID(int=3), content='rt', created_at=5e-324))",
+    ]
+
+
 def test_a_reproduction_names_the_items_the_check_stored() -> None:
     live = ConformanceKit(CopiesClaimingLive, REFERENCE_PROFILE).check("returned_objects")
     assert live.reproduction.splitlines() == [

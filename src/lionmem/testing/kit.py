@@ -757,7 +757,7 @@ class ConformanceKit:
     async def _created_at(self, rec: Recorder, path: Path) -> tuple[str, bool]:
         # Bits a database may lose: digits beyond microseconds, the sign of a zero
         # (SQLite writes whole-number REALs as integers), a subnormal.
-        times = [1767225600.1 + 1e-7, -0.0, 5e-324]
+        times = [1767225600.1234567, -0.0, 5e-324]
         items = [_item(n + 1, content="rt", created_at=t) for n, t in enumerate(times)]
         await self._fill(rec, items)
         lost: list[str] = []
