@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import tempfile
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar, cast
 from uuid import UUID
 
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
-__all__ = ["Recorder", "StoreFactory", "StoreHung", "open_store", "show", "within"]
+__all__ = ["Recorder", "StoreFactory", "StoreHung", "open_store", "same_values", "show", "within"]
 
 T = TypeVar("T")
 
@@ -90,6 +90,21 @@ async def workspace() -> AsyncGenerator[Path, None]:
     """A fresh, empty directory, removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="lionmem-kit-") as path:
         yield Path(path)
+
+
+def same_values(a: object, b: object) -> bool:
+    """Equal, and of the same types all the way down (so `True` is not `1`)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        left, right = cast("dict[object, object]", a), cast("dict[object, object]", b)
+        return left.keys() == right.keys() and all(same_values(left[k], right[k]) for k in left)
+    if isinstance(a, list | tuple):
+        xs, ys = cast("Sequence[object]", a), cast("Sequence[object]", b)
+        return len(xs) == len(ys) and all(same_values(x, y) for x, y in zip(xs, ys, strict=True))
+    if isinstance(a, float):
+        return a.hex() == cast(float, b).hex()
+    return bool(a == b)
 
 
 def show(value: Any) -> str:

@@ -20,7 +20,7 @@ from uuid import UUID
 from lionmem.adapters.lifecycle import milliseconds
 from lionmem.protocols._arguments import require_type
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
-from lionmem.testing._harness import Recorder, StoreFactory, StoreHung, open_store, show, workspace
+from lionmem.testing._harness import Recorder, StoreFactory, StoreHung, open_store, same_values, show, workspace
 from lionmem.testing.profile import (
     ContentKind,
     Durability,
@@ -108,21 +108,6 @@ def _item(n: int, **fields: Any) -> MemoryItem:
 
 def _ids(items: Sequence[MemoryItem]) -> list[int]:
     return [i.id.int for i in items]
-
-
-def _same(a: object, b: object) -> bool:
-    """Equal, and of the same types all the way down (so `True` is not `1`)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        left, right = cast("dict[object, object]", a), cast("dict[object, object]", b)
-        return left.keys() == right.keys() and all(_same(left[k], right[k]) for k in left)
-    if isinstance(a, list | tuple):
-        xs, ys = cast("Sequence[object]", a), cast("Sequence[object]", b)
-        return len(xs) == len(ys) and all(_same(x, y) for x, y in zip(xs, ys, strict=True))
-    if isinstance(a, float):
-        return a.hex() == cast(float, b).hex()
-    return bool(a == b)
 
 
 _POSITIVE_LIMITS = (0, 2, 5, 50, 2**64)
@@ -719,7 +704,7 @@ class ConformanceKit:
         plain = _item(1, content=json_value)
         await self._fill(rec, [plain])
         got = await rec.retrieve(plain.id)
-        if got is None or not _same(got.content, json_value):
+        if got is None or not same_values(got.content, json_value):
             return f"JSON content came back as {None if got is None else got.content!r}", False
         refused: list[int] = []
         for n, odd in ((2, {1, 2}), (3, math.nan), (4, math.inf), (5, {"k": Decimal("1.5")}), (6, (1, 2))):
@@ -732,7 +717,7 @@ class ConformanceKit:
                     return f"store raised TypeError for {odd!r} but wrote the item", False
                 continue
             back = await self._retrieved(rec, item.id)
-            if back is None or not (back.content is odd or _same(back.content, odd)):
+            if back is None or not (back.content is odd or same_values(back.content, odd)):
                 shown = None if back is None else back.content
                 return f"accepted {show(odd)} but returned {shown!r}", False
         if refused == [2, 3, 4, 5, 6]:
@@ -750,7 +735,7 @@ class ConformanceKit:
         await self._fill(rec, [item])
         got = await rec.retrieve(item.id)
         assert got is not None, "retrieve returned None after store"
-        observed = RoundTrip.EXACT if _same(getattr(got, field), value) else RoundTrip.LOST
+        observed = RoundTrip.EXACT if same_values(getattr(got, field), value) else RoundTrip.LOST
         detail = "" if observed is RoundTrip.EXACT else f" ({getattr(got, field)!r})"
         return observed.value + detail, observed is declared
 
@@ -764,7 +749,7 @@ class ConformanceKit:
         for item, sent in zip(items, times, strict=True):
             got = await rec.retrieve(item.id)
             assert got is not None, "retrieve returned None after store"
-            if not _same(got.created_at, sent):
+            if not same_values(got.created_at, sent):
                 lost.append(f"{sent!r} came back as {got.created_at!r}")
         observed = RoundTrip.LOST if lost else RoundTrip.EXACT
         detail = f" ({'; '.join(lost)})" if lost else ""
