@@ -787,7 +787,7 @@ class RetrieveFindsOnlyTheNewest(DictStore):
 @pytest.mark.parametrize(
     ("check", "opening", "inside"),
     [
-        ("stateful", "retrieve(UUID(int=1)) returned MemoryItem(id=UUID(int=1)", ", the reference MemoryItem(id=UUID(int=1)"),
+        ("stateful", "retrieve(UUID(int=5)) returned MemoryItem(id=UUID(int=5)", ", the reference MemoryItem(id=UUID(int=5)"),
         ("on_existing_id", "store returned, but retrieve gives MemoryItem(id=UUID('00000000-", "content='a1'"),
     ],
 )
@@ -831,7 +831,7 @@ class RetrieveFindsOnlyTheLastNew(RetrieveFindsOnlyTheNewest):
 
 def test_the_stateful_check_names_an_older_item_that_retrieve_lost() -> None:
     result = ConformanceKit(RetrieveFindsOnlyTheLastNew, DICT_PROFILE).check("stateful")
-    assert (result.passed, result.observed) == (False, "retrieve(UUID(int=1)) returned None")
+    assert (result.passed, result.observed) == (False, "retrieve(UUID(int=5)) returned None")
 
 
 class SearchLags(DictStore):
@@ -949,9 +949,9 @@ def test_a_reproduction_names_the_items_the_check_stored() -> None:
 REJECTING = FidelityProfile(returned_objects=ReturnedObjects.COPIES, on_existing_id=OnExistingId.REJECT)
 RAISING: list[tuple[StoreFactory, FidelityProfile, str, str]] = [
     (RefusesNulInQueries, DICT_PROFILE, "search(MemoryQuery(", " raised RuntimeError: cannot send U+0000"),
-    (FailsOnReplace, DICT_PROFILE, "store(MemoryItem(id=UUID(int=1)", " raised KeyError: 'already there'"),
-    (FailsOnReplace, REJECTING, "store(MemoryItem(id=UUID(int=1)", " raised KeyError: 'already there'"),
-    (FailsToRetrieveNumbers, DICT_PROFILE, "retrieve(UUID(int=1))", " raised OverflowError: no numbers"),
+    (FailsOnReplace, DICT_PROFILE, "store(MemoryItem(id=UUID(int=5)", " raised KeyError: 'already there'"),
+    (FailsOnReplace, REJECTING, "store(MemoryItem(id=UUID(int=5)", " raised KeyError: 'already there'"),
+    (FailsToRetrieveNumbers, DICT_PROFILE, "retrieve(UUID(int=5))", " raised OverflowError: no numbers"),
 ]
 
 
@@ -975,11 +975,11 @@ class RetrieveGivesDicts(DictStore):
 WRONG_ANSWERS: list[tuple[StoreFactory, str, str]] = [
     (
         ReturnsIdText,
-        "store(MemoryItem(id=UUID(int=1), content=",
-        "returned '00000000-0000-0000-0000-000000000001', not the item's id",
+        "store(MemoryItem(id=UUID(int=5), content=",
+        "returned '00000000-0000-0000-0000-000000000005', not the item's id",
     ),
     (SearchGivesDicts, "search(MemoryQuery(", "gave a dict among its results, not a MemoryItem"),
-    (RetrieveGivesDicts, "retrieve(UUID(int=1))", "returned a dict, not a MemoryItem or None"),
+    (RetrieveGivesDicts, "retrieve(UUID(int=5))", "returned a dict, not a MemoryItem or None"),
 ]
 
 
@@ -1166,6 +1166,51 @@ def test_the_stateful_comparison_catches_what_the_probes_miss() -> None:
     assert "Draw 1: " in result.reproduction
     assert "Explanation" not in result.reproduction
     assert "or any other generated value" not in result.reproduction
+
+
+# Wrong rules the stateful comparison alone once let through (it agreed with each at
+# its default settings); each needs a part of it: a value only it stores or asks for
+# ("t12", "K", True, -0.0, created_at), ids numbered out of insertion order, the
+# types compared all the way down, a query made from a stored item, a retrieve of an
+# id never stored, the limit 2**64, or a list as the result.
+ONCE_MISSED_BY_THE_STATEFUL_CHECK = [
+    BooleansAsIntegers,
+    BrokenOrder,
+    CaseSensitiveText,
+    CaselessKeys,
+    InventsUnknownIds,
+    LimitOverflows,
+    MicrosecondTimes,
+    NumbersAsDoubles,
+    StrippedText,
+    SubstringTags,
+    TupleResults,
+]
+
+
+@pytest.mark.parametrize("factory", ONCE_MISSED_BY_THE_STATEFUL_CHECK, ids=lambda f: f.__name__)
+def test_the_stateful_comparison_alone_finds_a_wrong_rule(factory: StoreFactory) -> None:
+    result = ConformanceKit(factory, DICT_PROFILE).check("stateful")
+    assert not result.passed
+    assert "state = AgainstReference()" in result.reproduction
+
+
+class NoneNeedsTheKey(DictStore):
+    """Matches a `None` filter only where the key is held, as `metadata->'k' = 'null'`
+    would in SQL; a difference it declares."""
+
+    def matches(self, item: MemoryItem, query: MemoryQuery) -> bool:
+        if any(v is None and k not in item.metadata for k, v in (query.filters or {}).items()):
+            return False
+        return super().matches(item, query)
+
+
+def test_the_stateful_comparison_asks_for_none_only_where_it_is_declared_to_match_missing() -> None:
+    declared = FidelityProfile(returned_objects=ReturnedObjects.COPIES, none_filter_matches_missing=False)
+    assert ConformanceKit(NoneNeedsTheKey, declared).check("none_filter_matches_missing").passed
+    assert ConformanceKit(NoneNeedsTheKey, declared).check("stateful").passed
+    undeclared = ConformanceKit(NoneNeedsTheKey, DICT_PROFILE).check("stateful")
+    assert not undeclared.passed and "None" in undeclared.observed, undeclared.observed
 
 
 def test_unknown_check_is_refused() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar, cast
 from uuid import UUID
@@ -28,7 +28,7 @@ from hypothesis.stateful import (
 
 from lionmem.protocols._arguments import kind_of
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery
-from lionmem.testing._harness import StoreFactory, StoreHung, open_store, show, within
+from lionmem.testing._harness import StoreFactory, StoreHung, open_store, same_values, show, within
 from lionmem.testing.profile import (
     FidelityProfile,
     FilterEquality,
@@ -46,9 +46,18 @@ __all__ = ["compare_with_reference"]
 T = TypeVar("T")
 
 _EVENTUAL_WAIT = 2.0
-_WORDS = ["alpha", "Beta", "gamma", "ü", "50%", "a_b", "x\\y", ""]
-_TAGS = ["t1", "t2", "T1", "t3"]
-_KEYS = ["k", "j"]
+# Each value is here to tell a wrong rule from the reference's: "Straße" lower-cases
+# as it is but folds to "strasse"; "t12" holds "t1" and "T1" differs from it by case
+# only, as "K" does from "k"; True, 1.0, -0.0 and 2**70 are what a store keeping
+# bare JSON or SQL numbers gives back changed; lists and objects that hold, reorder or
+# nest another's values catch containment, set-like and textual comparisons.
+_WORDS = ["alpha", "Beta", "gamma", "über", "Straße", "50%", "a_b", "x\\y", ""]
+_TAGS = ["t1", "t2", "T1", "t12"]
+_KEYS = ["k", "j", "K"]
+_NUMBERS = [True, False, 2.5, 1.0, -0.0, 2**70]
+_TIMES = [1767225600.1234567, 1767225600.0, 0.5, -0.0]
+_ALL = 2**64
+"""A limit beyond any SQL LIMIT, which must still mean every match."""
 # A query may name what no item holds, such as U+0000 (which some databases cannot
 # store) or a lone surrogate (which no UTF-8 text holds); the reference answers it like
 # any other value.
@@ -65,8 +74,18 @@ def _ordered(profile: FidelityProfile) -> bool:
     )
 
 
+def _item_id(n: int) -> UUID:
+    """The id of the `n`th item stored: numbered for the reports, but not in the
+    order stored (5, 10, 4, 9, ...), so a store sorting by id differs from one keeping
+    insertion order."""
+    return UUID(int=n // 11 * 11 + n * 5 % 11)
+
+
 def _strategies(profile: FidelityProfile) -> tuple[st.SearchStrategy[MemoryItem], st.SearchStrategy[MemoryQuery]]:
-    plain = [None, 0, 1, 2.5, "v", "V", [1, "v"], {"n": 1}]
+    plain = [
+        None, 0, 1, 2.5, -0.0, 2**70, "v", "V", "", [], {}, [1, "v"], [1], [1.0], [1, 3], [3, 1],
+        {"n": 1}, {"n": 1, "m": 2}, {"m": 2, "n": 1},
+    ]  # fmt: skip
     if profile.filter_equality is FilterEquality.PYTHON:
         plain += [True, False, 1.0]
     if not profile.none_filter_matches_missing:
@@ -76,8 +95,9 @@ def _strategies(profile: FidelityProfile) -> tuple[st.SearchStrategy[MemoryItem]
         st.sampled_from(_WORDS),
         st.lists(st.sampled_from(_WORDS), max_size=3).map(lambda w: " ".join(w)),
         st.integers(-5, 500),
+        st.sampled_from(_NUMBERS),
         st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(_WORDS), max_size=2),
-        st.lists(st.sampled_from(_WORDS), max_size=2),
+        st.lists(st.sampled_from([*_WORDS, *_NUMBERS]), max_size=2),
         st.none(),
     )
     items = st.builds(
@@ -85,10 +105,11 @@ def _strategies(profile: FidelityProfile) -> tuple[st.SearchStrategy[MemoryItem]
         content=content,
         tags=st.lists(st.sampled_from(_TAGS), max_size=3),
         metadata=st.dictionaries(st.sampled_from(_KEYS), values, max_size=2),
+        created_at=st.sampled_from(_TIMES),
     )
     text = st.none()
     if profile.text_match is TextMatch.CASE_INSENSITIVE_SUBSTRING:
-        needles = ["a", "A", "%", "_", "\\", "Ü", "5", "[", "'", "alpha b", "a\x00", "a\ud800"]
+        needles = ["a", "A", "", "a ", "ss", "%", "_", "\\", "Ü", "5", "[", "'", "alpha b", "a\x00", "a\ud800"]
         text = st.one_of(st.none(), st.sampled_from(needles))
     tags = st.none()
     if profile.tag_match is TagMatch.ANY_OF:
@@ -99,7 +120,7 @@ def _strategies(profile: FidelityProfile) -> tuple[st.SearchStrategy[MemoryItem]
         filters = st.one_of(st.none(), st.dictionaries(st.sampled_from(_QUERY_KEYS), wanted, max_size=2))
     ordered = _ordered(profile)
     low = -6 if profile.limit_policy is LimitPolicy.SLICE and ordered else 0
-    limit = st.integers(low, 8) if ordered else st.just(1000)
+    limit = st.integers(low, 8) if ordered else st.just(_ALL)
     queries = st.builds(MemoryQuery, text=text, tags=tags, filters=filters, limit=limit)
     return items, queries
 
@@ -180,12 +201,12 @@ class _AgainstReference(RuleBasedStateMachine):
     @rule(data=st.data())
     def store_new(self, data: st.DataObject) -> None:
         drawn = data.draw(self.items)
-        # Numbered ids, so that a report names the items it is about (UUID(int=2)).
         item = MemoryItem(
-            id=UUID(int=len(self.ids) + 1),
+            id=_item_id(len(self.ids) + 1),
             content=drawn.content,
             tags=drawn.tags,
             metadata=drawn.metadata,
+            created_at=drawn.created_at,
         )
         stored = self.on_store(self.store.store(item.model_copy(deep=True)), lambda: f"store({show(item)})")
         assert stored == item.id, f"store({show(item)}) returned {stored!r}, not the item's id"
@@ -197,7 +218,9 @@ class _AgainstReference(RuleBasedStateMachine):
     def replace(self, data: st.DataObject) -> None:
         target = data.draw(st.sampled_from(self.ids))
         fresh = data.draw(self.items)
-        newer = MemoryItem(id=target, content=fresh.content, tags=fresh.tags, metadata=fresh.metadata)
+        newer = MemoryItem(
+            id=target, content=fresh.content, tags=fresh.tags, metadata=fresh.metadata, created_at=fresh.created_at
+        )
 
         def call() -> str:
             return f"store({show(newer)})"
@@ -215,34 +238,92 @@ class _AgainstReference(RuleBasedStateMachine):
     @rule(data=st.data())
     def retrieve(self, data: st.DataObject) -> None:
         target = data.draw(st.sampled_from(self.ids))
+        self._settled(lambda: self._retrieved_differently(target, "returned None"))
+
+    def _retrieved_differently(self, target: UUID, none: str) -> str | None:
+        """How `retrieve(target)` differs from the reference's, saying `none` if it
+        gives `None`; compared like the round-trip checks, types and all."""
         want = self.run(self.reference.retrieve(target))
         assert want is not None
         fields = ["content"]
-        fields += [f for f in ("tags", "metadata") if getattr(self.profile, f) is RoundTrip.EXACT]
+        fields += [f for f in ("tags", "metadata", "created_at") if getattr(self.profile, f) is RoundTrip.EXACT]
+        # `object`: a store that breaks the protocol may answer with anything.
+        got: object = self.on_store(self.store.retrieve(target), lambda: f"retrieve({show(target)})")
+        if got is None:
+            return f"retrieve({show(target)}) {none}"
+        if not isinstance(got, MemoryItem):
+            return f"retrieve({show(target)}) returned {kind_of(got)}, not a MemoryItem or None"
+        if not same_values([getattr(got, f) for f in fields], [getattr(want, f) for f in fields]):
+            return f"retrieve({show(target)}) returned {show(got)}, the reference {show(want)}"
+        return None
+
+    @rule()
+    def retrieve_unknown(self) -> None:
+        # The id the next new item will get: a store may answer from a key it made up.
+        unknown = _item_id(len(self.ids) + 1)
 
         def compare() -> str | None:
-            # `object`: a store that breaks the protocol may answer with anything.
-            got: object = self.on_store(self.store.retrieve(target), lambda: f"retrieve({show(target)})")
-            if got is None:
-                return f"retrieve({show(target)}) returned None"
-            if not isinstance(got, MemoryItem):
-                return f"retrieve({show(target)}) returned {kind_of(got)}, not a MemoryItem or None"
-            if [getattr(got, f) for f in fields] != [getattr(want, f) for f in fields]:
-                return f"retrieve({show(target)}) returned {show(got)}, the reference {show(want)}"
-            return None
+            got: object = self.on_store(self.store.retrieve(unknown), lambda: f"retrieve({show(unknown)})")
+            return None if got is None else f"retrieve({show(unknown)}) of an id never stored returned {show(got)}"
 
         self._settled(compare)
 
     @rule(data=st.data())
     def search(self, data: st.DataObject) -> None:
-        query = data.draw(self.queries)
+        self._search(data.draw(self.queries))
+
+    @precondition(lambda self: bool(self.ids))
+    @rule(data=st.data())
+    def search_near_an_item(self, data: st.DataObject) -> None:
+        """Search by each predicate alone, with a value taken from a stored item and
+        then changed as a wrong rule would not notice, since random values rarely
+        meet what was stored."""
+        item = self.run(self.reference.retrieve(data.draw(st.sampled_from(self.ids))))
+        assert item is not None
+        predicates: dict[str, Any] = {}
+        if self.profile.text_match is TextMatch.CASE_INSENSITIVE_SUBSTRING:
+            held = str(item.content)
+            start = data.draw(st.integers(0, len(held) - 1)) if held else 0
+            part = held[start : data.draw(st.integers(start + 1, start + 6))]
+            predicates["text"] = data.draw(st.sampled_from([part.upper(), part.swapcase(), part, f"{part} "]))
+        if self.profile.tag_match is TagMatch.ANY_OF and item.tags:
+            tag = data.draw(st.sampled_from(item.tags))
+            predicates["tags"] = [data.draw(st.sampled_from([tag, tag.swapcase(), tag[:-1]]))]
+        if self.profile.filter_equality is not FilterEquality.UNSUPPORTED and item.metadata:
+            key = data.draw(st.sampled_from(sorted(item.metadata)))
+            value = data.draw(st.sampled_from(self._near(item.metadata[key])))
+            predicates["filters"] = {data.draw(st.sampled_from([key, key.swapcase()])): value}
+        for name, predicate in predicates.items():
+            self._search(MemoryQuery(**{name: predicate}, limit=_ALL))
+        # Then all of them at once, under a limit, which a store may apply too early.
+        self._search(MemoryQuery(**predicates, limit=data.draw(self.queries).limit))
+
+    def _near(self, value: object) -> list[object]:
+        """`value`, and values a wrong rule would take for it: a list reordered or cut
+        short, an object reordered or cut short, integers as floats, and `None`."""
+        near: list[object] = [value]
+        if isinstance(value, list):
+            values = cast("list[object]", value)
+            near += [values[::-1], values[:1], [float(v) if type(v) is int else v for v in values]]
+        elif isinstance(value, dict):
+            pairs = list(cast("dict[str, object]", value).items())
+            near += [dict(pairs[::-1]), dict(pairs[:1])]
+        elif type(value) is int and -(2**53) <= value <= 2**53:
+            near.append(float(value))
+        if self.profile.none_filter_matches_missing:
+            near.append(None)
+        return near
+
+    def _search(self, query: MemoryQuery) -> None:
         want = [i.id.int for i in self.run(self.reference.search(query))]
 
         def compare() -> str | None:
-            results: Sequence[object] = self.on_store(self.store.search(query), lambda: f"search({show(query)})")
-            items = [r for r in results if isinstance(r, MemoryItem)]
+            results: object = self.on_store(self.store.search(query), lambda: f"search({show(query)})")
+            if not isinstance(results, list):
+                return f"search({show(query)}) returned {kind_of(results)}, not a list"
+            items = [r for r in cast("list[object]", results) if isinstance(r, MemoryItem)]
             if len(items) < len(results):
-                wrong = next(r for r in results if not isinstance(r, MemoryItem))
+                wrong = next(r for r in cast("list[object]", results) if not isinstance(r, MemoryItem))
                 return f"search({show(query)}) gave {kind_of(wrong)} among its results, not a MemoryItem"
             found = [i.id.int for i in items]
             agrees = found == want if self.ordered else sorted(found) == sorted(want)
@@ -253,11 +334,10 @@ class _AgainstReference(RuleBasedStateMachine):
         self._settled(compare)
 
     @invariant()
-    def nothing_lost(self) -> None:
+    def last_stored_comes_back(self) -> None:
         if self.profile.visibility is Visibility.IMMEDIATE and self.ids:
-            last = self.ids[-1]
-            found = self.on_store(self.store.retrieve(last), lambda: f"retrieve({show(last)})")
-            assert found is not None, f"retrieve({show(last)}) returned None after it was stored"
+            difference = self._retrieved_differently(self.ids[-1], "returned None after it was stored")
+            assert difference is None, difference
 
 
 def compare_with_reference(
