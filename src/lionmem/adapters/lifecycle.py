@@ -75,7 +75,10 @@ def refuse_forked(opened_in: int, store: str) -> None:
 
 
 class _Closable(Protocol):
-    async def close(self) -> None: ...
+    """What `PendingOpen` and `ClosesOnExit` need of a store: a way to close it."""
+
+    async def close(self) -> None:
+        """Release what the store holds."""
 
 
 S = TypeVar("S", bound=_Closable)

@@ -6,7 +6,7 @@ Governed by [ADR-0092][adr-0092] (schemas D1, protocol D2, reference store D3).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -54,7 +54,7 @@ class MemoryQuery(BaseModel):
         MemoryQuery(text=None, tags=None, filters=None, limit=20)
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     text: str | None = None
     """Substring to find in the content; `None` or `""` applies no text predicate."""

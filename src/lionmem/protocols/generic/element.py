@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, ClassVar, cast
 from uuid import UUID, uuid4
 
 from pydantic import (
@@ -100,7 +100,7 @@ class Element(BaseModel):
         '6f1c2a9e-1d1b-4b7e-9a49-8a4c1f0f6a11'
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     id: UUID = Field(default_factory=uuid4, frozen=True)
     """Identity; a UUID or its string form on input, a string when dumped."""
