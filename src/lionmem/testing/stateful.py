@@ -12,19 +12,22 @@ import tempfile
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import Flaky
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    RuleBasedStateMachine,
-    invariant,
-    precondition,
-    rule,
-    run_state_machine_as_test,
-)
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+if TYPE_CHECKING:
+    # Its signature as hypothesis declares it from 6.170.7; the testing extra allows
+    # releases from 6.108, where it has no annotations to check the call against.
+    def _run_as_test(
+        state_machine_factory: type[RuleBasedStateMachine], *, settings: settings | None = None
+    ) -> None: ...
+else:
+    from hypothesis.stateful import run_state_machine_as_test as _run_as_test
 
 from lionmem.protocols._arguments import kind_of
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery
@@ -379,7 +382,7 @@ def compare_with_reference(
         },
     )
     try:
-        run_state_machine_as_test(
+        _run_as_test(
             machine,
             settings=settings(
                 max_examples=max_examples,
