@@ -17,9 +17,18 @@ STUB = ROOT / "src" / "lionmem" / "__init__.pyi"
 
 
 def run(*command: str) -> subprocess.CompletedProcess[str]:
+    # The venv's own executables first on PATH, as pyright --verifytypes needs (it
+    # finds the package through that interpreter, not through --pythonpath).
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     return subprocess.run(
-        command, cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ}
+        command, cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "PATH": path}
     )
+
+
+def pyright() -> str:
+    found = shutil.which("pyright", path=str(Path(sys.executable).parent))
+    assert found is not None, "pyright is installed by the test extra"
+    return found
 
 
 def test_mypy_strict_passes_on_src_tests_and_typing_tests() -> None:
@@ -35,24 +44,14 @@ def test_mypy_checks_the_lazy_init_module_itself() -> None:
 
 
 def test_pyright_strict_passes_on_src_and_typing_tests() -> None:
-    pyright = shutil.which("pyright", path=str(Path(sys.executable).parent))
-    assert pyright is not None, "pyright is installed by the test extra"
-    done = run(pyright, "--pythonpath", sys.executable)
+    done = run(pyright(), "--pythonpath", sys.executable)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 errors" in done.stdout
 
 
 def test_pyright_finds_every_public_symbol_typed_and_documented() -> None:
-    # `--verifytypes` finds the package through the interpreter first on PATH, not
-    # through --pythonpath. Types from pydantic, which lionmem cannot annotate, are
-    # left out with --ignoreexternal.
-    pyright = shutil.which("pyright", path=str(Path(sys.executable).parent))
-    assert pyright is not None, "pyright is installed by the test extra"
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    done = subprocess.run(
-        [pyright, "--verifytypes", "lionmem", "--ignoreexternal", "--outputjson"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "PATH": path},
-    )
+    # Types from pydantic, which lionmem cannot annotate, are left out.
+    done = run(pyright(), "--verifytypes", "lionmem", "--ignoreexternal", "--outputjson")
     report = json.loads(done.stdout)["typeCompleteness"]
     assert Path(report["pyTypedPath"]) == ROOT / "src" / "lionmem" / "py.typed"
     untyped = [

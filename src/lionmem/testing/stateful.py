@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 if TYPE_CHECKING:
-    # Its signature as hypothesis declares it from 6.170.7; the testing extra allows
-    # releases from 6.108, where it has no annotations to check the call against.
+    # The part of its signature the kit uses, as hypothesis annotates it from 6.170.7;
+    # the testing extra allows releases from 6.108, where it has no annotations.
     def _run_as_test(
         state_machine_factory: type[RuleBasedStateMachine], *, settings: settings | None = None
     ) -> None: ...
