@@ -29,10 +29,12 @@ from lionmem.testing import (
     Durability,
     FidelityProfile,
     FilterEquality,
+    LimitPolicy,
     OnExistingId,
     ResultOrder,
     ReturnedObjects,
     StoreFactory,
+    TagMatch,
     TextMatch,
     Visibility,
 )
@@ -704,17 +706,80 @@ def test_the_stateful_check_asks_for_none_only_where_a_store_declares_it_matches
     """The stateful check sends `None` as a filter value only to a store declaring that
     it matches a missing key; a store declaring otherwise, truthfully, still passes."""
     profile = FidelityProfile(returned_objects=ReturnedObjects.COPIES, none_filter_matches_missing=declared)
+    assert _random_queries_ask(profile, lambda q: None in (q.filters or {}).values()) is declared
+
+
+def _random_queries_ask(profile: FidelityProfile, wanted: Callable[[MemoryQuery], bool]) -> bool:
+    """Whether a query the stateful check draws at random for `profile` can satisfy
+    `wanted` (queries made from a stored item aside)."""
     _, queries = _strategies(profile)
+    try:
+        found = find(queries, wanted, settings=settings(database=None, derandomize=True, max_examples=500))
+    except NoSuchExample:
+        return False
+    assert wanted(found)
+    return True
 
-    def asks_none(query: MemoryQuery) -> bool:
-        return None in (query.filters or {}).values()
 
-    search = settings(database=None, derandomize=True, max_examples=500)
-    if declared:
-        assert asks_none(find(queries, asks_none, settings=search))
-    else:
-        with pytest.raises(NoSuchExample):
-            find(queries, asks_none, settings=search)
+def _filter_values(query: MemoryQuery) -> list[object]:
+    return list((query.filters or {}).values())
+
+
+# What the random queries must be able to ask when the profile declares a dimension
+# equal, each for a wrong rule it tells from the reference's: LIKE's wildcards and
+# escape, strings no database stores, values JSON compares differently, limits that
+# slice or stop at once; and two tags or filters at once, which the queries made from
+# a stored item never ask (they take one of each), for any-of against all-of.
+ASKED_OF_THE_REFERENCE: dict[str, Callable[[MemoryQuery], bool]] = {
+    "text % (a LIKE wildcard)": lambda q: q.text == "%",
+    "text _ (a LIKE wildcard)": lambda q: q.text == "_",
+    "text \\ (a LIKE escape)": lambda q: q.text == "\\",
+    "text holding U+0000": lambda q: q.text == "a\x00",
+    "text holding a lone surrogate": lambda q: q.text == "a\ud800",
+    "a tag holding U+0000": lambda q: "t\x00" in (q.tags or ()),
+    "a tag holding a lone surrogate": lambda q: "t\ud800" in (q.tags or ()),
+    "two tags": lambda q: len(q.tags or ()) == 2,
+    "a filter key holding U+0000": lambda q: "k\x00" in (q.filters or {}),
+    "a filter value True": lambda q: any(v is True for v in _filter_values(q)),
+    "a filter value 1.0": lambda q: any(type(v) is float and v == 1.0 for v in _filter_values(q)),
+    "a filter value holding a lone surrogate": lambda q: "v\udc00" in _filter_values(q),
+    "two filters": lambda q: len(q.filters or {}) == 2,
+    "a negative limit": lambda q: q.limit < 0,
+    "the limit 0": lambda q: q.limit == 0,
+}
+
+
+@pytest.mark.parametrize("wanted", ASKED_OF_THE_REFERENCE.values(), ids=ASKED_OF_THE_REFERENCE)
+def test_the_random_queries_ask_what_tells_a_wrong_rule_apart(wanted: Callable[[MemoryQuery], bool]) -> None:
+    assert _random_queries_ask(DICT_PROFILE, wanted)
+
+
+def _declaring(**differences: Any) -> FidelityProfile:
+    return FidelityProfile(returned_objects=ReturnedObjects.COPIES, **differences)
+
+
+def _asks_json_unequal_values(query: MemoryQuery) -> bool:
+    """Whether `query` filters on True, False or 1.0, which JSON tells from 1 and 0."""
+    return any(v is True or v is False or (type(v) is float and v == 1.0) for v in _filter_values(query))
+
+
+# A dimension declared to differ is left out of the random queries; with each
+# profile, what they would otherwise ask.
+LEFT_OUT: list[tuple[str, FidelityProfile, Callable[[MemoryQuery], bool]]] = [
+    ("text, case-sensitive", _declaring(text_match=TextMatch.CASE_SENSITIVE_SUBSTRING), lambda q: q.text is not None),
+    ("tags, all-of", _declaring(tag_match=TagMatch.ALL_OF), lambda q: q.tags is not None),
+    ("filters, unsupported", _declaring(filter_equality=FilterEquality.UNSUPPORTED), lambda q: q.filters is not None),
+    ("True, False, 1.0 under JSON", _declaring(filter_equality=FilterEquality.JSON), _asks_json_unequal_values),
+    ("negative limits, refused", _declaring(limit_policy=LimitPolicy.REJECT_NEGATIVE), lambda q: q.limit < 0),
+    ("any limit, unordered", _declaring(result_order=ResultOrder.UNORDERED), lambda q: q.limit != 2**64),
+]
+
+
+@pytest.mark.parametrize(("profile", "wanted"), [c[1:] for c in LEFT_OUT], ids=[c[0] for c in LEFT_OUT])
+def test_the_random_queries_leave_out_what_a_profile_declares_different(
+    profile: FidelityProfile, wanted: Callable[[MemoryQuery], bool]
+) -> None:
+    assert not _random_queries_ask(profile, wanted)
 
 
 def test_a_store_that_replaces_where_rejection_is_declared_fails_the_stateful_check() -> None:
