@@ -782,6 +782,60 @@ def test_the_random_queries_leave_out_what_a_profile_declares_different(
     assert not _random_queries_ask(profile, wanted)
 
 
+class ShowsWritesLate(DictStore):
+    """Makes each write visible 100 ms after `store` returns; counts the reads made
+    while one is still on its way."""
+
+    LAG = 0.1
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on_the_way: list[asyncio.Task[None]] = []
+        self.reads_meanwhile = 0
+
+    async def store(self, item: MemoryItem) -> UUID:
+        frozen = copy.deepcopy(item)
+
+        async def land() -> None:
+            await asyncio.sleep(self.LAG)
+            self.items[frozen.id] = frozen
+
+        self.on_the_way.append(asyncio.create_task(land()))
+        return item.id
+
+    def count_read(self) -> None:
+        self.reads_meanwhile += any(not task.done() for task in self.on_the_way)
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        self.count_read()
+        return await super().retrieve(item_id)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        self.count_read()
+        return await super().search(query)
+
+    async def close(self) -> None:
+        await asyncio.gather(*self.on_the_way)
+
+
+def test_the_stateful_check_waits_for_an_eventual_store_without_spinning() -> None:
+    """While a declared-eventual store catches up, the check asks again every few
+    milliseconds, not as fast as it can: a remote store would take that as a flood."""
+    opened: list[ShowsWritesLate] = []
+
+    def factory() -> ShowsWritesLate:
+        opened.append(ShowsWritesLate())
+        return opened[-1]
+
+    kit = ConformanceKit(factory, _declaring(visibility=Visibility.EVENTUAL), stateful_examples=5)
+    assert kit.check("stateful").passed
+    writes = sum(len(store.on_the_way) for store in opened)
+    reads = sum(store.reads_meanwhile for store in opened)
+    # Measured: about 4 reads a write while one was on its way (at most 20 polls fit
+    # in a lag, fewer when the machine is slow); without the pause between polls, 86-113.
+    assert 0 < reads <= 20 * writes, (reads, writes)
+
+
 def test_a_store_that_replaces_where_rejection_is_declared_fails_the_stateful_check() -> None:
     profile = FidelityProfile(
         returned_objects=ReturnedObjects.COPIES, on_existing_id=OnExistingId.REJECT
