@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from pydantic_core import from_json
 
-from lionmem import MemoryItem
+from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters._encoding import (
     ENCODE_EVERY,
     MAX_NESTING,
@@ -33,6 +33,7 @@ from lionmem.adapters._encoding import (
     fold,
     loads,
     matching,
+    settle_unstorable,
 )
 from store_checks import ticking
 
@@ -252,3 +253,29 @@ def test_a_batch_is_encoded_in_slices_with_other_tasks_between() -> None:
     assert [len({t for _, t in part}) for part in slices] == [1, 1, 1]  # no pause within a slice
     assert slices[0][0][1] < slices[1][0][1] < slices[2][0][1]  # the ticker ran between them
     assert asyncio.run(encode_batch([], lambda item: item)) == []
+
+
+# (query, what remains where U+0000 can be stored, where it cannot); None: no item
+# can match. A lone surrogate is stored by neither.
+SETTLED: list[tuple[MemoryQuery, MemoryQuery | None, MemoryQuery | None]] = [
+    (MemoryQuery(text="a\x00b"), MemoryQuery(text="a\x00b"), None),
+    (MemoryQuery(text="a\ud800"), None, None),
+    (MemoryQuery(tags=["t\x00", "t\udfff"]), MemoryQuery(tags=["t\x00"]), None),
+    (MemoryQuery(tags=["t", "t\x00"], limit=3), MemoryQuery(tags=["t", "t\x00"], limit=3), MemoryQuery(tags=["t"], limit=3)),
+    (MemoryQuery(filters={"k\x00": None, "j": 1}), MemoryQuery(filters={"k\x00": None, "j": 1}), MemoryQuery(filters={"j": 1})),
+    (MemoryQuery(filters={"k\ud800": None}), MemoryQuery(filters={}), MemoryQuery(filters={})),
+    (MemoryQuery(filters={"k\ud800": 0}), None, None),
+    (MemoryQuery(filters={"k": "v\x00"}), MemoryQuery(filters={"k": "v\x00"}), None),
+    (MemoryQuery(filters={"k": ["v\x00"]}), MemoryQuery(filters={"k": ["v\x00"]}), MemoryQuery(filters={"k": ["v\x00"]})),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("query", "with_nul", "without_nul"), SETTLED)
+def test_predicates_naming_unstorable_strings_are_settled_before_sql(
+    query: MemoryQuery, with_nul: MemoryQuery | None, without_nul: MemoryQuery | None
+) -> None:
+    for allow_nul, expected in ((True, with_nul), (False, without_nul)):
+        settled = settle_unstorable(query, allow_nul=allow_nul)
+        assert settled == expected, allow_nul
+        if settled == query:
+            assert settled is query  # nothing to settle: no copy
