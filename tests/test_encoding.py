@@ -11,6 +11,7 @@ import re
 import struct
 import sys
 import uuid
+from pathlib import Path
 from typing import cast
 
 import pytest
@@ -219,6 +220,23 @@ def test_nesting_is_limited_to_max_nesting_levels() -> None:
         check_json([_lists(MAX_NESTING)], "v")
     with pytest.raises(ValueError, match="^metadata nests"):
         check_json({"a": {"b": _lists(MAX_NESTING - 1)}}, "metadata")
+
+
+STATING_THE_NESTING_LIMIT = [
+    "docs/stores.md",
+    "docs/cli.md",
+    "docs/adr/0096-sqlite-store.md",
+    "docs/adr/0098-store-urls-and-cli.md",
+    "src/lionmem/adapters/sqlite.py",
+    "src/lionmem/adapters/postgres.py",
+]
+
+
+@pytest.mark.parametrize("path", STATING_THE_NESTING_LIMIT)
+def test_the_docs_state_the_nesting_limit_that_is_enforced(path: str) -> None:
+    text = " ".join((Path(__file__).parent.parent / path).read_text(encoding="utf-8").split())
+    stated = {int(n) for n in re.findall(r"(\d+) (?:levels|lists and objects) deep", text)}
+    assert stated == {MAX_NESTING}
 
 
 def test_far_too_deep_a_value_is_refused_before_python_runs_out_of_stack() -> None:
