@@ -1767,6 +1767,14 @@ def test_claiming_the_reference_profile_fails_where_they_differ(
     assert differing <= failed
 
 
+def test_the_stateful_check_retrieves_each_new_item_at_once_from_an_immediate_store() -> None:
+    """After every step, not only when a retrieve step happens to pick it."""
+    immediate = dataclasses.replace(LAGGING_PROFILE, visibility=Visibility.IMMEDIATE)
+    result = ConformanceKit(LaggingStore, immediate).check("stateful")
+    assert not result.passed
+    assert result.observed == "retrieve(UUID(int=5)) returned None after it was stored", result.observed
+
+
 @pytest.mark.parametrize("dimension", ["text_match", "tag_match", "filter_equality", "none_filter_matches_missing"])
 def test_an_unsupported_predicate_must_be_refused_not_answered(dimension: str) -> None:
     refusing = ConformanceKit(RefusingStore, REFUSING_PROFILE).check(dimension)
