@@ -827,12 +827,13 @@ def test_the_stateful_check_waits_for_an_eventual_store_without_spinning() -> No
         opened.append(ShowsWritesLate())
         return opened[-1]
 
-    kit = ConformanceKit(factory, _declaring(visibility=Visibility.EVENTUAL), stateful_examples=5)
+    kit = ConformanceKit(factory, _declaring(visibility=Visibility.EVENTUAL), stateful_examples=20)
     assert kit.check("stateful").passed
     writes = sum(len(store.on_the_way) for store in opened)
     reads = sum(store.reads_meanwhile for store in opened)
-    # Measured: about 4 reads a write while one was on its way (at most 20 polls fit
-    # in a lag, fewer when the machine is slow); without the pause between polls, 86-113.
+    # Measured over 79-82 writes (hypothesis 6.170 and 6.108 draw different steps):
+    # 3.7-6.7 reads a write while one was on its way (at most 20 polls fit in a lag,
+    # fewer on a slow machine); without the pause between polls, 80-155.
     assert 0 < reads <= 20 * writes, (reads, writes)
 
 
