@@ -24,7 +24,7 @@ from uuid import UUID
 
 import pytest
 
-from lionmem import MemoryItem, MemoryQuery
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters import sqlite as sqlite_module
 from lionmem.adapters._encoding import encode_item
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
@@ -682,6 +682,52 @@ def test_one_pending_open_holds_one_store_at_a_time(tmp_path: Path) -> None:
 
 
 # -- semantics ----------------------------------------------------------------------
+
+
+# One search of each kind of plan: a scan, each driving index (a tag, several tags, a
+# filter value, the trigram index), predicates checked row by row, a recheck in
+# Python (a list value), and limits.
+EVERY_PLAN = [
+    MemoryQuery(),
+    MemoryQuery(text="apple"),
+    MemoryQuery(text="ap"),
+    MemoryQuery(tags=["a"]),
+    MemoryQuery(tags=["t0", "t1"]),
+    MemoryQuery(filters={"k": 1}),
+    MemoryQuery(filters={"k": 1.0, "n": 0}),
+    MemoryQuery(filters={"l": [1]}),
+    MemoryQuery(text="note", tags=["a", "t1"], filters={"k": True}),
+    MemoryQuery(tags=["a"], limit=3),
+    MemoryQuery(filters={"l": [1]}, limit=2),
+    MemoryQuery(text="apple", limit=-2),
+]
+
+
+def test_every_plan_returns_insertion_order_when_sqlite_may_return_rows_in_any_order(tmp_path: Path) -> None:
+    """`PRAGMA reverse_unordered_selects` makes SQLite return the rows of any query
+    without an ORDER BY in reverse, to find code that relies on the order a plan
+    happens to give."""
+    items = [
+        MemoryItem(content=f"note {i} apple", tags=["a", f"t{i % 2}"], metadata={"k": 1, "n": i % 2, "l": [1]})
+        for i in range(6)
+    ]
+    replaced = items[2].model_copy(update={"content": "note 2 apple again", "tags": ["t1", "a"]})
+    reference = InMemoryStore()
+    for item in [*items, replaced]:
+        run(reference.store(item))
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store._on_writer(  # noqa: SLF001
+            lambda: store._writer.execute("PRAGMA reverse_unordered_selects = 1")  # noqa: SLF001
+        )
+        await store.store_many(items)
+        await store.store(replaced)
+        for query in EVERY_PLAN:
+            found = [i.id for i in await store.search(query)]
+            assert found == [i.id for i in await reference.search(query)], query
+            assert len(found) > 1, query
+
+    with_store(tmp_path / "s.db", body)
 
 
 def search_contents(path: Path, items: list[MemoryItem], **query: Any) -> list[Any]:
