@@ -106,7 +106,9 @@ async def assert_unicode_text_agrees(store: MemoryStore) -> None:
 
 async def assert_big_integers_exact(store: MemoryStore) -> None:
     """Integers beyond 64 bits and beyond float range are kept and compared exactly."""
-    big = MemoryItem(content="big", metadata={"k": 10**400, "n": -(2**63) - 1, "b": 2**64 + 1})
+    big = MemoryItem(
+        content="big", metadata={"k": 10**400, "n": -(2**63) - 1, "b": 2**64 + 1, "lo": -(2**64), "hi": 2**63}
+    )
     await store.store(big)
     assert await store.retrieve(big.id) == big
 
@@ -117,6 +119,8 @@ async def assert_big_integers_exact(store: MemoryStore) -> None:
     assert await found(n=-(2**63) - 1) and not await found(n=-(2**63))
     assert not await found(n=-(2.0**63))
     assert await found(b=2**64 + 1) and not await found(b=2.0**64)
+    # A float beyond 64-bit integers may equal one: compared in Python, not in SQL.
+    assert await found(lo=-(2.0**64)) and await found(hi=2.0**63)
     unwritable = MemoryItem(metadata={"k": 10**5000})
     with pytest.raises(ValueError, match=r"^metadata\['k'\] is an integer of more than \d+ digits"):
         await store.store(unwritable)
