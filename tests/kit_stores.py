@@ -207,7 +207,9 @@ REVERSED_PROFILE = FidelityProfile(
 
 
 class LaggingStore(CopyingStore):
-    """Makes a write visible only after a short delay."""
+    """Makes a write visible `LAG` seconds after `store` returns."""
+
+    LAG = 0.002
 
     def __init__(self) -> None:
         super().__init__()
@@ -219,7 +221,7 @@ class LaggingStore(CopyingStore):
         frozen = copy.deepcopy(item)
 
         async def land() -> None:
-            await asyncio.sleep(0.002)
+            await asyncio.sleep(self.LAG)
             self.put(frozen)
 
         self.pending.append(asyncio.create_task(land()))
