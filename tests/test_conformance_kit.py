@@ -39,7 +39,7 @@ from lionmem.testing import (
     Visibility,
 )
 from lionmem.testing.pytest_plugin import MemoryStoreContract
-from lionmem.testing.stateful import _first_difference, _strategies
+from lionmem.testing.stateful import _first_difference, _strategies, compare_with_reference
 
 
 class DictStore:
@@ -1308,6 +1308,23 @@ def test_the_kit_keeps_its_arguments_and_documented_defaults() -> None:
     assert (patient.factory, patient.profile, patient.stateful_examples, patient.timeout) == (
         DictStore, DICT_PROFILE, 1, None
     )
+
+
+def test_compare_with_reference_tries_as_many_examples_by_default_as_the_kit() -> None:
+    # The kit always passes its count; a caller of the function alone gets the same 60.
+    def stores_opened(**examples: int) -> list[list[UUID]]:
+        opened: list[InMemoryStore] = []
+
+        def factory() -> InMemoryStore:
+            opened.append(InMemoryStore())
+            return opened[-1]
+
+        compare_with_reference(factory, REFERENCE_PROFILE, **examples)
+        return [[i.id for i in asyncio.run(s.search(MemoryQuery(limit=10_000)))] for s in opened]
+
+    by_default = stores_opened()
+    assert len(by_default) >= 60
+    assert by_default == stores_opened(max_examples=60)
 
 
 @pytest.mark.parametrize(

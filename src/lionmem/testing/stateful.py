@@ -358,7 +358,10 @@ def compare_with_reference(
     step_count: int = 20,
     timeout: float | None = None,
 ) -> None:
-    """Drive a store built by `factory` and an `InMemoryStore` with the same calls.
+    """Drive a store built by `factory` and an `InMemoryStore` with the same calls:
+    `max_examples` sequences of up to `step_count` calls, each on fresh stores. The
+    conformance kit runs this as its `stateful` check, with its own
+    `stateful_examples` (by default the same 60) and `timeout`.
 
     Raises:
         AssertionError: a call disagrees on a dimension the profile declares equal,
