@@ -1259,6 +1259,33 @@ def test_the_stateful_comparison_alone_finds_a_wrong_rule(factory: StoreFactory)
     assert "state = AgainstReference()" in result.reproduction
 
 
+class SortsNewTags(DictStore):
+    """Sorts the tags of the item it is given, in place, when the id is new."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        if item.id not in self.items:
+            item.tags.sort()
+        return await super().store(item)
+
+
+class SortsReplacingTags(DictStore):
+    """Sorts the tags of the item it is given, in place, when it replaces one."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        if item.id in self.items:
+            item.tags.sort()
+        return await super().store(item)
+
+
+@pytest.mark.parametrize("factory", [SortsNewTags, SortsReplacingTags], ids=lambda f: f.__name__)
+def test_the_stateful_comparison_hands_the_store_its_own_copy_of_each_item(factory: StoreFactory) -> None:
+    # Were the tags list shared with the reference's item, the reference would be
+    # sorted too and agree.
+    result = ConformanceKit(factory, DICT_PROFILE).check("stateful")
+    assert not result.passed
+    assert "tags=" in result.observed, result.observed
+
+
 class NoneNeedsTheKey(DictStore):
     """Matches a `None` filter only where the key is held, as `metadata->'k' = 'null'`
     would in SQL; a difference it declares."""
