@@ -1262,19 +1262,18 @@ def test_the_stateful_comparison_alone_finds_a_wrong_rule(factory: StoreFactory)
 class SortsNewTags(DictStore):
     """Sorts the tags of the item it is given, in place, when the id is new."""
 
+    REPLACING: ClassVar[bool] = False
+
     async def store(self, item: MemoryItem) -> UUID:
-        if item.id not in self.items:
+        if (item.id in self.items) is self.REPLACING:
             item.tags.sort()
         return await super().store(item)
 
 
-class SortsReplacingTags(DictStore):
+class SortsReplacingTags(SortsNewTags):
     """Sorts the tags of the item it is given, in place, when it replaces one."""
 
-    async def store(self, item: MemoryItem) -> UUID:
-        if item.id in self.items:
-            item.tags.sort()
-        return await super().store(item)
+    REPLACING = True
 
 
 @pytest.mark.parametrize("factory", [SortsNewTags, SortsReplacingTags], ids=lambda f: f.__name__)

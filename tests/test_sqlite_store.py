@@ -1495,18 +1495,22 @@ def test_closing_ends_the_store_threads(tmp_path: Path, writes: int, threads: li
     assert run(scenario()) == (threads, [])
 
 
-def test_close_waits_for_the_store_thread_to_end(tmp_path: Path) -> None:
+def test_close_waits_for_the_store_thread_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The thread ends a few microseconds after it closes the connections, which is
-    rarely seen; work queued behind the closing widens that gap to 200 ms."""
+    rarely seen; work it queues for itself first widens that gap to 200 ms."""
 
     async def scenario() -> bool:
         before = set(threading.enumerate())
         store = await SQLiteMemoryStore.open(tmp_path / "m.db")
         (worker,) = set(threading.enumerate()) - before
-        closing = asyncio.ensure_future(store.close())
-        await asyncio.sleep(0)  # close() has queued its work on the thread
-        store._executor.submit(time.sleep, 0.2)  # noqa: SLF001
-        await closing
+        close_on_worker = store._close_on_worker  # noqa: SLF001
+
+        def close_then_linger() -> None:
+            store._executor.submit(time.sleep, 0.2)  # noqa: SLF001 (runs after this call)
+            close_on_worker()
+
+        monkeypatch.setattr(store, "_close_on_worker", close_then_linger)
+        await store.close()
         return worker.is_alive()
 
     assert run(scenario()) is False
