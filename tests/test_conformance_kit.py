@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 from uuid import UUID
 
 import pytest
@@ -40,6 +40,9 @@ from lionmem.testing import (
 )
 from lionmem.testing.pytest_plugin import MemoryStoreContract
 from lionmem.testing.stateful import _first_difference, _strategies, compare_with_reference
+
+
+S = TypeVar("S")
 
 
 class DictStore:
@@ -1311,13 +1314,19 @@ def test_unknown_check_is_refused() -> None:
         kit.assert_check("speed")
 
 
-def test_run_all_refuses_an_unknown_name_before_running_any_check() -> None:
-    opened: list[InMemoryStore] = []
+def keeping_each(build: Callable[[], S]) -> tuple[list[S], Callable[[], S]]:
+    """A factory of stores from `build`, and the list of those it has built."""
+    opened: list[S] = []
 
-    def factory() -> InMemoryStore:
-        opened.append(InMemoryStore())
+    def factory() -> S:
+        opened.append(build())
         return opened[-1]
 
+    return opened, factory
+
+
+def test_run_all_refuses_an_unknown_name_before_running_any_check() -> None:
+    opened, factory = keeping_each(InMemoryStore)
     with pytest.raises(ValueError, match="unknown check 'speed'"):
         ConformanceKit(factory, REFERENCE_PROFILE).run_all(["protocol", "speed"])
     with pytest.raises(TypeError, match="run_all takes a sequence of check names, got the str 'protocol'"):
@@ -1339,12 +1348,7 @@ def test_the_kit_keeps_its_arguments_and_documented_defaults() -> None:
 def test_compare_with_reference_tries_as_many_examples_by_default_as_the_kit() -> None:
     # The kit always passes its count; a caller of the function alone gets the same 60.
     def stores_opened(**examples: int) -> list[list[UUID]]:
-        opened: list[InMemoryStore] = []
-
-        def factory() -> InMemoryStore:
-            opened.append(InMemoryStore())
-            return opened[-1]
-
+        opened, factory = keeping_each(InMemoryStore)
         compare_with_reference(factory, REFERENCE_PROFILE, **examples)
         return [[i.id for i in asyncio.run(s.search(MemoryQuery(limit=10_000)))] for s in opened]
 
@@ -1788,12 +1792,7 @@ class ShowsWritesLate(LaggingStore):
 def test_the_stateful_check_waits_for_an_eventual_store_without_spinning() -> None:
     """While a declared-eventual store catches up, the check asks again every few
     milliseconds, not as fast as it can: a remote store would take that as a flood."""
-    opened: list[ShowsWritesLate] = []
-
-    def factory() -> ShowsWritesLate:
-        opened.append(ShowsWritesLate())
-        return opened[-1]
-
+    opened, factory = keeping_each(ShowsWritesLate)
     kit = ConformanceKit(factory, _declaring(visibility=Visibility.EVENTUAL), stateful_examples=20)
     assert kit.check("stateful").passed
     writes = sum(len(store.pending) for store in opened)
