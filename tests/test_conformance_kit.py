@@ -1346,15 +1346,17 @@ def test_the_kit_keeps_its_arguments_and_documented_defaults() -> None:
 
 
 def test_compare_with_reference_tries_as_many_examples_by_default_as_the_kit() -> None:
-    # The kit always passes its count; a caller of the function alone gets the same 60.
+    # The kit always passes its count; a caller of the function alone gets the same.
+    kits_default = ConformanceKit(InMemoryStore, REFERENCE_PROFILE).stateful_examples
+
     def stores_opened(**examples: int) -> list[list[UUID]]:
         opened, factory = keeping_each(InMemoryStore)
         compare_with_reference(factory, REFERENCE_PROFILE, **examples)
         return [[i.id for i in asyncio.run(s.search(MemoryQuery(limit=10_000)))] for s in opened]
 
     by_default = stores_opened()
-    assert len(by_default) >= 60
-    assert by_default == stores_opened(max_examples=60)
+    assert len(by_default) >= kits_default
+    assert by_default == stores_opened(max_examples=kits_default)
 
 
 @pytest.mark.parametrize(
