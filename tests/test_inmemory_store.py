@@ -11,6 +11,7 @@ from uuid import uuid4
 import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Pile
+from lionmem.protocols import memory as memory_module
 from store_checks import assert_call_arguments_checked, assert_unicode_text_agrees
 
 
@@ -327,6 +328,39 @@ def test_early_stop_returns_the_same_as_a_full_scan(limit: int) -> None:
     store = filled(*items)
     expected = [i for i in items if "hit" in i.content][:limit]
     assert search(store, text="HIT", limit=limit) == expected
+
+
+class Counted:
+    """Content that counts how often the text predicate reads it."""
+
+    reads = 0
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        Counted.reads += 1
+        return self.text
+
+
+@pytest.mark.parametrize("limit", [0, 1, 5])
+def test_a_small_limit_stops_the_scan_after_the_chunk_that_fills_it(limit: int) -> None:
+    # The first chunk ends on the `limit`-th match; more matches follow it.
+    chunk = memory_module._MIN_CHUNK
+    hits = {chunk - 1 - k for k in range(limit)} | {chunk, 2 * chunk + 3}
+    items = [MemoryItem(content=Counted("hit" if i in hits else "miss")) for i in range(3 * chunk)]
+    store = filled(*items)
+    Counted.reads = 0
+    assert search(store, text="hit", limit=limit) == [items[i] for i in sorted(hits)][:limit]
+    assert Counted.reads == chunk
+
+
+def test_a_negative_limit_reads_every_item() -> None:
+    items = [MemoryItem(content=Counted("hit" if i % 2 else "miss")) for i in range(2000)]
+    store = filled(*items)
+    Counted.reads = 0
+    assert search(store, text="hit", limit=-1) == items[1::2][:-1]
+    assert Counted.reads == len(items)
 
 
 def test_search_is_a_snapshot() -> None:
