@@ -134,11 +134,11 @@ class Session(Element):
         """Include the given branches and the default branch, creating it if needed."""
         # Every branch, the default one included, joins through include_branches so
         # that validation applies the same ownership rules as a later inclusion.
+        # With no default given, include_branches makes the batch's first branch the default.
         pending = self.branches.values()
         default = self.default_branch
         if default is None:
             default = pending[0] if pending else Branch()
-            self._set("default_branch", default)
         if self.branches.get(default.id, None) is not default:
             pending.append(default)  # include_branches refuses a twin
         self._set("branches", Pile(item_type=Branch))
