@@ -58,6 +58,13 @@ def test_no_argument_session_shares_one_store_with_its_default_branch() -> None:
     assert session.default_branch.memory is session.memory
 
 
+def test_without_a_default_the_first_given_branch_is_the_default() -> None:
+    first, second = Branch(name="first"), Branch(name="second")
+    session = Session(branches=[first, second])
+    assert session.default_branch is first
+    assert session.branches.values() == [first, second]
+
+
 def test_explicit_store_rewires_branches_wired_to_the_temporary_store() -> None:
     store = SpyStore()
     plain = Branch(name="plain")
