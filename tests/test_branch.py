@@ -160,8 +160,13 @@ def test_messages_and_logs_take_an_iterable_of_records_and_refuse_the_wrong_ones
         Branch(messages=[{"role": "narrator"}])  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="logs"):
         Branch(logs=[hello])  # type: ignore[arg-type]
-    with pytest.raises(ValidationError, match="messages"):
-        Branch(messages="hello")  # type: ignore[arg-type]
+    wanted = "must be a pile or a list of {} records or their dumps, got {}"
+    for given, kind in (("hello", "a str"), ((m for m in [hello]), "a generator"), (None, "a NoneType")):
+        with pytest.raises(ValidationError, match="messages " + wanted.format("Message", kind)):
+            Branch(messages=given)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="logs " + wanted.format("Log", "an int")):
+        Branch(logs=5)  # type: ignore[arg-type]
+    assert Branch(messages=(hello,)).messages.values() == [hello]  # type: ignore[arg-type]
 
 
 def test_a_pile_is_taken_as_given_only_when_it_holds_the_fields_records() -> None:

@@ -19,6 +19,7 @@ from pydantic import (
     field_validator,
 )
 
+from lionmem.protocols._arguments import kind_of
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.memory import MemoryStore
@@ -172,8 +173,8 @@ class Branch(Element):
     @field_validator("messages", "logs", mode="before")
     @classmethod
     def _collect_records(cls, value: object, info: ValidationInfo) -> object:
-        """A pile of the field's records as given; a list of records or their dumps
-        (a `model_dump` read back) as a new pile."""
+        """A pile of the field's records as given; a list or tuple of records or their
+        dumps (a `model_dump` read back) as a new pile; anything else is refused."""
         kind = Message if info.field_name == "messages" else Log
         if isinstance(value, Pile):
             pile = cast("Pile[Element]", value)
@@ -183,6 +184,9 @@ class Branch(Element):
                 raise ValueError(f"{info.field_name} must be a pile of {kind.__name__}, got a pile of {shown}")
             return pile
         if not isinstance(value, list | tuple):
-            return value  # pydantic reports it
+            raise ValueError(
+                f"{info.field_name} must be a pile or a list of {kind.__name__} records "
+                f"or their dumps, got {kind_of(value)}"
+            )
         return Pile(_records(kind).validate_python(value), item_type=kind)
 
