@@ -25,7 +25,7 @@ from typing import Any, NoReturn, cast
 from uuid import UUID, uuid5
 
 from lionmem.adapters._encoding import MAX_NESTING, dumps
-from lionmem.adapters.urls import open_store
+from lionmem.adapters.urls import SCHEMES, open_store
 from lionmem.protocols._arguments import kind_of
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.testing import (
@@ -120,6 +120,12 @@ def _check(
         factory: Any = _url_factory(url)
     else:
         assert factory_ref is not None  # one of the two, checked above
+        scheme, _, rest = factory_ref.partition(":")
+        if scheme in SCHEMES and not rest.isidentifier():  # `memory:make` may be a module
+            raise ValueError(
+                f"{factory_ref!r} is a store URL: check takes one as --url, holding {{workspace}}"
+                " or {name} so that each check gets a fresh store"
+            )
         factory = _load(factory_ref)
         if not callable(factory):
             raise ValueError(f"{factory_ref} is not callable")
