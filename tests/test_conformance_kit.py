@@ -1450,7 +1450,7 @@ def test_a_factory_whose_signature_cannot_be_read_is_called_without_arguments() 
         calls.append(args)
         return InMemoryStore()
 
-    setattr(factory, "__signature__", "unreadable")  # noqa: B010 - inspect then raises
+    setattr(factory, "__signature__", "unreadable")
     with pytest.raises((TypeError, ValueError)):  # TypeError before Python 3.12
         inspect.signature(factory)
     assert ConformanceKit(factory, REFERENCE_PROFILE).check("protocol").passed
@@ -1707,7 +1707,7 @@ def test_cli_check_reports_bad_references(args: list[str], error: str) -> None:
 
 # -- every declared alternative is checked, not just the reference's -----------
 
-from kit_stores import (  # noqa: E402
+from kit_stores import (
     JSON_FILE_PROFILE,
     LAGGING_PROFILE,
     MOVING_PROFILE,

@@ -152,7 +152,7 @@ def test_open_arguments_of_the_wrong_type_are_named_before_connecting(
 def test_statement_timeouts_reach_the_server_rounded_up_to_milliseconds(pg_url: str) -> None:
     # PostgreSQL reads 0 as no timeout at all; 0.4 ms used to become 0.
     async def setting(store: PostgresMemoryStore) -> list[tuple[Any, ...]]:
-        return await store._execute("SELECT current_setting('statement_timeout')")  # noqa: SLF001
+        return await store._execute("SELECT current_setting('statement_timeout')")
 
     assert with_store(pg_url, setting, statement_timeout=2147483.647) == [("2147483647ms",)]
     assert with_store(pg_url, setting, statement_timeout=1.0001) == [("1001ms",)]
@@ -320,7 +320,7 @@ def test_options_in_the_dsn_are_kept_beside_the_statement_timeout(pg_url: str) -
     dsn = psycopg.conninfo.make_conninfo(pg_url, options="-c application_name=kept-by-lionmem")
 
     async def settings(store: PostgresMemoryStore) -> list[tuple[Any, ...]]:
-        return await store._execute(  # noqa: SLF001
+        return await store._execute(
             "SELECT current_setting('application_name'), current_setting('statement_timeout')"
         )
 

@@ -88,14 +88,14 @@ async def traced_search(store: SQLiteMemoryStore, query: MemoryQuery) -> tuple[l
 
     def traced() -> tuple[list[MemoryItem], list[str]]:
         captured: list[str] = []
-        store._writer.set_trace_callback(captured.append)  # noqa: SLF001
+        store._writer.set_trace_callback(captured.append)
         try:
-            found = store._search(query)  # noqa: SLF001
+            found = store._search(query)
         finally:
-            store._writer.set_trace_callback(None)  # noqa: SLF001
+            store._writer.set_trace_callback(None)
         return found, [sql for sql in captured if sql.startswith("SELECT items.")]
 
-    result: tuple[list[MemoryItem], list[str]] = await store._on_writer(traced)  # noqa: SLF001
+    result: tuple[list[MemoryItem], list[str]] = await store._on_writer(traced)
     return result
 
 
@@ -186,9 +186,9 @@ def test_busy_timeout_reaches_sqlite_in_milliseconds_rounded_up(
     what SQLite holds."""
 
     async def body(store: SQLiteMemoryStore) -> tuple[int, int]:
-        (reader,) = store._live_reader().execute("PRAGMA busy_timeout").fetchone()  # noqa: SLF001
-        (writer,) = await store._on_writer(  # noqa: SLF001
-            lambda: store._writer.execute("PRAGMA busy_timeout").fetchone()  # noqa: SLF001
+        (reader,) = store._live_reader().execute("PRAGMA busy_timeout").fetchone()
+        (writer,) = await store._on_writer(
+            lambda: store._writer.execute("PRAGMA busy_timeout").fetchone()
         )
         return reader, writer
 
@@ -202,7 +202,7 @@ def test_the_event_loop_reader_cannot_write(tmp_path: Path) -> None:
     async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
         await store.store(MemoryItem(content="kept"))
         with pytest.raises(sqlite3.OperationalError, match="attempt to write a readonly database"):
-            store._live_reader().execute("DELETE FROM items")  # noqa: SLF001
+            store._live_reader().execute("DELETE FROM items")
         return await store.search(MemoryQuery())
 
     assert [i.content for i in with_store(tmp_path / "m.db", body)] == ["kept"]
@@ -468,7 +468,7 @@ def test_an_open_cancelled_while_it_waits_leaves_nothing_open(
     path = tmp_path / "old.db"
     _version_one(path, [MemoryItem(content="kept")])
     opened: list[sqlite3.Connection] = []  # held here, so that only the store closes them
-    connect_and_migrate = sqlite_module._connect_and_migrate  # noqa: SLF001
+    connect_and_migrate = sqlite_module._connect_and_migrate
 
     def recorded(*args: Any) -> sqlite3.Connection:
         db = connect_and_migrate(*args)
@@ -717,8 +717,8 @@ def test_every_plan_returns_insertion_order_when_sqlite_may_return_rows_in_any_o
         run(reference.store(item))
 
     async def body(store: SQLiteMemoryStore) -> None:
-        await store._on_writer(  # noqa: SLF001
-            lambda: store._writer.execute("PRAGMA reverse_unordered_selects = 1")  # noqa: SLF001
+        await store._on_writer(
+            lambda: store._writer.execute("PRAGMA reverse_unordered_selects = 1")
         )
         await store.store_many(items)
         await store.store(replaced)
@@ -773,7 +773,7 @@ def test_long_needles_ask_the_index_for_their_opening_and_match_whole(tmp_path: 
         ("unrelated " * 40, [contents[2]]),
     ]:
         assert search_contents(tmp_path / f"{len(needle)}.db", items, text=needle) == expected
-    (driver,) = sqlite_module._drivers(MemoryQuery(text="xyz" * 100_000), [], {})  # noqa: SLF001
+    (driver,) = sqlite_module._drivers(MemoryQuery(text="xyz" * 100_000), [], {})
     assert driver.params == ['"xyz" "yzx"']  # at 0, 3, ... 60, and the last, at 61
 
 
@@ -790,7 +790,7 @@ def test_the_index_is_asked_for_the_covering_trigrams_and_instr_decides(tmp_path
         ("xyx", [contents[3]]),
     ]):
         assert search_contents(tmp_path / f"{number}.db", items, text=needle) == expected
-    (driver,) = sqlite_module._drivers(MemoryQuery(text="X" * 64), [], {})  # noqa: SLF001
+    (driver,) = sqlite_module._drivers(MemoryQuery(text="X" * 64), [], {})
     assert driver.params == ['"xxx"']
 
 
@@ -938,10 +938,10 @@ def test_searches_read_only_rows_an_index_leads_to(tmp_path: Path) -> None:
             statements += read
 
         def plans() -> list[str]:
-            db = store._writer  # noqa: SLF001
+            db = store._writer
             return [" / ".join(row[-1] for row in db.execute("EXPLAIN QUERY PLAN " + sql)) for sql in statements]
 
-        explained: list[str] = await store._on_writer(plans)  # noqa: SLF001
+        explained: list[str] = await store._on_writer(plans)
         return explained
 
     plans = with_store(path, body)
@@ -1224,7 +1224,7 @@ def test_a_write_failing_in_the_database_leaves_everything_as_it_was(
     path = tmp_path / "m.db"
     with_store(path, lambda store: store.store(kept))
     before = index_rows(path)
-    real_index = sqlite_module._index  # noqa: SLF001
+    real_index = sqlite_module._index
 
     def failing(db: sqlite3.Connection, seq: int, *args: Any) -> None:
         real_index(db, seq, *args)
@@ -1364,31 +1364,31 @@ def test_the_checkpoint_thread_copies_the_log_beside_the_writes(
     synced as hard as the writer syncs."""
     path = tmp_path / "m.db"
     ran_on: list[str] = []
-    run_checkpoint = SQLiteMemoryStore._run_checkpoint  # noqa: SLF001
+    run_checkpoint = SQLiteMemoryStore._run_checkpoint
 
     def recorded(store: SQLiteMemoryStore) -> None:
         ran_on.append(threading.current_thread().name)
         run_checkpoint(store)
 
     monkeypatch.setattr(SQLiteMemoryStore, "_run_checkpoint", recorded)
-    every = sqlite_module._CHECKPOINT_AFTER  # noqa: SLF001
+    every = sqlite_module._CHECKPOINT_AFTER
     writes = 3 * every
 
     async def body(store: SQLiteMemoryStore) -> int:
         for n in range(writes):
             await store.store(MemoryItem(content=f"note {n}", tags=["t"], metadata={"n": n}))
-        assert store._checkpointer is not None  # noqa: SLF001
+        assert store._checkpointer is not None
 
         def checkpoint_sync() -> int:
-            assert store._checkpoint_db is not None  # noqa: SLF001
-            found: int = store._checkpoint_db.execute("PRAGMA synchronous").fetchone()[0]  # noqa: SLF001
+            assert store._checkpoint_db is not None
+            found: int = store._checkpoint_db.execute("PRAGMA synchronous").fetchone()[0]
             return found
 
-        assert await asyncio.get_running_loop().run_in_executor(store._checkpointer, checkpoint_sync) == level  # noqa: SLF001
-        log_pages = await store._on_writer(  # noqa: SLF001
-            lambda: store._writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0]  # noqa: SLF001
+        assert await asyncio.get_running_loop().run_in_executor(store._checkpointer, checkpoint_sync) == level
+        log_pages = await store._on_writer(
+            lambda: store._writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
         )
-        assert log_pages == sqlite_module._WRITER_CHECKPOINT_PAGES  # noqa: SLF001
+        assert log_pages == sqlite_module._WRITER_CHECKPOINT_PAGES
         # The file alone, without the log: what the checkpoints have copied so far.
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)) as only_file:
             in_file: int = only_file.execute("SELECT count(*) FROM items").fetchone()[0]
@@ -1410,14 +1410,14 @@ def test_checkpoints_reach_the_open_file_after_a_change_of_directory(
     (tmp_path / "first").mkdir()
     (tmp_path / "second #1?").mkdir()
     monkeypatch.chdir(tmp_path / "first")
-    every = sqlite_module._CHECKPOINT_AFTER  # noqa: SLF001
+    every = sqlite_module._CHECKPOINT_AFTER
 
     async def body(store: SQLiteMemoryStore) -> int:
         monkeypatch.chdir(tmp_path / "second #1?")
         for n in range(every):
             await store.store(MemoryItem(content=n))
-        assert store._checkpointer is not None  # noqa: SLF001
-        await asyncio.get_running_loop().run_in_executor(store._checkpointer, lambda: None)  # noqa: SLF001
+        assert store._checkpointer is not None
+        await asyncio.get_running_loop().run_in_executor(store._checkpointer, lambda: None)
         opened = tmp_path / "first" / "m.db"
         with contextlib.closing(sqlite3.connect(f"file:{opened}?mode=ro&immutable=1", uri=True)) as only_file:
             in_file: int = only_file.execute("SELECT count(*) FROM items").fetchone()[0]
@@ -1433,10 +1433,10 @@ def test_the_checkpoint_thread_creates_no_file_where_the_database_was_removed(tm
     async def body(store: SQLiteMemoryStore) -> None:
         await store.store(MemoryItem())
         path.unlink()  # the store's connections keep the removed file open
-        for n in range(sqlite_module._CHECKPOINT_AFTER):  # noqa: SLF001
+        for n in range(sqlite_module._CHECKPOINT_AFTER):
             await store.store(MemoryItem(content=n))
-        assert store._checkpointer is not None  # noqa: SLF001
-        await asyncio.get_running_loop().run_in_executor(store._checkpointer, lambda: None)  # noqa: SLF001
+        assert store._checkpointer is not None
+        await asyncio.get_running_loop().run_in_executor(store._checkpointer, lambda: None)
         assert not path.exists()
 
     with_store(path, body)
@@ -1450,7 +1450,7 @@ def test_a_store_that_only_reads_starts_no_checkpoint_thread(tmp_path: Path) -> 
     async def body(store: SQLiteMemoryStore) -> None:
         assert len(await store.search(MemoryQuery(limit=1000))) == 100
         await store.store(MemoryItem(content="one write, too few to ask for a checkpoint"))
-        assert store._checkpointer is None  # noqa: SLF001
+        assert store._checkpointer is None
         # Checked while the store is open: closing would end such a thread anyway.
         assert not [t for t in set(threading.enumerate()) - before if "checkpoint" in t.name]
 
@@ -1459,12 +1459,12 @@ def test_a_store_that_only_reads_starts_no_checkpoint_thread(tmp_path: Path) -> 
 
 def test_closing_copies_the_rest_of_the_log_and_removes_it(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
-    items = [MemoryItem(content=f"note {n}") for n in range(10 * sqlite_module._CHECKPOINT_AFTER)]  # noqa: SLF001
+    items = [MemoryItem(content=f"note {n}") for n in range(10 * sqlite_module._CHECKPOINT_AFTER)]
 
     async def body(store: SQLiteMemoryStore) -> None:
         for item in items:
             await store.store(item)
-        assert store._checkpointer is not None  # noqa: SLF001
+        assert store._checkpointer is not None
 
     with_store(path, body)
     assert not path.with_name("m.db-wal").exists()
@@ -1474,7 +1474,7 @@ def test_closing_copies_the_rest_of_the_log_and_removes_it(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     ("writes", "threads"),
-    [(0, ["lionmem-sqlite"]), (sqlite_module._CHECKPOINT_AFTER, ["lionmem-sqlite", "lionmem-sqlite-checkpoint"])],  # noqa: SLF001
+    [(0, ["lionmem-sqlite"]), (sqlite_module._CHECKPOINT_AFTER, ["lionmem-sqlite", "lionmem-sqlite-checkpoint"])],
     ids=["reader", "writer"],
 )
 def test_closing_ends_the_store_threads(tmp_path: Path, writes: int, threads: list[str]) -> None:
@@ -1503,10 +1503,10 @@ def test_close_waits_for_the_store_thread_to_end(tmp_path: Path, monkeypatch: py
         before = set(threading.enumerate())
         store = await SQLiteMemoryStore.open(tmp_path / "m.db")
         (worker,) = set(threading.enumerate()) - before
-        close_on_worker = store._close_on_worker  # noqa: SLF001
+        close_on_worker = store._close_on_worker
 
         def close_then_linger() -> None:
-            store._executor.submit(time.sleep, 0.2)  # noqa: SLF001 (runs after this call)
+            store._executor.submit(time.sleep, 0.2)  # runs after this call
             close_on_worker()
 
         monkeypatch.setattr(store, "_close_on_worker", close_then_linger)
@@ -1528,11 +1528,11 @@ def test_a_cancelled_close_still_closes_everything(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         store = await SQLiteMemoryStore.open(path)
-        for n in range(sqlite_module._CHECKPOINT_AFTER):  # noqa: SLF001 (starts the checkpoint thread)
+        for n in range(sqlite_module._CHECKPOINT_AFTER):  # starts the checkpoint thread
             await store.store(MemoryItem(content=n))
         assert store_threads() == ["lionmem-sqlite", "lionmem-sqlite-checkpoint"]
         release = threading.Event()
-        long_call = asyncio.ensure_future(store._on_writer(release.wait, 30))  # noqa: SLF001
+        long_call = asyncio.ensure_future(store._on_writer(release.wait, 30))
         await asyncio.sleep(0.05)
         cancelled = asyncio.ensure_future(store.close())
         await asyncio.sleep(0.05)
@@ -1558,7 +1558,7 @@ def test_a_cancelled_write_is_dropped_before_it_starts_and_finished_whole_after(
 
     async def body(store: SQLiteMemoryStore) -> None:
         release = threading.Event()
-        long_call = asyncio.ensure_future(store._on_writer(release.wait, 30))  # noqa: SLF001
+        long_call = asyncio.ensure_future(store._on_writer(release.wait, 30))
         queued = [MemoryItem(content="queued one"), *(MemoryItem(content=f"queued {n}") for n in range(50))]
         calls = [asyncio.ensure_future(store.store(queued[0])), asyncio.ensure_future(store.store_many(queued[1:]))]
         await asyncio.sleep(0.05)
@@ -1575,14 +1575,14 @@ def test_a_cancelled_write_is_dropped_before_it_starts_and_finished_whole_after(
         assert [await store.retrieve(i.id) for i in queued] == [None] * len(queued)
 
         started, go = threading.Event(), threading.Event()
-        write = store._write  # noqa: SLF001
+        write = store._write
 
         def held_write(rows: Any) -> None:
             started.set()
             go.wait(30)
             write(rows)
 
-        store._write = held_write  # type: ignore[method-assign,assignment]  # noqa: SLF001
+        store._write = held_write  # type: ignore[method-assign,assignment]
         running = [MemoryItem(content=f"running {n}") for n in range(50)]
         call = asyncio.ensure_future(store.store_many(running))
         while not started.is_set():
@@ -1605,7 +1605,7 @@ def test_a_cancelled_close_finishes_on_its_own(tmp_path: Path) -> None:
         store = await SQLiteMemoryStore.open(path)
         await store.store(MemoryItem(content="kept"))
         release = threading.Event()
-        long_call = asyncio.ensure_future(store._on_writer(release.wait, 30))  # noqa: SLF001
+        long_call = asyncio.ensure_future(store._on_writer(release.wait, 30))
         await asyncio.sleep(0.05)
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(store.close(), 0.05)
@@ -1624,18 +1624,18 @@ def test_a_cancelled_close_finishes_on_its_own(tmp_path: Path) -> None:
 
 def test_a_failed_checkpoint_loses_nothing_and_writes_go_on(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
-    writes = 2 * sqlite_module._CHECKPOINT_AFTER  # noqa: SLF001
+    writes = 2 * sqlite_module._CHECKPOINT_AFTER
 
     async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
         broken = connect(tmp_path / "elsewhere.db", check_same_thread=False)
         broken.close()
-        store._checkpoint_db = broken  # noqa: SLF001
+        store._checkpoint_db = broken
         for n in range(writes):
             await store.store(MemoryItem(content=n))
-        checkpoint = store._checkpoint  # noqa: SLF001
+        checkpoint = store._checkpoint
         assert checkpoint is not None
         await asyncio.wrap_future(checkpoint)  # it raised nothing
-        store._checkpoint_db = None  # noqa: SLF001
+        store._checkpoint_db = None
         return await store.search(MemoryQuery(limit=1000))
 
     found = with_store(path, body)

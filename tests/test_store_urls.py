@@ -59,7 +59,7 @@ def test_sqlite_options_reach_the_database(tmp_path: Path) -> None:
 
     async def settings(store: Any) -> tuple[int, int]:
         # The writer connection, which the options configure, lives on the store's thread.
-        return await store._on_writer(pragmas, store._writer)  # type: ignore[no-any-return]  # noqa: SLF001
+        return await store._on_writer(pragmas, store._writer)  # type: ignore[no-any-return]
 
     base = f"sqlite:///{tmp_path / 'o.db'}"
     assert opened(base, settings) == (1, 10_000)  # NORMAL, the store's default 10 s
@@ -72,7 +72,7 @@ def test_postgres_takes_its_namespace_and_passes_other_options_to_libpq(pg_url: 
 
     async def seen(store: Any) -> tuple[str, str, str]:
         assert isinstance(store, PostgresMemoryStore)
-        [(name, timeout)] = await store._execute(  # noqa: SLF001
+        [(name, timeout)] = await store._execute(
             "SELECT current_setting('application_name'), current_setting('lock_timeout')"
         )
         return store.namespace, name, timeout
