@@ -327,6 +327,40 @@ def test_options_in_the_dsn_are_kept_beside_the_statement_timeout(pg_url: str) -
     assert with_store(dsn, settings, statement_timeout=7) == [("kept-by-lionmem", "7s")]
 
 
+@pytest.mark.parametrize(
+    ("dsn", "message"),
+    [
+        ("postgresql://db.invalid/x?connect_timeout=3", "the dsn sets connect_timeout"),
+        ("host=db.invalid connect_timeout=3", "the dsn sets connect_timeout"),
+        ("host=db.invalid options='-c statement_timeout=5s'", "the dsn's options set statement_timeout"),
+        ("host=db.invalid options='-cstatement_timeout=5s'", "the dsn's options set statement_timeout"),
+        ("host=db.invalid options='--statement-timeout=5s'", "the dsn's options set statement_timeout"),
+        ("host=db.invalid options='-c lock_timeout=1s -c Statement_Timeout=5s'", "options set statement_timeout"),
+        ("postgresql://db.invalid/x?options=-c%20statement_timeout%3D5s", "options set statement_timeout"),
+    ],
+)
+def test_a_dsn_setting_a_timeout_that_open_sets_is_refused(dsn: str, message: str) -> None:
+    """`open` would replace the dsn's value with its own argument's, unseen."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        PostgresMemoryStore.open(dsn, namespace="n")
+    PostgresMemoryStore.open("host=db.invalid options='-c lock_timeout=5s'", namespace="n")
+
+
+def test_pgoptions_from_the_environment_are_kept_beside_the_statement_timeout(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """libpq reads PGOPTIONS only when the connection string has no `options`, and
+    `open` always gives it some; the statement timeout is `open`'s own."""
+    monkeypatch.setenv("PGOPTIONS", "-c application_name=from-pgoptions -c statement_timeout=1s")
+
+    async def settings(store: PostgresMemoryStore) -> list[tuple[Any, ...]]:
+        return await store._execute(
+            "SELECT current_setting('application_name'), current_setting('statement_timeout')"
+        )
+
+    assert with_store(pg_url, settings, statement_timeout=7) == [("from-pgoptions", "7s")]
+
+
 @pytest.mark.parametrize("check", STORE_CHECKS, ids=[c.__name__.removeprefix("assert_") for c in STORE_CHECKS])
 def test_the_shared_store_checks(pg_url: str, check: StoreCheck) -> None:
     with_store(pg_url, check)

@@ -87,6 +87,16 @@ def test_postgres_takes_its_namespace_and_passes_other_options_to_libpq(pg_url: 
     assert opened(url.replace("postgresql://", "postgres://", 1), seen)[0] == namespace
 
 
+def test_postgres_timeouts_are_url_options(pg_url: str) -> None:
+    url = f"{pg_url}{'&' if '?' in pg_url else '?'}namespace=url-timeouts&timeout=3&statement_timeout=2.5"
+
+    async def seen(store: Any) -> tuple[bool, str]:
+        [(statement_timeout,)] = await store._execute("SELECT current_setting('statement_timeout')")
+        return "connect_timeout=3 " in repr(store), statement_timeout
+
+    assert opened(url, seen) == (True, "2500ms")
+
+
 def test_a_postgres_url_without_a_host_part_reaches_libpq_whole(pg_url: str) -> None:
     # `postgresql:///db` (no host: a local socket, or a host given as an option) lost
     # its "//" on the way to libpq, which then refused it as a malformed string.
@@ -125,6 +135,11 @@ def test_postgres_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) ->
         ("sqlite:///x.db?synchronous=", "synchronous must be 'NORMAL' or 'FULL', got ''"),
         ("postgresql://h/db?namespace=", "needs ?namespace=NAME"),
         ("postgresql://h/db?namespace=n#frag", "takes no #fragment; write a # in a value as %23"),
+        ("postgresql://h/db?namespace=n&timeout=soon", "the postgresql URL option timeout must be a number of seconds"),
+        ("postgresql://h/db?namespace=n&statement_timeout=", "option statement_timeout must be a number of seconds"),
+        ("postgresql://h/db?namespace=n&timeout=0", "timeout must be more than 0"),
+        ("postgresql://h/db?namespace=n&connect_timeout=3", "sets connect_timeout, which lionmem sets from timeout"),
+        ("sqlite:///x.db?busy_timeout=soon", "the sqlite URL option busy_timeout must be a number of seconds"),
     ],
 )
 def test_malformed_urls_are_refused_before_anything_opens(

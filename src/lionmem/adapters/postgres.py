@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 from functools import partial
 from collections.abc import AsyncGenerator, Callable, Generator, Iterable
@@ -59,6 +60,9 @@ POSTGRES_PROFILE: Final = FidelityProfile(
 """What `PostgresMemoryStore` promises: the same as the SQLite store."""
 
 _NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
+# A server switch in libpq's `options`: `-c name=value` or `--name=value`, where the
+# server reads the name case-insensitively and a '-' in it as '_'.
+_SETS_STATEMENT_TIMEOUT = re.compile(r"(?:^|\s)(?:-c\s*|--)(?i:statement[-_]timeout)=")
 _EXACT_NUMBER = 2**53
 _FIRST_WINDOW = 64
 _LOCK_KEY = 0x4C4D454D  # "LMEM": serialises schema work across every process
@@ -312,12 +316,16 @@ class PostgresMemoryStore(ClosesOnExit):
         `timeout` bounds waiting for a connection (and each connection attempt);
         `statement_timeout` bounds each statement on the server, in whole milliseconds
         rounded up. Both are in seconds, up to
-        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT]. With `create=False`
+        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT], and they replace
+        libpq's own settings: a dsn that sets `connect_timeout`, or `statement_timeout`
+        in its `options`, is refused, and the environment's `PGCONNECT_TIMEOUT` and
+        a `statement_timeout` in `PGOPTIONS` give way to them. With `create=False`
         a database without lionmem's schema is an error instead of getting one, for
         readers that should not write tables into a database named by mistake.
 
         Raises:
-            ValueError: an invalid namespace, pool setting or connection string.
+            ValueError: an invalid namespace, pool setting or connection string, or
+                a connection string that sets either timeout itself.
             IncompatibleDatabaseError: the schema is newer than this lionmem or, with
                 `create=False`, missing.
             StoreUnavailableError: the server cannot be reached in time.
@@ -340,17 +348,30 @@ class PostgresMemoryStore(ClosesOnExit):
         statement_ms = milliseconds("statement_timeout", statement_timeout, zero=False)
         _refuse_bare_at(dsn)
         try:
-            given = conninfo_to_dict(dsn).get("options")
-            limit = f"-c statement_timeout={statement_ms}"
-            conninfo = make_conninfo(
-                dsn,
-                connect_timeout=max(1, round(timeout)),
-                options=limit if given is None else f"{given} {limit}",
-            )
+            parsed = conninfo_to_dict(dsn)
         except psycopg.ProgrammingError as exc:
             raise ValueError(
                 f"dsn is not a libpq connection string or URL: {_without_password(str(exc), dsn)}"
             ) from None
+        # Both are set from the arguments below, which would replace the dsn's own.
+        if "connect_timeout" in parsed:
+            raise ValueError(
+                "the dsn sets connect_timeout, which lionmem sets from timeout; give the seconds as timeout"
+            )
+        given = parsed.get("options")
+        if given is None:  # the `options` below would replace PGOPTIONS: keep them
+            given = os.environ.get("PGOPTIONS") or None
+        elif _SETS_STATEMENT_TIMEOUT.search(str(given)):
+            raise ValueError(
+                "the dsn's options set statement_timeout, which lionmem sets from "
+                "statement_timeout; give the seconds as statement_timeout"
+            )
+        limit = f"-c statement_timeout={statement_ms}"
+        conninfo = make_conninfo(
+            dsn,
+            connect_timeout=max(1, round(timeout)),
+            options=limit if given is None else f"{given} {limit}",
+        )
         return PendingOpen(partial(_open, conninfo, namespace, min_size, max_size, timeout, create))
 
     def __repr__(self) -> str:

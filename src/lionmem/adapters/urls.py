@@ -8,7 +8,8 @@
 
 A SQLite URL takes the `synchronous` (`NORMAL` or `FULL`) and `busy_timeout`
 (seconds) options as query parameters; a PostgreSQL URL (also `postgres://`) needs
-`namespace` and passes its other parameters to libpq. Governed by
+`namespace`, takes `timeout` and `statement_timeout` (seconds) and passes its other
+parameters to libpq. Governed by
 [ADR-0098][adr-0098].
 """
 
@@ -97,14 +98,9 @@ def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[Me
         raise ValueError(
             f"unknown sqlite URL option {unknown[0]!r}; known: {', '.join(sorted(_SQLITE_OPTIONS))}"
         )
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] = _seconds(options, "sqlite", "busy_timeout")
     if "synchronous" in options:
         settings["synchronous"] = options["synchronous"].upper()
-    if "busy_timeout" in options:
-        try:
-            settings["busy_timeout"] = float(options["busy_timeout"])
-        except ValueError:
-            raise ValueError("the sqlite URL option busy_timeout must be a number of seconds") from None
     from lionmem.adapters.sqlite import SQLiteMemoryStore
 
     return SQLiteMemoryStore.open(path, create=create, **settings)
@@ -119,6 +115,9 @@ def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[
     namespace = options.pop("namespace", None)
     if not namespace:
         raise ValueError("a postgresql URL needs ?namespace=NAME, the namespace its items live in")
+    settings: dict[str, Any] = _seconds(options, "postgresql", "timeout", "statement_timeout")
+    for name in settings:
+        del options[name]
     try:
         from lionmem.adapters.postgres import PostgresMemoryStore
     except ModuleNotFoundError as exc:
@@ -130,7 +129,20 @@ def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[
     dsn = url.partition("?")[0]
     if options:
         dsn += "?" + urlencode(options, quote_via=quote)
-    return PostgresMemoryStore.open(dsn, namespace=namespace, create=create)
+    return PostgresMemoryStore.open(dsn, namespace=namespace, create=create, **settings)
+
+
+def _seconds(options: dict[str, str], scheme: str, *names: str) -> dict[str, float]:
+    """The options of `names` given, as numbers of seconds for the store's `open`
+    to check."""
+    settings: dict[str, float] = {}
+    for name in names:
+        if name in options:
+            try:
+                settings[name] = float(options[name])
+            except ValueError:
+                raise ValueError(f"the {scheme} URL option {name} must be a number of seconds") from None
+    return settings
 
 
 def _options(query: str, scheme: str) -> dict[str, str]:
