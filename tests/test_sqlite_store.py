@@ -653,6 +653,32 @@ def test_without_create_a_missing_file_is_an_error_and_stays_missing(tmp_path: P
         SQLiteMemoryStore.open(path, create="no")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("name", ["file:notes.db", "file:notes.db?mode=memory", "notes #1?.db", "%41.db"])
+def test_the_file_opened_is_the_path_as_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """SQLite built with SQLITE_USE_URI, as Debian's is, reads a name starting with
+    "file:" as a URI: "file:notes.db" was notes.db, checked as a foreign file under
+    the other name, and with ?mode=memory nothing was kept."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.db").write_text("not a database")  # what "file:notes.db" opened
+    item = MemoryItem(content="kept")
+    with_store(Path(name), lambda store: store.store(item))
+    assert with_store(Path(name), lambda store: store.retrieve(item.id), create=False) == item
+    assert (tmp_path / name).is_file()
+    assert (tmp_path / "notes.db").read_text() == "not a database"
+
+
+def test_without_create_the_file_is_opened_read_write_so_never_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should the file go between the check that it exists and the connection."""
+    monkeypatch.setattr(sqlite_module, "_refuse_foreign_file", lambda path, create: None)
+    with pytest.raises(sqlite3.OperationalError, match="unable to open database file"):
+        with_store(tmp_path / "gone.db", lambda store: store.search(MemoryQuery()), create=False)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_one_pending_open_holds_one_store_at_a_time(tmp_path: Path) -> None:
     async def scenario() -> None:
         pending = SQLiteMemoryStore.open(tmp_path / "m.db")

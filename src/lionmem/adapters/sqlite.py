@@ -758,13 +758,20 @@ class SQLiteMemoryStore(ClosesOnExit):
 
 
 async def _open(path: Path, busy_ms: int, synchronous: str, create: bool) -> SQLiteMemoryStore:
+    # Both connections name the file by a URI, so that it is exactly `path`: an SQLite
+    # built with SQLITE_USE_URI, as Debian's is, reads a plain name that starts with
+    # "file:" as a URI, and "file:notes.db?mode=memory" would keep nothing.
+    location = path.absolute().as_uri()
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lionmem-sqlite")
-    connecting = executor.submit(_connect_and_migrate, path, busy_ms, synchronous, create)
+    writer_uri = f"{location}?mode={'rwc' if create else 'rw'}"
+    connecting = executor.submit(_connect_and_migrate, path, writer_uri, busy_ms, synchronous, create)
     try:
         writer = await asyncio.wrap_future(connecting)
         # A store may be used from event loops on other threads, as its worker thread
         # allows; the store's lock lets one thread at a time use the reader.
-        reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        reader = sqlite3.connect(
+            f"{location}?mode=rw", uri=True, isolation_level=None, check_same_thread=False
+        )
     except BaseException:
         # Cancelled, or no reader: the writer the worker opens, or has opened, is
         # closed there, once it exists; nothing stays open.
@@ -784,10 +791,10 @@ def _close_writer(connecting: Future[sqlite3.Connection]) -> None:
 
 
 def _connect_and_migrate(
-    path: Path, busy_ms: int, synchronous: str, create: bool
+    path: Path, uri: str, busy_ms: int, synchronous: str, create: bool
 ) -> sqlite3.Connection:
     _refuse_foreign_file(path, create)
-    db = sqlite3.connect(path, isolation_level=None)
+    db = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:
         db.execute(f"PRAGMA busy_timeout = {busy_ms}")
         _refuse_foreign_schema(db, path)
