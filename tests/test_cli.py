@@ -166,6 +166,17 @@ def test_reading_a_database_that_does_not_exist_creates_nothing(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_reading_an_empty_file_writes_no_schema_into_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "notes.db"
+    empty.touch()
+    status, out, err = run_cli(capsys, "search", f"sqlite:///{empty}")
+    assert (status, out) == (1, "")
+    assert err == f"python -m lionmem: error: {empty} holds no lionmem schema; nothing was created (create=False)\n"
+    assert list(tmp_path.iterdir()) == [empty] and empty.stat().st_size == 0
+
+
 def test_demo_runs_on_any_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite:///{tmp_path / 'demo.db'}"
     first = run_cli(capsys, "demo", url)[1]

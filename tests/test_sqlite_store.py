@@ -653,6 +653,27 @@ def test_without_create_a_missing_file_is_an_error_and_stays_missing(tmp_path: P
         SQLiteMemoryStore.open(path, create="no")  # type: ignore[arg-type]
 
 
+def test_without_create_a_file_with_no_lionmem_schema_is_left_as_it_was(tmp_path: Path) -> None:
+    """An empty file, or an SQLite database with no tables, as PostgreSQL refuses a
+    database without the schema: a reader writes no schema into it."""
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    bare = tmp_path / "bare.db"
+    with contextlib.closing(sqlite3.connect(bare)) as db:
+        db.execute("CREATE TABLE t (x)")
+        db.execute("DROP TABLE t")
+    before = digest(bare)
+    for path in (empty, bare):
+        message = f"^{re.escape(str(path))} holds no lionmem schema; nothing was created \\(create=False\\)$"
+        with pytest.raises(IncompatibleDatabaseError, match=message):
+            with_store(path, lambda store: store.search(MemoryQuery()), create=False)
+    assert sorted(tmp_path.iterdir()) == [bare, empty]
+    assert empty.stat().st_size == 0 and digest(bare) == before
+    item = MemoryItem(content="kept")
+    with_store(empty, lambda store: store.store(item))  # with create, it is a new store
+    assert with_store(empty, lambda store: store.retrieve(item.id), create=False) == item
+
+
 @pytest.mark.parametrize("name", ["file:notes.db", "file:notes.db?mode=memory", "notes #1?.db", "%41.db"])
 def test_the_file_opened_is_the_path_as_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str

@@ -461,15 +461,17 @@ class SQLiteMemoryStore(ClosesOnExit):
         `synchronous="FULL"` also survives power loss, at the cost of an fsync a write.
         `busy_timeout` bounds waiting for another connection's lock, in seconds up to
         [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT].
-        With `create=False` a missing file is an error instead of a new database, for
-        readers that should not leave an empty file behind a mistyped path.
+        With `create=False` a missing file, or one that holds no lionmem schema yet
+        (empty, or an SQLite database without tables), is an error instead of a new
+        database, for readers that should not write a schema into a mistyped path.
 
         Raises:
             ValueError: `path` is empty, or `":memory:"` (each connection would get
                 its own database; `InMemoryStore` is the store for memory that ends
                 with the process), or a bad setting.
             IncompatibleDatabaseError: the file is not a lionmem database, or is newer,
-                or `path` is a directory, a device, a pipe or a socket.
+                or `path` is a directory, a device, a pipe or a socket; with
+                `create=False`, an empty file or an empty SQLite database too.
             FileNotFoundError: the directory that should hold the file does not exist,
                 or, with `create=False`, the file does not.
             TypeError: `path` is neither a str nor a path, `busy_timeout` is not a
@@ -797,7 +799,7 @@ def _connect_and_migrate(
     db = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:
         db.execute(f"PRAGMA busy_timeout = {busy_ms}")
-        _refuse_foreign_schema(db, path)
+        _refuse_foreign_schema(db, path, create)
         _switch_to_wal(db, busy_ms)
         db.execute(f"PRAGMA synchronous = {synchronous}")
         db.execute(f"PRAGMA wal_autocheckpoint = {_WRITER_CHECKPOINT_PAGES}")
@@ -852,7 +854,7 @@ def _refuse_foreign_file(path: Path, create: bool) -> None:
                 raise IncompatibleDatabaseError(f"{path} is not an SQLite database; left untouched")
 
 
-def _refuse_foreign_schema(db: sqlite3.Connection, path: Path) -> None:
+def _refuse_foreign_schema(db: sqlite3.Connection, path: Path, create: bool) -> None:
     # One statement reads both from one snapshot: read apart, another process's
     # migration could commit between them and make a new file look foreign.
     application_id, tables = db.execute(
@@ -862,6 +864,10 @@ def _refuse_foreign_schema(db: sqlite3.Connection, path: Path) -> None:
         raise IncompatibleDatabaseError(
             f"{path} is an SQLite database but not a lionmem one "
             f"(application_id {application_id:#x}, {tables} schema objects); left untouched"
+        )
+    if application_id != APPLICATION_ID and not create:  # empty, or SQLite with no tables
+        raise IncompatibleDatabaseError(
+            f"{path} holds no lionmem schema; nothing was created (create=False)"
         )
 
 
