@@ -8,9 +8,8 @@ tests. See [ADR-0094][adr-0094].
 # pyright: reportUnsupportedDunderAll=false
 # The names in __all__ exist through __getattr__; __init__.pyi declares them.
 
-from __future__ import annotations
-
-import importlib
+# Imported under a private name, so that `dir(lionmem)` shows only the public face.
+import importlib as _importlib
 
 _LAZY: dict[str, str] = {
     "Branch": "lionmem.session.branch",
@@ -42,7 +41,7 @@ def __getattr__(name: str) -> object:
         module = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module 'lionmem' has no attribute {name!r}") from None
-    value: object = getattr(importlib.import_module(module), name)
+    value: object = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value
 
