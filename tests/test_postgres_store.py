@@ -346,19 +346,24 @@ def test_a_dsn_setting_a_timeout_that_open_sets_is_refused(dsn: str, message: st
     PostgresMemoryStore.open("host=db.invalid options='-c lock_timeout=5s'", namespace="n")
 
 
-def test_pgoptions_from_the_environment_are_kept_beside_the_statement_timeout(
-    pg_url: str, monkeypatch: pytest.MonkeyPatch
+def test_options_from_the_environment_or_a_service_file_are_kept(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """libpq reads PGOPTIONS only when the connection string has no `options`, and
-    `open` always gives it some; the statement timeout is `open`'s own."""
-    monkeypatch.setenv("PGOPTIONS", "-c application_name=from-pgoptions -c statement_timeout=1s")
+    """libpq reads PGOPTIONS, or a service file's `options`, only when the connection
+    string has none of its own; the statement timeout is still `open`'s."""
 
     async def settings(store: PostgresMemoryStore) -> list[tuple[Any, ...]]:
         return await store._execute(
             "SELECT current_setting('application_name'), current_setting('statement_timeout')"
         )
 
+    monkeypatch.setenv("PGOPTIONS", "-c application_name=from-pgoptions -c statement_timeout=1s")
     assert with_store(pg_url, settings, statement_timeout=7) == [("from-pgoptions", "7s")]
+    services = tmp_path / "pg_service.conf"
+    services.write_text("[lionmem]\noptions=-c application_name=from-service -c statement_timeout=1s\n")
+    monkeypatch.setenv("PGSERVICEFILE", str(services))
+    dsn = psycopg.conninfo.make_conninfo(pg_url, service="lionmem")
+    assert with_store(dsn, settings, statement_timeout=7) == [("from-service", "7s")]
 
 
 @pytest.mark.parametrize("check", STORE_CHECKS, ids=[c.__name__.removeprefix("assert_") for c in STORE_CHECKS])

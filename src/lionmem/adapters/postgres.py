@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 from functools import partial
 from collections.abc import AsyncGenerator, Callable, Generator, Iterable
@@ -316,10 +315,10 @@ class PostgresMemoryStore(ClosesOnExit):
         `timeout` bounds waiting for a connection (and each connection attempt);
         `statement_timeout` bounds each statement on the server, in whole milliseconds
         rounded up. Both are in seconds, up to
-        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT], and they replace
-        libpq's own settings: a dsn that sets `connect_timeout`, or `statement_timeout`
-        in its `options`, is refused, and the environment's `PGCONNECT_TIMEOUT` and
-        a `statement_timeout` in `PGOPTIONS` give way to them. With `create=False`
+        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT]. They take the place
+        of libpq's `connect_timeout` and the server's `statement_timeout`: a dsn that
+        sets either is refused, and those of the environment or a service file give
+        way to them. With `create=False`
         a database without lionmem's schema is an error instead of getting one, for
         readers that should not write tables into a database named by mistake.
 
@@ -353,26 +352,20 @@ class PostgresMemoryStore(ClosesOnExit):
             raise ValueError(
                 f"dsn is not a libpq connection string or URL: {_without_password(str(exc), dsn)}"
             ) from None
-        # Both are set from the arguments below, which would replace the dsn's own.
+        # Both are set from the arguments, which would replace the dsn's own unseen.
         if "connect_timeout" in parsed:
             raise ValueError(
                 "the dsn sets connect_timeout, which lionmem sets from timeout; give the seconds as timeout"
             )
-        given = parsed.get("options")
-        if given is None:  # the `options` below would replace PGOPTIONS: keep them
-            given = os.environ.get("PGOPTIONS") or None
-        elif _SETS_STATEMENT_TIMEOUT.search(str(given)):
+        if _SETS_STATEMENT_TIMEOUT.search(str(parsed.get("options", ""))):
             raise ValueError(
                 "the dsn's options set statement_timeout, which lionmem sets from "
                 "statement_timeout; give the seconds as statement_timeout"
             )
-        limit = f"-c statement_timeout={statement_ms}"
-        conninfo = make_conninfo(
-            dsn,
-            connect_timeout=max(1, round(timeout)),
-            options=limit if given is None else f"{given} {limit}",
+        conninfo = make_conninfo(dsn, connect_timeout=max(1, round(timeout)))
+        return PendingOpen(
+            partial(_open, conninfo, namespace, min_size, max_size, timeout, statement_ms, create)
         )
-        return PendingOpen(partial(_open, conninfo, namespace, min_size, max_size, timeout, create))
 
     def __repr__(self) -> str:
         state = "closed" if self._pool is None else "open"
@@ -621,13 +614,25 @@ async def _decode(rows: list[Row], recheck: list[tuple[str, Any]], limit: int) -
 
 
 async def _open(
-    conninfo: str, namespace: str, min_size: int, max_size: int, timeout: float, create: bool
+    conninfo: str,
+    namespace: str,
+    min_size: int,
+    max_size: int,
+    timeout: float,
+    statement_ms: int,
+    create: bool,
 ) -> PostgresMemoryStore:
+    # The statement timeout is set on each connection rather than given to libpq as
+    # `options`, which would replace the options a service file or PGOPTIONS gives.
+    async def limit_statements(conn: psycopg.AsyncConnection[Any]) -> None:
+        await conn.execute("SELECT set_config('statement_timeout', %s, false)", [f"{statement_ms}ms"])
+
     # The schema is checked on a connection of its own before the pool opens: a pool
     # that cannot connect only reports that it timed out, while a direct attempt says
     # why (refused, unknown host, wrong password, no such database).
     try:
         async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
+            await limit_statements(conn)
             trigram = await _migrate(conn, create)
     except psycopg.OperationalError as exc:
         raise _unavailable(conninfo, exc) from None
@@ -637,6 +642,7 @@ async def _open(
         max_size=max_size,
         timeout=timeout,
         kwargs={"autocommit": True},
+        configure=limit_statements,
         check=AsyncConnectionPool.check_connection,
         open=False,
     )
