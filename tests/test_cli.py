@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -356,25 +357,27 @@ def test_reading_a_postgres_database_without_the_schema_creates_nothing(
 
 
 def test_check_opens_a_fresh_store_per_check_from_a_url(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run_cli(
-        capsys, "check", "--url", "sqlite:///{workspace}/kit.db",
-        "--profile", "lionmem.adapters.sqlite:SQLITE_PROFILE",
-    )
+    # Against the profile the store declares, unless --profile names another.
+    status, out, _ = run_cli(capsys, "check", "--url", "sqlite:///{workspace}/kit.db")
     assert status == 0 and out.rstrip().endswith("17 passed, 0 failed")
+    assert re.search(r"^returned_objects +copies +copies +ok$", out, flags=re.M)
     # The reference profile does not hold for SQLite: copies, not live objects.
     status, out, _ = run_cli(
-        capsys, "check", "--url", "sqlite:///{workspace}/kit.db", "--only", "returned_objects"
+        capsys, "check", "--url", "sqlite:///{workspace}/kit.db", "--only", "returned_objects",
+        "--profile", "lionmem.testing:REFERENCE_PROFILE",
     )
     assert status == 1 and "returned_objects: declared live, observed copies" in out
-    assert run_cli(capsys, "check", "--url", "memory:")[0] == 0
+    status, out, _ = run_cli(capsys, "check", "--url", "memory:", "--only", "returned_objects")
+    assert status == 0 and re.search(r"^returned_objects +live +live +ok$", out, flags=re.M)
 
 
 def test_check_on_a_postgres_url_template(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run_cli(
-        capsys, "check", "--url", with_namespace(pg_url, "kit-{name}"),
-        "--profile", "lionmem.adapters.postgres:POSTGRES_PROFILE",
-    )
+    status, out, _ = run_cli(capsys, "check", "--url", with_namespace(pg_url, "kit-{name}"))
     assert status == 0 and out.rstrip().endswith("17 passed, 0 failed")
+    assert re.search(r"^durability +restart +restart +ok$", out, flags=re.M)
+    postgres_url = with_namespace(pg_url.replace("postgresql://", "postgres://", 1), "kit-{name}")
+    status, out, _ = run_cli(capsys, "check", "--url", postgres_url, "--only", "durability")
+    assert status == 0 and re.search(r"^durability +restart +restart +ok$", out, flags=re.M)
 
 
 @pytest.mark.parametrize(

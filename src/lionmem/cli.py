@@ -107,6 +107,22 @@ def _url_factory(template: str) -> Callable[[Path], AbstractAsyncContextManager[
     return lambda workspace: open_store(url_for(workspace))
 
 
+def _declared_profile(url: str) -> FidelityProfile:
+    """The profile the store a URL names declares, which its check is against unless
+    `--profile` says otherwise: against the reference, a durable store's declared
+    differences would fail."""
+    scheme = url.partition(":")[0]
+    if scheme == "sqlite":
+        from lionmem.adapters.sqlite import SQLITE_PROFILE
+
+        return SQLITE_PROFILE
+    if scheme in ("postgresql", "postgres"):
+        from lionmem.adapters.postgres import POSTGRES_PROFILE
+
+        return POSTGRES_PROFILE
+    return REFERENCE_PROFILE  # memory:, an InMemoryStore
+
+
 def _check(
     factory_ref: str | None,
     url: str | None,
@@ -129,7 +145,12 @@ def _check(
         factory = _load(factory_ref)
         if not callable(factory):
             raise ValueError(f"{factory_ref} is not callable")
-    profile = REFERENCE_PROFILE if profile_ref is None else _load(profile_ref)
+    if profile_ref is not None:
+        profile = _load(profile_ref)
+    elif url is not None:
+        profile = _declared_profile(url)
+    else:
+        profile = REFERENCE_PROFILE
     if not isinstance(profile, FidelityProfile):
         raise ValueError(f"{profile_ref} is {kind_of(profile)}, not a FidelityProfile")
     kit = ConformanceKit(cast("StoreFactory", factory), profile, timeout=timeout)
@@ -341,7 +362,11 @@ def _parser() -> argparse.ArgumentParser:
         help="instead of FACTORY, a store URL holding {workspace} or {name} "
         "(e.g. sqlite:///{workspace}/kit.db), opened fresh for each check",
     )
-    check.add_argument("--profile", help="module:NAME of its FidelityProfile (default: reference)")
+    check.add_argument(
+        "--profile",
+        help="module:NAME of its FidelityProfile (default: the reference, or with --url the "
+        "profile its store declares)",
+    )
     check.add_argument(
         "--only", action="append", choices=CHECKS, metavar="CHECK",
         help=f"run only this check (repeatable): {', '.join(CHECKS)}",
