@@ -212,6 +212,7 @@ def test_the_event_loop_reader_cannot_write(tmp_path: Path) -> None:
     ("kwargs", "message"),
     [
         ({"path": 7}, "^path must be a str or a path, got int$"),
+        ({"path": b"m.db"}, "^path must be a str or a path, got bytes$"),
         ({"busy_timeout": "10"}, "^busy_timeout must be a number of seconds, got str$"),
         ({"busy_timeout": None}, "^busy_timeout must be a number of seconds, got NoneType$"),
         # True would have been one second.
@@ -234,6 +235,24 @@ def test_an_in_memory_database_is_refused(path: str | Path) -> None:
 def test_an_empty_path_is_refused_as_empty_not_as_the_current_directory() -> None:
     with pytest.raises(ValueError, match="^path is empty; name the database file$"):
         SQLiteMemoryStore.open("")
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        # Its file: URI holds %00, where SQLite ends the name: "a" was created.
+        ("a\0b.db", "path 'a\\x00b.db' holds a NUL character, which no file name can"),
+        # Path() drops the separator, and a file "data" was created.
+        ("data/", "path 'data/' ends with a separator, as a directory's does; name the file"),
+    ],
+)
+def test_a_path_no_file_can_have_is_refused_before_anything_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        SQLiteMemoryStore.open(name)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_repr_names_the_file_and_whether_the_store_is_open(tmp_path: Path) -> None:

@@ -466,9 +466,10 @@ class SQLiteMemoryStore(ClosesOnExit):
         database, for readers that should not write a schema into a mistyped path.
 
         Raises:
-            ValueError: `path` is empty, or `":memory:"` (each connection would get
-                its own database; `InMemoryStore` is the store for memory that ends
-                with the process), or a bad setting.
+            ValueError: `path` is empty, holds a NUL, ends with a separator, or is
+                `":memory:"` (each connection would get its own database;
+                `InMemoryStore` is the store for memory that ends with the process),
+                or a bad setting.
             IncompatibleDatabaseError: the file is not a lionmem database, or is newer,
                 or `path` is a directory, a device, a pipe or a socket; with
                 `create=False`, an empty file or an empty SQLite database too.
@@ -477,12 +478,21 @@ class SQLiteMemoryStore(ClosesOnExit):
             TypeError: `path` is neither a str nor a path, `busy_timeout` is not a
                 number, or `create` is not a bool.
         """
-        if not isinstance(path, str | os.PathLike):
+        try:
+            named: object = os.fspath(path)
+        except TypeError:
+            named = None
+        if not isinstance(named, str):  # bytes too, which Path() refuses
             raise TypeError(f"path must be a str or a path, got {type(path).__name__}")
-        if os.fspath(path) == "":
+        if named == "":
             # Path("") is the current directory, which the file checks would report.
             raise ValueError("path is empty; name the database file")
-        if str(path) == ":memory:":
+        if "\0" in named:
+            raise ValueError(f"path {named!r} holds a NUL character, which no file name can")
+        if named.endswith(("/", os.sep)):
+            # Path() would drop the separator, which says the name is a directory's.
+            raise ValueError(f"path {named!r} ends with a separator, as a directory's does; name the file")
+        if named == ":memory:":
             raise ValueError(
                 "SQLiteMemoryStore needs a file: ':memory:' would give its writer and its "
                 "reader separate databases; use InMemoryStore for memory that ends with the process"
