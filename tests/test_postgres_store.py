@@ -23,6 +23,7 @@ import pytest
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem.adapters import postgres as postgres_module
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.lifecycle import milliseconds
 from lionmem.adapters.postgres import (
@@ -364,6 +365,17 @@ def test_options_from_the_environment_or_a_service_file_are_kept(
     monkeypatch.setenv("PGSERVICEFILE", str(services))
     dsn = psycopg.conninfo.make_conninfo(pg_url, service="lionmem")
     assert with_store(dsn, settings, statement_timeout=7) == [("from-service", "7s")]
+
+
+def test_opening_behind_another_process_schema_work_ends_at_the_statement_timeout(pg_url: str) -> None:
+    """The schema is checked under a lock every opening process takes; the wait for
+    it is a statement like any other, so it ends with `statement_timeout`."""
+    with psycopg.connect(pg_url, autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(%s)", [postgres_module._LOCK_KEY])
+        started = time.perf_counter()
+        with pytest.raises(StoreUnavailableError, match="canceling statement due to statement timeout"):
+            run(asyncio.wait_for(open_only(pg_url, namespace="n", statement_timeout=0.3), 20))
+        assert time.perf_counter() - started < 10
 
 
 @pytest.mark.parametrize("check", STORE_CHECKS, ids=[c.__name__.removeprefix("assert_") for c in STORE_CHECKS])
