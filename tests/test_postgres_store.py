@@ -345,6 +345,9 @@ def test_a_dsn_setting_a_timeout_that_open_sets_is_refused(dsn: str, message: st
     with pytest.raises(ValueError, match=re.escape(message)):
         PostgresMemoryStore.open(dsn, namespace="n")
     PostgresMemoryStore.open("host=db.invalid options='-c lock_timeout=5s'", namespace="n")
+    # Only a switch sets it, not the words inside another setting's value.
+    words = "host=db.invalid options='-c application_name=a--statement-timeout=1'"
+    PostgresMemoryStore.open(words, namespace="n")
 
 
 def test_options_from_the_environment_or_a_service_file_are_kept(
