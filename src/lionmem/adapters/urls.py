@@ -35,8 +35,8 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
 
     The URL is checked before anything is opened; no error message repeats it, so a
     password in it stays out of logs. With `create=False`, a SQLite file that does
-    not exist, or a PostgreSQL database without lionmem's schema, is an error rather
-    than a new database. See [ADR-0098][adr-0098].
+    not exist or holds no lionmem schema, or a PostgreSQL database without lionmem's
+    schema, is an error rather than a new database. See [ADR-0098][adr-0098].
 
     Examples:
         ```python
@@ -61,8 +61,8 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
         ModuleNotFoundError: a PostgreSQL URL without the `postgres` extra installed.
         FileNotFoundError: on entering, with `create=False`, a SQLite file that does
             not exist.
-        IncompatibleDatabaseError: on entering, with `create=False`, a PostgreSQL
-            database without lionmem's schema.
+        IncompatibleDatabaseError: on entering, with `create=False`, an empty SQLite
+            file or a PostgreSQL database without lionmem's schema.
     """
     require_type(url, "url", str)
     require_type(create, "create", bool)
