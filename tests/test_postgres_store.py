@@ -952,7 +952,9 @@ def test_a_server_restart_fails_fast_applies_nothing_half_and_recovers(caplog: p
         batch = [MemoryItem(content=f"batch {i}", tags=["batch"]) for i in range(2000)]
 
         async def scenario() -> None:
-            store = await PostgresMemoryStore.open(server.url, namespace="outage", timeout=2.0, max_size=2)
+            store = await PostgresMemoryStore.open(
+                server.url, namespace="outage", timeout=2.0, max_size=2, statement_timeout=4
+            )
             # As many calls as the pool has connections: unless each gives its
             # connection back to the count, the outage would be reported as a busy pool.
             await store.store(MemoryItem(content="before"))
@@ -975,6 +977,8 @@ def test_a_server_restart_fails_fast_applies_nothing_half_and_recovers(caplog: p
                     await asyncio.sleep(0.5)
             assert found is not None
             assert [i.content for i in found] == ["before"]  # nothing half-applied
+            # The pool's new connections carry the statement timeout too.
+            assert await store._execute("SELECT current_setting('statement_timeout')") == [("4s",)]
             await store.store(MemoryItem(content="after"))
             assert [i.content for i in await store.search(MemoryQuery())] == ["before", "after"]
             await store.close()
