@@ -116,8 +116,6 @@ def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[
     if not namespace:
         raise ValueError("a postgresql URL needs ?namespace=NAME, the namespace its items live in")
     settings: dict[str, Any] = _seconds(options, "postgresql", "timeout", "statement_timeout")
-    for name in settings:
-        del options[name]
     try:
         from lionmem.adapters.postgres import PostgresMemoryStore
     except ModuleNotFoundError as exc:
@@ -133,13 +131,13 @@ def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[
 
 
 def _seconds(options: dict[str, str], scheme: str, *names: str) -> dict[str, float]:
-    """The options of `names` given, as numbers of seconds for the store's `open`
-    to check."""
+    """Take the options of `names` out of `options`, as numbers of seconds for the
+    store's `open` to check."""
     settings: dict[str, float] = {}
     for name in names:
         if name in options:
             try:
-                settings[name] = float(options[name])
+                settings[name] = float(options.pop(name))
             except ValueError:
                 raise ValueError(f"the {scheme} URL option {name} must be a number of seconds") from None
     return settings
