@@ -22,7 +22,7 @@ from uuid import UUID
 import pytest
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
-from lionmem.adapters._encoding import ENCODE_EVERY, MAX_NESTING
+from lionmem.adapters._encoding import ENCODE_EVERY, MAX_ITEM_BYTES, MAX_NESTING
 from lionmem.adapters.errors import StoreClosedError
 
 AWKWARD: list[Any] = [
@@ -451,6 +451,31 @@ async def assert_nesting_limit_holds(store: Batching) -> None:
     assert await store.retrieve(kept.id) is None
 
 
+async def assert_size_limit_holds(store: Batching) -> None:
+    """An item whose JSON takes all of `MAX_ITEM_BYTES` is kept, read back and found;
+    one byte more is refused with `ValueError` before anything of the call is
+    written. A query naming a string longer than either database takes as a
+    parameter gets the reference's answer."""
+    largest = MemoryItem(content="x" * (MAX_ITEM_BYTES - len('["",[],{}]')))
+    await store.store(largest)
+    back = await store.retrieve(largest.id)
+    assert back is not None and back.content == largest.content
+    assert [i.id for i in await store.search(MemoryQuery(text="XXX"))] == [largest.id]
+    kept = MemoryItem(content="kept", tags=["t"])
+    over = MemoryItem(content=f"{largest.content}x")
+    with pytest.raises(ValueError, match=f"^the item is too large: .* takes {MAX_ITEM_BYTES + 1:,} bytes"):
+        await store.store(over)
+    with pytest.raises(ValueError, match="^the item is too large"):
+        await store.store_many([kept, over])
+    assert await store.retrieve(over.id) is None and await store.retrieve(kept.id) is None
+    await store.store(kept)
+    beyond = "x" * (10**9 + 1)  # SQLite binds at most 10**9 bytes, PostgreSQL receives 2**30
+    assert await store.search(MemoryQuery(text=beyond)) == []
+    assert await store.search(MemoryQuery(tags=["t", beyond])) == [kept]
+    assert await store.search(MemoryQuery(filters={"k": beyond})) == []
+    assert await store.search(MemoryQuery(tags=["t"], filters={beyond: None})) == [kept]
+
+
 Pause = Callable[[], AbstractAsyncContextManager[None]]
 """Holds back the store's writing (its worker thread, or its connections) while
 entered, so that a test can act between a call and its write."""
@@ -612,6 +637,7 @@ STORE_CHECKS: list[StoreCheck] = [
     assert_unstorable_queries_agree,
     assert_forked_child_refused,
     assert_nesting_limit_holds,
+    assert_size_limit_holds,
     assert_created_at_bit_exact,
     assert_large_batches_let_other_tasks_run,
     assert_cancelled_writes_stay_whole,

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from lionmem import MemoryItem, MemoryQuery
+from lionmem.adapters import _encoding
 from lionmem.adapters._encoding import (
     ENCODE_EVERY,
     MAX_NESTING,
@@ -244,6 +245,57 @@ def test_far_too_deep_a_value_is_refused_before_python_runs_out_of_stack() -> No
         encode_item(MemoryItem(content=_lists(100 * MAX_NESTING)))
 
 
+LIMIT = 1_000
+"""`MAX_ITEM_BYTES` in the tests of its rules, which would otherwise each build
+strings of 100 MB; the durable stores' own tests keep an item of the real size."""
+
+
+@pytest.fixture
+def small_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_encoding, "MAX_ITEM_BYTES", LIMIT)
+
+
+def _too_large(what: str, size: int) -> str:
+    message = f"the item is too large: {what} takes {size:,} bytes in UTF-8, over the {LIMIT:,} this store keeps"
+    return f"^{re.escape(message)}$"
+
+
+@pytest.mark.usefixtures("small_limit")
+def test_an_item_is_kept_up_to_max_item_bytes_of_json_counted_in_utf8() -> None:
+    around = len('["",[],{}]')
+    largest = MemoryItem(content="é" * ((LIMIT - around) // 2))  # 2 bytes each
+    assert len(encode_item(largest).body.encode()) == LIMIT
+    # Counted in bytes, not characters: each holds far fewer characters than LIMIT.
+    over = [
+        (MemoryItem(content="é" * ((LIMIT - around) // 2) + "x"), LIMIT + 1),
+        (MemoryItem(content="\U0001f600" * ((LIMIT - around) // 4) + "xxx"), LIMIT + 1),
+        (MemoryItem(content="", metadata={"k": "x" * (LIMIT - 15)}), LIMIT + 1),
+        (MemoryItem(content="", tags=["x" * (LIMIT - 11)]), LIMIT + 1),
+    ]
+    for item, size in over:
+        with pytest.raises(ValueError, match=_too_large("the JSON of its content, tags and metadata", size)):
+            encode_item(item)
+    assert len(str(over[1][0].content)) < LIMIT // 3
+
+
+@pytest.mark.usefixtures("small_limit")
+def test_the_searchable_text_is_held_to_the_limit_too() -> None:
+    # str() writes a non-printable character as a 6-character escape where JSON
+    # keeps its 3 bytes, and "İ" (2 bytes) lowers to "i" and U+0307 (3 bytes).
+    escapes = (LIMIT - len("{'k': ''}")) // 6
+    widest = MemoryItem(content={"k": "\u200b" * escapes + "x"})
+    assert len(encode_item(widest).folded.encode()) == LIMIT
+    cases = [
+        (MemoryItem(content={"k": "\u200b" * escapes + "xx"}), LIMIT + 1),
+        (MemoryItem(content="İ" * (LIMIT // 3 + 1)), 3 * (LIMIT // 3 + 1)),
+    ]
+    for item, size in cases:
+        assert len(_encoding.dumps([item.content, [], {}]).encode()) < LIMIT
+        what = "its content's searchable text, str(content).lower(),"
+        with pytest.raises(ValueError, match=_too_large(what, size)):
+            encode_item(item)
+
+
 def test_an_integer_python_cannot_write_is_refused_by_path() -> None:
     check_json({"k": [10**4299, -(10**4299)]}, "metadata")
     with pytest.raises(ValueError, match=r"^metadata\['k'\]\[1\] is an integer of more than 4300 digits"):
@@ -286,6 +338,27 @@ SETTLED: list[tuple[MemoryQuery, MemoryQuery | None, MemoryQuery | None]] = [
     (MemoryQuery(filters={"k": "v\x00"}), MemoryQuery(filters={"k": "v\x00"}), None),
     (MemoryQuery(filters={"k": ["v\x00"]}), MemoryQuery(filters={"k": ["v\x00"]}), MemoryQuery(filters={"k": ["v\x00"]})),
 ]  # fmt: skip
+
+
+@pytest.mark.usefixtures("small_limit")
+def test_strings_longer_than_any_stored_one_are_settled_before_sql() -> None:
+    longest, longer = "x" * LIMIT, "x" * (LIMIT + 1)
+    kept = [
+        MemoryQuery(text=longest),
+        MemoryQuery(tags=[longest]),
+        MemoryQuery(filters={longest: 1}),
+        MemoryQuery(filters={"k": longest}),
+    ]
+    for query in kept:
+        assert settle_unstorable(query, allow_nul=True) is query
+    for allow_nul in (True, False):
+        assert settle_unstorable(MemoryQuery(text=longer), allow_nul=allow_nul) is None
+        assert settle_unstorable(MemoryQuery(tags=[longer]), allow_nul=allow_nul) is None
+        assert settle_unstorable(MemoryQuery(tags=["t", longer]), allow_nul=allow_nul) == MemoryQuery(tags=["t"])
+        assert settle_unstorable(MemoryQuery(filters={"k": longer}), allow_nul=allow_nul) is None
+        assert settle_unstorable(MemoryQuery(filters={longer: 1}), allow_nul=allow_nul) is None
+        missing = settle_unstorable(MemoryQuery(filters={longer: None, "j": 2}), allow_nul=allow_nul)
+        assert missing == MemoryQuery(filters={"j": 2})
 
 
 @pytest.mark.parametrize(("query", "with_nul", "without_nul"), SETTLED)

@@ -25,6 +25,7 @@ from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 __all__ = [
     "ENCODE_EVERY",
+    "MAX_ITEM_BYTES",
     "MAX_NESTING",
     "MAX_SQL_LIMIT",
     "SHARE_EVERY",
@@ -74,13 +75,34 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _unstorable(text: str, allow_nul: bool) -> bool:
-    """Whether `text` holds a character no stored string can: U+0000 when the
-    database cannot keep it, or a lone surrogate. The rule `_check_json` applies to
-    every string a write stores, which states it inline instead of calling this: a
-    call per string cost 5% of encoding an item."""
+    """Whether no stored string can be `text`: it is longer than `MAX_ITEM_BYTES`
+    characters, or holds a character no stored string can, U+0000 when the database
+    cannot keep it or a lone surrogate. The characters are the rule `_check_json`
+    applies to every string a write stores, which states it inline instead of calling
+    this: a call per string cost 5% of encoding an item."""
+    if len(text) > MAX_ITEM_BYTES:
+        return True
     if not allow_nul and "\x00" in text:
         return True
     return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+MAX_ITEM_BYTES = 100_000_000
+"""The most UTF-8 bytes a durable store keeps in either text of an item: the JSON of
+its content, tags and metadata, and its content's searchable text. PostgreSQL's
+trigram index ran out of memory on 300 MB of text, SQLite refuses a row (both texts)
+over 10^9 bytes, and neither said why; this line, well inside both, keeps a write to
+seconds. Every stored string is therefore at most this many characters long, and a
+query naming a longer one is answered without the database. See [ADR-0096][adr-0096]."""
+
+
+def _check_size(text: str, what: str) -> None:
+    # A character takes at most 4 bytes, so only a text that long is encoded.
+    if len(text) > MAX_ITEM_BYTES // 4 and (size := len(text.encode())) > MAX_ITEM_BYTES:
+        raise ValueError(
+            f"the item is too large: {what} takes {size:,} bytes in UTF-8, "
+            f"over the {MAX_ITEM_BYTES:,} this store keeps"
+        )
 
 
 MAX_NESTING = 500
@@ -175,7 +197,8 @@ class EncodedItem(NamedTuple):
 
 
 def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
-    """Check and encode `item`; raise `TypeError` before anything is written."""
+    """Check and encode `item`; raise `TypeError` or `ValueError` before anything is
+    written."""
     if not isinstance(item, MemoryItem):
         raise TypeError(f"the store takes MemoryItem, got {type(item).__name__}")
     if type(item) is not MemoryItem:
@@ -206,12 +229,11 @@ def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
     if type(item.metadata) is not dict:
         raise TypeError(f"metadata is {kind_of(item.metadata)}, not a dict")
     check_json(item.metadata, "metadata", allow_nul=allow_nul)
-    return EncodedItem(
-        str(item.id),
-        float(created_at),
-        _dumps([item.content, item.tags, item.metadata]),
-        fold(item.content),
-    )
+    body = _dumps([item.content, item.tags, item.metadata])
+    _check_size(body, "the JSON of its content, tags and metadata")
+    folded = fold(item.content)
+    _check_size(folded, "its content's searchable text, str(content).lower(),")
+    return EncodedItem(str(item.id), float(created_at), body, folded)
 
 
 def as_batch(items: Iterable[MemoryItem]) -> list[MemoryItem]:
@@ -332,9 +354,11 @@ def settle_unstorable(query: MemoryQuery, *, allow_nul: bool) -> MemoryQuery | N
     item, else the query that remains (`query` itself when it names none).
 
     The reference matches such strings like any other; the database could not even
-    take one as a parameter. So text holding one matches nothing; a tag holding one
-    is on no item; a filter on a key holding one compares `None` for every item, as
-    `metadata.get(key)` does; and a string value holding one equals nothing stored.
+    take one as a parameter, or not one that long. So text holding one matches
+    nothing (a needle longer than `MAX_ITEM_BYTES` is longer than any searchable
+    text, and folding never shortens it); a tag holding one is on no item; a filter on
+    a key holding one compares `None` for every item, as `metadata.get(key)` does;
+    and a string value holding one equals nothing stored.
     """
     if query.text and _unstorable(query.text, allow_nul):
         return None

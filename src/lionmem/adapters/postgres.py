@@ -462,7 +462,9 @@ class PostgresMemoryStore(ClosesOnExit):
                 character; nothing is written.
             ValueError: content or metadata nesting lists and objects more than
                 500 levels deep, or holding an integer with more digits than Python
-                writes as text; nothing is written.
+                writes as text; or an item over 100 MB, counted as the UTF-8 of
+                its content, tags and metadata in JSON or of the text search reads,
+                `str(content).lower()`. Nothing is written.
             StoreUnavailableError: the server did not answer in time.
             psycopg.Error: the server refused the write, such as for a deadlock with
                 another client; nothing is written.

@@ -564,7 +564,9 @@ class SQLiteMemoryStore(ClosesOnExit):
                 JSON values; nothing is written.
             ValueError: content or metadata nesting lists and objects more than
                 500 levels deep, or holding an integer with more digits than Python
-                writes as text; nothing is written.
+                writes as text; or an item over 100 MB, counted as the UTF-8 of
+                its content, tags and metadata in JSON or of the text search reads,
+                `str(content).lower()`. Nothing is written.
             sqlite3.OperationalError: the database refused the write, such as when
                 another connection held the write lock for longer than
                 `busy_timeout`, or the disk is full; nothing is written.
