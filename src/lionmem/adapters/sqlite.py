@@ -59,7 +59,8 @@ SQLITE_PROFILE: Final = FidelityProfile(
     content=ContentKind.JSON_VALUES,
 )
 """What `SQLiteMemoryStore` promises: the reference's rules, except that results are
-copies, items survive a restart and content must be a JSON value."""
+copies, items survive a restart and content must be a JSON value. Not a dimension of
+the profile, but a limit all the same: an item may take at most 100 MB."""
 
 _HEADER = b"SQLite format 3\x00"
 
