@@ -275,7 +275,8 @@ def test_an_item_is_kept_up_to_max_item_bytes_of_json_counted_in_utf8() -> None:
     for item, size in over:
         with pytest.raises(ValueError, match=_too_large("the JSON of its content, tags and metadata", size)):
             encode_item(item)
-    assert len(str(over[1][0].content)) < LIMIT // 3
+    # Under a third of LIMIT in characters: only a text over a quarter is encoded.
+    assert LIMIT // 4 < len(_encoding.dumps([over[1][0].content, [], {}])) < LIMIT // 3
 
 
 @pytest.mark.usefixtures("small_limit")
