@@ -451,6 +451,40 @@ async def assert_nesting_limit_holds(store: Batching) -> None:
     assert await store.retrieve(kept.id) is None
 
 
+async def assert_long_tags_agree(store: MemoryStore) -> None:
+    """Tags of any length are kept and found as the reference finds them, and a
+    replaced item is no longer found by its old long tag. Random characters, so that
+    no index can compress them: a PostgreSQL index entry holds about 2,700 bytes."""
+    rng = random.Random(11)
+    letters = "abcdefghijklmnopqrstuvwxyzé€\U0001f600"
+
+    def noise(length: int, alphabet: str = letters) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(length))
+
+    tags = [noise(2_000, "abcdefghijklmnopqrstuvwxyz"), noise(1_000), noise(2_500), noise(100_000)]
+    items = [MemoryItem(content=f"i{n}", tags=[tag, "short"]) for n, tag in enumerate(tags)]
+    items.append(MemoryItem(content="plain", tags=["short"]))
+    reference = InMemoryStore()
+    for item in items:
+        await store.store(item)
+        await reference.store(item)
+    queries = [MemoryQuery(tags=[tag]) for tag in tags] + [
+        MemoryQuery(tags=[tags[2] + "x"]),
+        MemoryQuery(tags=[tags[3][:-1]]),
+        MemoryQuery(tags=[tags[3], tags[1]], limit=1),
+        MemoryQuery(tags=[tags[2], tags[3]], limit=-1),
+        MemoryQuery(tags=["short", tags[3]], limit=3),
+        MemoryQuery(tags=[tags[3]], text="I3"),
+    ]
+    for query in queries:
+        assert [i.id for i in await store.search(query)] == [i.id for i in await reference.search(query)]
+    replaced = items[3].model_copy(update={"tags": [noise(3_000)]})
+    await store.store(replaced)
+    assert await store.search(MemoryQuery(tags=[tags[3]])) == []
+    assert [i.id for i in await store.search(MemoryQuery(tags=replaced.tags))] == [replaced.id]
+    assert await store.retrieve(replaced.id) == replaced
+
+
 async def assert_size_limit_holds(store: Batching) -> None:
     """An item whose JSON takes all of `MAX_ITEM_BYTES` is kept, read back and found;
     one byte more is refused with `ValueError` before anything of the call is
@@ -638,6 +672,7 @@ STORE_CHECKS: list[StoreCheck] = [
     assert_forked_child_refused,
     assert_nesting_limit_holds,
     assert_size_limit_holds,
+    assert_long_tags_agree,
     assert_created_at_bit_exact,
     assert_large_batches_let_other_tasks_run,
     assert_cancelled_writes_stay_whole,

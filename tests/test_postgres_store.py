@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import math
 import re
@@ -517,6 +518,62 @@ def test_a_newer_schema_is_refused(pg_url: str) -> None:
         conn.execute("UPDATE lionmem_schema SET version = %s", [SCHEMA_VERSION + 1])
     with pytest.raises(IncompatibleDatabaseError, match="newer than this lionmem"):
         with_store(url, lambda store: store.search(MemoryQuery()))
+
+
+def test_a_tag_is_indexed_whole_up_to_2000_bytes_then_by_its_digest() -> None:
+    key = postgres_module._tag_key
+    for tag in ("a" * 2_000, "é" * 1_000, "\U0001f600" * 500, "a" * 500):
+        assert key(tag) is tag
+    for tag in ("a" * 2_001, "é" * 1_000 + "a", "\U0001f600" * 501):
+        assert key(tag) == "\x01sha256:" + hashlib.sha256(tag.encode()).hexdigest()
+
+
+def test_a_tag_spelled_like_a_long_tags_digest_is_told_apart(pg_url: str) -> None:
+    long = "t" * 5_000
+    lookalike = postgres_module._tag_key(long)
+    items = [MemoryItem(content="long", tags=[long]), MemoryItem(content="lookalike", tags=[lookalike])]
+    queries = [
+        MemoryQuery(tags=[long]),
+        MemoryQuery(tags=[lookalike]),
+        MemoryQuery(tags=[long], limit=1),
+        MemoryQuery(tags=[lookalike, "other"], limit=-1),
+        MemoryQuery(tags=[long, lookalike]),
+    ]
+
+    async def body(store: PostgresMemoryStore) -> None:
+        reference = InMemoryStore()
+        for item in items:
+            await store.store(item)
+            await reference.store(item)
+        for query in queries:
+            assert [i.id for i in await store.search(query)] == [i.id for i in await reference.search(query)]
+
+    with_store(pg_url, body)
+
+
+def test_version_1_is_migrated_to_index_long_tags_by_digest(pg_url: str) -> None:
+    """Version 1 kept a long tag whole where the index could compress it."""
+    url = fresh_database(pg_url)
+    long, short = "ab" * 5_000, "short"
+    items = [MemoryItem(content="long", tags=[long, short]), MemoryItem(content="plain", tags=[short])]
+
+    async def write(store: PostgresMemoryStore) -> None:
+        for item in items:
+            await store.store(item)
+
+    with_store(url, write, namespace="n")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE lionmem_items SET tags = %s WHERE id = %s", [[long, short], items[0].id])
+        conn.execute("UPDATE lionmem_schema SET version = 1")
+
+    async def read(store: PostgresMemoryStore) -> list[list[UUID]]:
+        return [[i.id for i in await store.search(MemoryQuery(tags=[tag]))] for tag in (long, short)]
+
+    assert with_store(url, read, namespace="n") == [[items[0].id], [items[0].id, items[1].id]]
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)]
+        stored = conn.execute("SELECT tags FROM lionmem_items ORDER BY seq").fetchall()
+    assert stored == [([postgres_module._tag_key(long), short],), ([short],)]
 
 
 def test_the_gin_indexes_keep_a_short_pending_list(pg_url: str) -> None:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import re
 from functools import partial
 from collections.abc import AsyncGenerator, Callable, Generator, Iterable
-from typing import Any, Final, LiteralString, cast
+from typing import Any, Final, LiteralString, NamedTuple, cast
 from uuid import UUID
 
 import psycopg
@@ -48,7 +49,7 @@ __all__ = [
     "StoreUnavailableError",
 ]
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 """The schema this code writes, recorded in `lionmem_schema.version`."""
 
 POSTGRES_PROFILE: Final = FidelityProfile(
@@ -114,6 +115,20 @@ class StoreUnavailableError(ConnectionError):
     """
 
 
+_INDEXED_TAG_BYTES = 2_000
+_TAG_DIGEST = "\x01sha256:"
+
+
+def _tag_key(tag: str) -> str:
+    """What the `tags` column, and so its GIN index, holds for `tag`: the tag itself,
+    or for a tag over `_INDEXED_TAG_BYTES` in UTF-8, `_TAG_DIGEST` and its SHA-256.
+    A GIN entry holds at most about 2,700 bytes; a longer tag failed the whole write
+    ("index row size exceeds maximum"). The item's tags themselves are in its body."""
+    if len(tag) <= _INDEXED_TAG_BYTES // 4 or len(tag.encode()) <= _INDEXED_TAG_BYTES:
+        return tag
+    return _TAG_DIGEST + hashlib.sha256(tag.encode()).hexdigest()
+
+
 def _row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
     """The parameters of `_UPSERT`, taken whole now: the metadata is written out here
     rather than wrapped, so a change to the item before the statement runs reaches
@@ -122,7 +137,7 @@ def _row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
     encoded: EncodedItem = encode_item(item, allow_nul=False)
     return (
         namespace, item.id, encoded.created_at, encoded.body, encoded.folded,
-        list(item.tags), dumps(item.metadata),
+        [_tag_key(tag) for tag in item.tags], dumps(item.metadata),
     )
 
 
@@ -533,27 +548,27 @@ class PostgresMemoryStore(ClosesOnExit):
             RuntimeError: called from an event loop other than the one that opened
                 the store, or in a process forked from the one that opened it.
         """
-        statement, params, recheck, pushed = self._plan(query)
-        limit = query.limit
-        if pushed:
-            return await _decode(await self._select(statement, params), recheck, limit)
+        plan = self._plan(query)
+        statement, params, limit = plan.statement, plan.params, query.limit
+        if plan.pushed:
+            return await _decode(await self._select(statement, params), plan, limit)
         if limit < 0:
             rows = await self._select(statement, params)
-            return (await _decode(rows, recheck, limit))[:limit]
+            return (await _decode(rows, plan, limit))[:limit]
         # Python re-checks some rows, so SQL cannot stop at `limit` itself; read growing
         # prefixes of the ordered rows until they hold `limit` matches or run out.
         window = min(max(_FIRST_WINDOW, 4 * limit), MAX_SQL_LIMIT)
         while True:
             rows = await self._select(statement + sql.SQL(" LIMIT %s"), [*params, window])
-            found = await _decode(rows, recheck, limit)
+            found = await _decode(rows, plan, limit)
             if len(found) >= limit or len(rows) < window:
                 return found
             window = min(window * 4, MAX_SQL_LIMIT)
 
     async def explain(self, query: MemoryQuery) -> str:
         """The server's plan for `query`, as `EXPLAIN` prints it."""
-        statement, params, _, _ = self._plan(query)
-        rows = await self._select(sql.SQL("EXPLAIN ") + statement, params)
+        plan = self._plan(query)
+        rows = await self._select(sql.SQL("EXPLAIN ") + plan.statement, plan.params)
         return "\n".join(str(row[0]) for row in rows)
 
     async def _select(self, statement: sql.Composed, params: list[object]) -> list[tuple[Any, ...]]:
@@ -562,9 +577,7 @@ class PostgresMemoryStore(ClosesOnExit):
         # (ADR-0097), so searches are planned afresh each time.
         return await self._execute(statement, params, prepare=False)
 
-    def _plan(
-        self, asked: MemoryQuery
-    ) -> tuple[sql.Composed, list[object], list[tuple[str, Any]], bool]:
+    def _plan(self, asked: MemoryQuery) -> _Plan:
         if not isinstance(asked, MemoryQuery):
             raise TypeError(f"query must be a MemoryQuery, got {type(asked).__name__}")
         clauses: list[sql.Composable] = [sql.SQL("namespace = %s")]
@@ -580,9 +593,15 @@ class PostgresMemoryStore(ClosesOnExit):
             # LIKE lets a pg_trgm index narrow; strpos() decides, wildcards and all.
             clauses.append(sql.SQL("folded LIKE %s AND strpos(folded, %s) > 0"))
             params += [f"%{escaped}%", needle]
+        any_tag: frozenset[str] = frozenset()
         if query.tags:
+            keys = [_tag_key(tag) for tag in query.tags]
             clauses.append(sql.SQL("tags && %s::text[]"))
-            params.append(query.tags)
+            params.append(keys)
+            # Keys equal for different tags need a digest on one side: a digest
+            # collision, or a tag spelled like another's digest. Python decides those.
+            if any(key.startswith(_TAG_DIGEST) for key in keys):
+                any_tag = frozenset(query.tags)
         recheck: list[tuple[str, Any]] = []
         for n, (key, value) in enumerate((query.filters or {}).items()):
             narrowing = _filter_clause(key, value) if n < SQL_FILTERS else None
@@ -594,21 +613,36 @@ class PostgresMemoryStore(ClosesOnExit):
         statement = sql.SQL(
             "SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq"
         ).format(sql.SQL(" AND ").join(clauses))
-        pushed = not recheck and query.limit >= 0
+        pushed = not recheck and not any_tag and query.limit >= 0
         if pushed:
             statement += sql.SQL(" LIMIT %s")
             params.append(min(query.limit, MAX_SQL_LIMIT))
-        return statement, params, recheck, pushed
+        return _Plan(statement, params, recheck, any_tag, pushed)
 
 
-async def _decode(rows: list[Row], recheck: list[tuple[str, Any]], limit: int) -> list[MemoryItem]:
-    """The items of `rows` that pass `recheck`, at most `limit` of them when it is not
-    negative. psycopg hands rows over on the event loop's thread; up to `SHARE_EVERY`
+class _Plan(NamedTuple):
+    """A search as SQL, and what Python decides on the rows it returns."""
+
+    statement: sql.Composed
+    params: list[object]
+    recheck: list[tuple[str, Any]]
+    """Filters that Python's `==` decides."""
+    any_tag: frozenset[str]
+    """When not empty, each row must hold one of these tags, checked in Python."""
+    pushed: bool
+    """Whether the statement ends with the query's own LIMIT."""
+
+
+async def _decode(rows: list[Row], plan: _Plan, limit: int) -> list[MemoryItem]:
+    """The items of `rows` that pass `plan.recheck` and hold one of `plan.any_tag`
+    (when given), at most `limit` of them when it is not negative. psycopg hands rows over on the event loop's thread; up to `SHARE_EVERY`
     of them (about a millisecond) are decoded there, more on a worker thread that
     gives the GIL back between slices, so the loop never waits for a whole result."""
 
     def decode() -> list[MemoryItem]:
-        return list(matching(rows, recheck, limit)) if recheck else decode_in_slices(rows)
+        if plan.recheck or plan.any_tag:
+            return list(matching(rows, plan.recheck, limit, plan.any_tag))
+        return decode_in_slices(rows)
 
     if len(rows) <= SHARE_EVERY:
         return decode()
@@ -659,6 +693,23 @@ async def _open(
     return PostgresMemoryStore(pool, namespace, conninfo, trigram=trigram)
 
 
+async def _digest_long_tags(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Version 2: a tag over `_INDEXED_TAG_BYTES` is indexed by its digest
+    (`_tag_key`). Version 1 kept such tags whole where the index could compress them."""
+    # A character takes at most 4 bytes in UTF-8, so no shorter tag needs a digest.
+    cursor = await conn.execute(
+        "SELECT namespace, id, tags FROM lionmem_items"
+        " WHERE EXISTS (SELECT FROM unnest(tags) AS tag WHERE length(tag) > %s)",
+        [_INDEXED_TAG_BYTES // 4],
+    )
+    rows = await cursor.fetchall()
+    async with conn.cursor() as updating:
+        await updating.executemany(
+            "UPDATE lionmem_items SET tags = %s WHERE namespace = %s AND id = %s",
+            [([_tag_key(tag) for tag in tags], namespace, item_id) for namespace, item_id, tags in rows],
+        )
+
+
 async def _migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
     """Create (when `create`) or check the schema; return whether a trigram index exists.
 
@@ -698,6 +749,9 @@ async def _migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
             await conn.execute(
                 "INSERT INTO lionmem_schema (version) VALUES (%s)", [SCHEMA_VERSION]
             )
+        elif version < 2:
+            await _digest_long_tags(conn)
+            await conn.execute("UPDATE lionmem_schema SET version = 2")
         indexed = await (
             await conn.execute(
                 "SELECT count(*) FROM pg_indexes WHERE indexname = 'lionmem_items_text'"
