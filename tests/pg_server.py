@@ -112,11 +112,13 @@ def postgres_url() -> Iterator[str]:
         yield server.url
 
 
-def fresh_database(url: str) -> str:
-    """Create an empty database on the server at `url` and return its URL."""
+def fresh_database(url: str, encoding: str | None = None) -> str:
+    """Create an empty database on the server at `url` and return its URL; in
+    `encoding` (with the C locale, which suits any) instead of the server's UTF8."""
     name = f"db_{uuid.uuid4().hex[:12]}"
+    options = "" if encoding is None else f" ENCODING '{encoding}' LOCALE 'C' TEMPLATE template0"
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
+        conn.execute(f"CREATE DATABASE {name}{options}")
     return url.rsplit("/", 1)[0] + "/" + name
 
 

@@ -511,6 +511,40 @@ def test_without_create_a_database_without_the_schema_is_refused_and_left_alone(
         PostgresMemoryStore.open(url, namespace="n", create="no")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("encoding", ["LATIN1", "SQL_ASCII"])
+def test_a_database_not_in_utf8_is_refused_and_left_alone(pg_url: str, encoding: str) -> None:
+    # LATIN1 cannot hold "€"; SQL_ASCII holds any bytes, and psycopg reads them as bytes.
+    url = fresh_database(pg_url, encoding)
+    message = f"^this database's encoding is {encoding}; lionmem stores Unicode text and needs a UTF8 database"
+    for create in (True, False):
+        with pytest.raises(IncompatibleDatabaseError, match=message):
+            with_store(url, lambda store: store.search(MemoryQuery()), create=create)
+    assert lionmem_tables(url) == []
+
+
+@pytest.mark.parametrize("client_encoding", ["LATIN1", "SQL_ASCII", "WIN1252"])
+def test_the_client_encoding_of_the_environment_does_not_reach_the_store(
+    pg_url: str, client_encoding: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # libpq takes PGCLIENTENCODING; psycopg then failed to encode "€" for LATIN1 and
+    # WIN1252, and returned every text as bytes for SQL_ASCII.
+    monkeypatch.setenv("PGCLIENTENCODING", client_encoding)
+    item = MemoryItem(content="€ 😀 é", tags=["€"], metadata={"ß": "Ω"})
+
+    async def body(store: PostgresMemoryStore) -> tuple[Any, ...]:
+        await store.store(item)
+        return await store.retrieve(item.id), await store.search(MemoryQuery(text="€", tags=["€"], filters={"ß": "Ω"}))
+
+    # One connection, then a second that the pool opens while the first is in use.
+    namespace = fresh_namespace()
+    assert with_store(pg_url, body, namespace=namespace, min_size=1, max_size=2) == (item, [item])
+
+    async def two_at_once(store: PostgresMemoryStore) -> list[Any]:
+        return await asyncio.gather(*(store.retrieve(item.id) for _ in range(2)))
+
+    assert with_store(pg_url, two_at_once, namespace=namespace, min_size=2, max_size=2) == [item, item]
+
+
 def test_a_newer_schema_is_refused(pg_url: str) -> None:
     url = fresh_database(pg_url)
     with_store(url, lambda store: store.search(MemoryQuery()))

@@ -333,15 +333,16 @@ class PostgresMemoryStore(ClosesOnExit):
         [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT]. They take the place
         of libpq's `connect_timeout` and the server's `statement_timeout`: a dsn that
         sets either is refused, and those of the environment or a service file give
-        way to them. With `create=False`
+        way to them. The client encoding is UTF8, whatever the dsn or the environment
+        asks for, and the database's must be too. With `create=False`
         a database without lionmem's schema is an error instead of getting one, for
         readers that should not write tables into a database named by mistake.
 
         Raises:
             ValueError: an invalid namespace, pool setting or connection string, or
                 a connection string that sets either timeout itself.
-            IncompatibleDatabaseError: the schema is newer than this lionmem or, with
-                `create=False`, missing.
+            IncompatibleDatabaseError: the database's encoding is not UTF8, or the
+                schema is newer than this lionmem or, with `create=False`, missing.
             StoreUnavailableError: the server cannot be reached in time.
             TypeError: an argument of the wrong type: `dsn` and `namespace` are
                 str, the pool sizes int, the timeouts numbers, `create` a bool.
@@ -660,15 +661,21 @@ async def _open(
 ) -> PostgresMemoryStore:
     # The statement timeout is set on each connection rather than given to libpq as
     # `options`, which would replace the options a service file or PGOPTIONS gives.
-    async def limit_statements(conn: psycopg.AsyncConnection[Any]) -> None:
-        await conn.execute("SELECT set_config('statement_timeout', %s, false)", [f"{statement_ms}ms"])
+    # So is the client encoding: with PGCLIENTENCODING=LATIN1 psycopg could not send
+    # "€", and with PGCLIENTENCODING=SQL_ASCII it returned every text as bytes.
+    async def configure(conn: psycopg.AsyncConnection[Any]) -> None:
+        await conn.execute(
+            "SELECT set_config('statement_timeout', %s, false),"
+            " set_config('client_encoding', 'UTF8', false)",
+            [f"{statement_ms}ms"],
+        )
 
     # The schema is checked on a connection of its own before the pool opens: a pool
     # that cannot connect only reports that it timed out, while a direct attempt says
     # why (refused, unknown host, wrong password, no such database).
     try:
         async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
-            await limit_statements(conn)
+            await configure(conn)
             trigram = await _migrate(conn, create)
     except psycopg.OperationalError as exc:
         raise _unavailable(conninfo, exc) from None
@@ -678,7 +685,7 @@ async def _open(
         max_size=max_size,
         timeout=timeout,
         kwargs={"autocommit": True},
-        configure=limit_statements,
+        configure=configure,
         check=AsyncConnectionPool.check_connection,
         open=False,
     )
@@ -714,8 +721,18 @@ async def _migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
     """Create (when `create`) or check the schema; return whether a trigram index exists.
 
     An advisory lock taken inside the transaction serialises every process that
-    opens the database at once, so the schema is created exactly once.
+    opens the database at once, so the schema is created exactly once. A database
+    whose encoding is not UTF8 is refused first, and left as it was: it cannot hold
+    every string an item may (LATIN1 refused "€"), or does not check what it holds
+    (SQL_ASCII).
     """
+    found = await (await conn.execute("SELECT current_setting('server_encoding')")).fetchone()
+    assert found is not None  # a SELECT without FROM gives one row
+    if found[0] != "UTF8":
+        raise IncompatibleDatabaseError(
+            f"this database's encoding is {found[0]}; lionmem stores Unicode text and needs "
+            "a UTF8 database (CREATE DATABASE ... ENCODING 'UTF8' TEMPLATE template0)"
+        )
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])
         if not create:
