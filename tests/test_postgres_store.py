@@ -545,6 +545,24 @@ def test_the_client_encoding_of_the_environment_does_not_reach_the_store(
     assert with_store(pg_url, two_at_once, namespace=namespace, min_size=2, max_size=2) == [item, item]
 
 
+def test_a_read_only_connection_opens_a_current_schema(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As on a replica: opening wrote to the schema table even when it was current.
+    url = fresh_database(pg_url)
+    item = MemoryItem(content="kept", tags=["t"])
+    namespace = fresh_namespace()
+    with_store(url, lambda store: store.store(item), namespace=namespace)
+    empty = fresh_database(pg_url)
+    monkeypatch.setenv("PGOPTIONS", "-c default_transaction_read_only=on")
+    for create in (True, False):
+        found = with_store(url, lambda store: store.search(MemoryQuery(tags=["t"])), namespace=namespace, create=create)
+        assert found == [item]
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction, match="cannot execute INSERT"):
+        with_store(url, lambda store: store.store(MemoryItem(content="refused")), namespace=namespace)
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction, match="cannot execute CREATE TABLE"):
+        with_store(empty, lambda store: store.search(MemoryQuery()))
+    assert lionmem_tables(empty) == []
+
+
 def test_a_newer_schema_is_refused(pg_url: str) -> None:
     url = fresh_database(pg_url)
     with_store(url, lambda store: store.search(MemoryQuery()))

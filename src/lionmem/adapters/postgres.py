@@ -735,20 +735,24 @@ async def _migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
         )
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])
-        if not create:
-            query = "SELECT to_regclass('lionmem_schema') IS NOT NULL"
-            exists = await (await conn.execute(query)).fetchone()
-            if not (exists and exists[0]):
-                raise IncompatibleDatabaseError(
-                    "this database has no lionmem schema; nothing was created (create=False)"
-                )
-        await conn.execute(
-            "CREATE TABLE IF NOT EXISTS lionmem_schema ("
-            " singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),"
-            " version integer NOT NULL)"
-        )
-        found = await (await conn.execute("SELECT version FROM lionmem_schema")).fetchone()
-        version = found[0] if found else 0
+        # Nothing is written to a current schema, so that a read-only connection (to a
+        # replica, or with default_transaction_read_only) can open the store.
+        query = "SELECT to_regclass('lionmem_schema') IS NOT NULL"
+        exists = await (await conn.execute(query)).fetchone()
+        if exists and exists[0]:
+            found = await (await conn.execute("SELECT version FROM lionmem_schema")).fetchone()
+            version = found[0] if found else 0
+        elif create:
+            await conn.execute(
+                "CREATE TABLE lionmem_schema ("
+                " singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),"
+                " version integer NOT NULL)"
+            )
+            version = 0
+        else:
+            raise IncompatibleDatabaseError(
+                "this database has no lionmem schema; nothing was created (create=False)"
+            )
         if version > SCHEMA_VERSION:
             raise IncompatibleDatabaseError(
                 f"the lionmem schema in this database is version {version}, newer than this "
