@@ -21,6 +21,8 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
@@ -561,6 +563,31 @@ def test_a_read_only_connection_opens_a_current_schema(pg_url: str, monkeypatch:
     with pytest.raises(psycopg.errors.ReadOnlySqlTransaction, match="cannot execute CREATE TABLE"):
         with_store(empty, lambda store: store.search(MemoryQuery()))
     assert lionmem_tables(empty) == []
+
+
+def test_a_role_that_may_only_use_the_tables_opens_the_store(pg_url: str) -> None:
+    # Since PostgreSQL 15 only the owner may create in the public schema, and opening
+    # created the schema table IF NOT EXISTS: "permission denied for schema public".
+    url = fresh_database(pg_url)
+    namespace = fresh_namespace()
+    first, second = MemoryItem(content="first", tags=["t"]), MemoryItem(content="second", tags=["t"])
+    with_store(url, lambda store: store.store(first), namespace=namespace)
+    role = f"app_{uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        grants = [
+            "CREATE ROLE {} LOGIN PASSWORD 'app-pw'",
+            "GRANT SELECT, INSERT, UPDATE ON lionmem_items TO {}",
+            "GRANT SELECT ON lionmem_schema TO {}",
+        ]
+        for grant in grants:
+            conn.execute(sql.SQL(grant).format(sql.Identifier(role)))
+
+    async def body(store: PostgresMemoryStore) -> list[MemoryItem]:
+        await store.store(second)
+        return await store.search(MemoryQuery(tags=["t"]))
+
+    app_url = make_conninfo(url, user=role, password="app-pw")
+    assert with_store(app_url, body, namespace=namespace) == [first, second]
 
 
 def test_a_newer_schema_is_refused(pg_url: str) -> None:
