@@ -8,15 +8,19 @@ import hashlib
 import json
 import math
 import os
+import pwd
 import re
+import shutil
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -650,6 +654,97 @@ def test_a_file_that_is_not_a_regular_file_is_refused_and_nothing_is_made_beside
         with pytest.raises(IncompatibleDatabaseError, match=f"^{re.escape(str(path))} is {kind}, not a database file"):
             with_store(path, lambda store: store.search(MemoryQuery()))
         assert sorted(path.parent.iterdir()) == siblings
+
+
+def _opened_without_root(path: Path, create: bool) -> str:
+    """How opening `path` and searching it ended in a forked child that runs as
+    `nobody` when this process is root, for whom permissions do not apply."""
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork() with threads running
+        pid = os.fork()
+    if pid == 0:
+        try:
+            if os.geteuid() == 0:
+                nobody = pwd.getpwnam("nobody")
+                os.setgid(nobody.pw_gid)
+                os.setuid(nobody.pw_uid)
+            try:
+                found = with_store(path, lambda store: store.search(MemoryQuery()), create=create)
+                outcome = f"found {len(found)}"
+            except BaseException as exc:
+                outcome = f"{type(exc).__name__}: {exc}"
+            os.write(write, outcome.encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        outcome = pipe.read()
+    os.waitpid(pid, 0)
+    return outcome
+
+
+@pytest.mark.parametrize(
+    ("file_mode", "directory_mode", "unwritable"),
+    [(0o666, 0o555, "directory"), (0o644, 0o777, "file"), (None, 0o555, "directory")],
+)
+def test_a_file_or_directory_the_store_cannot_write_is_named(
+    file_mode: int | None, directory_mode: int, unwritable: str
+) -> None:
+    # SQLite said "attempt to write a readonly database" or "unable to open database
+    # file". The directory is made here, not in tmp_path, which only root can enter.
+    directory = Path(tempfile.mkdtemp())
+    path = directory / "m.db"
+    try:
+        if file_mode is not None:
+            with_store(path, lambda store: store.store(MemoryItem(content="kept")))
+            path.chmod(file_mode)
+        directory.chmod(directory_mode)
+        before = sorted(directory.iterdir())
+        place = directory if unwritable == "directory" else path
+        message = (
+            f"PermissionError: cannot open {path}: {place} is not writable here, and the store "
+            "writes the database file and keeps its write-ahead log beside it, even to read"
+        )
+        assert _opened_without_root(path, create=file_mode is None) == message
+        assert sorted(directory.iterdir()) == before
+        directory.chmod(0o777)
+        path.touch(exist_ok=True)
+        path.chmod(0o666)
+        if file_mode is not None:
+            assert _opened_without_root(path, create=False) == "found 1"
+    finally:
+        directory.chmod(0o700)
+        shutil.rmtree(directory)
+
+
+def test_which_place_is_named_follows_what_the_system_allows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Root, as CI runs, may write anything: the test above shows the real refusals
+    # in a child running as nobody, and this one takes the same decisions here.
+    path = tmp_path / "m.db"
+    with_store(path, lambda store: store.store(MemoryItem(content="kept")))
+    denied: set[Path] = {path}
+    monkeypatch.setattr(os, "access", lambda place, mode: Path(place) not in denied)
+
+    def search(store: SQLiteMemoryStore) -> Awaitable[list[MemoryItem]]:
+        return store.search(MemoryQuery())
+
+    with pytest.raises(PermissionError, match=f"^cannot open {re.escape(str(path))}: {re.escape(str(path))} is not"):
+        with_store(path, search)
+
+    def unable(*args: object) -> sqlite3.Connection:
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(sqlite_module, "_connect_writer", unable)
+    denied = {tmp_path}
+    with pytest.raises(PermissionError, match=f"^cannot open {re.escape(str(path))}: {re.escape(str(tmp_path))} is not") as caught:
+        with_store(path, search)
+    assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+    denied = set()  # a writable directory: SQLite's own error, as it was
+    with pytest.raises(sqlite3.OperationalError, match="^unable to open database file$"):
+        with_store(path, search)
 
 
 def test_a_missing_directory_is_named_and_not_created(tmp_path: Path) -> None:

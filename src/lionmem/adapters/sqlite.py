@@ -476,6 +476,9 @@ class SQLiteMemoryStore(ClosesOnExit):
                 `create=False`, an empty file or an empty SQLite database too.
             FileNotFoundError: the directory that should hold the file does not exist,
                 or, with `create=False`, the file does not.
+            PermissionError: this process may not write the file, or the directory
+                where SQLite keeps the write-ahead log; a store writes both, even to
+                read.
             TypeError: `path` is neither a str nor a path, `busy_timeout` is not a
                 number, or `create` is not a bool.
         """
@@ -809,6 +812,30 @@ def _connect_and_migrate(
     path: Path, uri: str, busy_ms: int, synchronous: str, create: bool
 ) -> sqlite3.Connection:
     _refuse_foreign_file(path, create)
+    # SQLite opens a file it cannot write read-only, fails at the first write with
+    # "attempt to write a readonly database", and leaves a log and an index beside it.
+    if path.exists() and not os.access(path, os.W_OK):
+        raise _not_writable(path, path)
+    try:
+        return _connect_writer(path, uri, busy_ms, synchronous, create)
+    except sqlite3.OperationalError as exc:
+        # The directory is asked only now: SQLite needs it only to create the log and
+        # its index, which a running writer may already have made.
+        if not os.access(path.parent, os.W_OK):
+            raise _not_writable(path, path.parent) from exc
+        raise
+
+
+def _not_writable(path: Path, place: Path) -> PermissionError:
+    return PermissionError(
+        f"cannot open {path}: {place} is not writable here, and the store writes the "
+        "database file and keeps its write-ahead log beside it, even to read"
+    )
+
+
+def _connect_writer(
+    path: Path, uri: str, busy_ms: int, synchronous: str, create: bool
+) -> sqlite3.Connection:
     db = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:
         db.execute(f"PRAGMA busy_timeout = {busy_ms}")
