@@ -709,10 +709,9 @@ def test_a_file_or_directory_the_store_cannot_write_is_named(
         assert _opened_without_root(path, create=file_mode is None) == message
         assert sorted(directory.iterdir()) == before
         directory.chmod(0o777)
-        path.touch(exist_ok=True)
-        path.chmod(0o666)
         if file_mode is not None:
-            assert _opened_without_root(path, create=False) == "found 1"
+            path.chmod(0o666)
+        assert _opened_without_root(path, create=True) == f"found {0 if file_mode is None else 1}"
     finally:
         directory.chmod(0o700)
         shutil.rmtree(directory)
