@@ -537,7 +537,7 @@ def test_the_client_encoding_of_the_environment_does_not_reach_the_store(
         await store.store(item)
         return await store.retrieve(item.id), await store.search(MemoryQuery(text="€", tags=["€"], filters={"ß": "Ω"}))
 
-    # One connection, then a second that the pool opens while the first is in use.
+    # On the pool's one connection, then on two connections of a pool of two.
     namespace = fresh_namespace()
     assert with_store(pg_url, body, namespace=namespace, min_size=1, max_size=2) == (item, [item])
 
