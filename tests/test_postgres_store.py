@@ -547,6 +547,46 @@ def test_the_client_encoding_of_the_environment_does_not_reach_the_store(
     assert with_store(pg_url, two_at_once, namespace=namespace, min_size=2, max_size=2) == [item, item]
 
 
+@pytest.mark.parametrize("digits", [0, -15])
+def test_created_at_stays_bit_exact_whatever_float_output_the_session_asks_for(
+    pg_url: str, digits: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A role or a database may set extra_float_digits; at 0 the server wrote
+    # created_at with 15 digits, and a nearby float came back.
+    monkeypatch.setenv("PGOPTIONS", f"-c extra_float_digits={digits}")
+    item = MemoryItem(content="x", created_at=1767225600.1234567)
+
+    async def body(store: PostgresMemoryStore) -> tuple[str, str]:
+        await store.store(item)
+        back = await store.retrieve(item.id)
+        (found,) = await store.search(MemoryQuery())
+        assert back is not None
+        return back.created_at.hex(), found.created_at.hex()
+
+    assert with_store(pg_url, body) == (item.created_at.hex(), item.created_at.hex())
+
+
+@pytest.mark.parametrize("isolation", ["repeatable read", "serializable"])
+def test_concurrent_writes_of_one_id_succeed_whatever_isolation_the_session_defaults_to(
+    pg_url: str, isolation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under either, about 40% of these writes failed with "could not serialize access
+    # due to concurrent update".
+    escaped = isolation.replace(" ", "\\ ")
+    monkeypatch.setenv("PGOPTIONS", f"-c default_transaction_isolation={escaped}")
+
+    async def body(store: PostgresMemoryStore) -> list[int]:
+        async def writer(n: int) -> None:
+            for k in range(10):
+                await store.store(MemoryItem(id=UUID(int=k % 3 + 1), content=f"{n}-{k}"))
+                await store.store_many([MemoryItem(id=UUID(int=10 + (k + j) % 4), content=f"{n}-{k}-{j}") for j in range(2)])
+
+        await asyncio.gather(*(writer(n) for n in range(20)))
+        return [item.id.int for item in await store.search(MemoryQuery(limit=100))]
+
+    assert sorted(with_store(pg_url, body, max_size=10)) == [1, 2, 3, 10, 11, 12, 13]
+
+
 def test_a_read_only_connection_opens_a_current_schema(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # As on a replica: opening wrote to the schema table even when it was current.
     url = fresh_database(pg_url)

@@ -333,8 +333,10 @@ class PostgresMemoryStore(ClosesOnExit):
         [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT]. They take the place
         of libpq's `connect_timeout` and the server's `statement_timeout`: a dsn that
         sets either is refused, and those of the environment or a service file give
-        way to them. The client encoding is UTF8, whatever the dsn or the environment
-        asks for, and the database's must be too. With `create=False`
+        way to them. The client encoding (UTF8), float output (exact) and transaction
+        isolation (read committed) are the store's own, whatever the dsn, the
+        environment or the role asks for, and the database must be in UTF8. With
+        `create=False`
         a database without lionmem's schema is an error instead of getting one, for
         readers that should not write tables into a database named by mistake.
 
@@ -661,12 +663,17 @@ async def _open(
 ) -> PostgresMemoryStore:
     # The statement timeout is set on each connection rather than given to libpq as
     # `options`, which would replace the options a service file or PGOPTIONS gives.
-    # So is the client encoding: with PGCLIENTENCODING=LATIN1 psycopg could not send
-    # "€", and with PGCLIENTENCODING=SQL_ASCII it returned every text as bytes.
+    # So are the settings the store's rules depend on, which a role, a database or
+    # the environment may set otherwise: with PGCLIENTENCODING=LATIN1 psycopg could
+    # not send "€" (with SQL_ASCII it returned text as bytes); with extra_float_digits
+    # at 0 created_at came back rounded to 15 digits; and under repeatable read or
+    # serializable isolation, concurrent writes of one id failed to serialize.
     async def configure(conn: psycopg.AsyncConnection[Any]) -> None:
         await conn.execute(
             "SELECT set_config('statement_timeout', %s, false),"
-            " set_config('client_encoding', 'UTF8', false)",
+            " set_config('client_encoding', 'UTF8', false),"
+            " set_config('extra_float_digits', '3', false),"
+            " set_config('default_transaction_isolation', 'read committed', false)",
             [f"{statement_ms}ms"],
         )
 
