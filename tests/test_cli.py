@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import re
@@ -131,6 +132,33 @@ def test_each_item_is_one_line_whatever_its_text(tmp_path: Path, capsys: pytest.
     assert out.count("\n") == 1 and len(out.splitlines()) == 1
     [item] = lines_of(out)
     assert item["content"] == item["metadata"]["k"] == item["tags"][0] == awkward
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "cp1252"])
+def test_output_stays_valid_json_where_stdout_cannot_take_every_character(
+    tmp_path: Path, encoding: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As on a Windows pipe, or with PYTHONIOENCODING: print() failed on "€".
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+    text = "€ 😀 café \u2028 °"
+    _, out, _ = run_cli(capsys, "put", url, text, "--meta", f"ß={text}", "--tag", text)
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding=encoding, write_through=True))
+    assert main(["search", url]) == 0
+    assert main(["get", url, out.strip()]) == 0
+    lines = raw.getvalue().decode("ascii").splitlines()
+    assert len(lines) == 2 and lines[0] == lines[1]
+    item = json.loads(lines[0])
+    assert item["content"] == item["metadata"]["ß"] == item["tags"][0] == text
+    # Text for people shows what the encoding lacks as escapes, as stderr does.
+    raw.seek(0)
+    raw.truncate()
+    assert main(["demo"]) == 0
+    shown = raw.getvalue()
+    monkeypatch.undo()
+    wanted = run_cli(capsys, "demo")[1]
+    assert shown == wanted.encode(encoding, "backslashreplace")
+    assert (b"\\xb0" in shown) == (encoding == "ascii")
 
 
 def test_search_without_limit_prints_the_query_default_of_20(

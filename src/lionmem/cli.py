@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import codecs
 import importlib
+import io
 import json
 import math
 import os
@@ -253,13 +255,25 @@ def _item_id(text: str) -> UUID:
 _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
+_ascii_dumps = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
+
+
+def _stdout_takes_any_text() -> bool:
+    """Whether stdout encodes every character: UTF-8, or a stream of str with no
+    encoding at all. A pipe on Windows, or PYTHONIOENCODING=latin-1, does not."""
+    encoding = getattr(sys.stdout, "encoding", None)
+    return encoding is None or codecs.lookup(encoding).name == "utf-8"
+
+
 def _print_items(items: list[MemoryItem]) -> None:
     # Not model_dump_json: pydantic writes at most 255 levels of content, and the
-    # durable stores keep up to MAX_NESTING.
+    # durable stores keep up to MAX_NESTING. Where stdout cannot take every character,
+    # JSON's own escapes keep each line valid JSON of the same value.
+    encode = dumps if _stdout_takes_any_text() else _ascii_dumps
     for item in items:
         fields = {name: getattr(item, name) for name in MemoryItem.model_fields}
         fields["id"] = str(item.id)
-        print(dumps(fields).translate(_LINE_BREAKS))
+        print(encode(fields).translate(_LINE_BREAKS))
 
 
 def _command(args: argparse.Namespace) -> Callable[[MemoryStore], Awaitable[int]]:
@@ -387,6 +401,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     usage: argparse.ArgumentParser = args.usage
+    if not _stdout_takes_any_text():
+        # The demo's and the check's text then shows what stdout cannot take as
+        # escapes, as stderr does, instead of failing on it.
+        cast(io.TextIOWrapper, sys.stdout).reconfigure(errors="backslashreplace")
     if args.command == "check":
         try:
             return _check(args.factory, args.url, args.profile, args.only, args.timeout)
