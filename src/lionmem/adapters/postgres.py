@@ -124,9 +124,12 @@ def _tag_key(tag: str) -> str:
     or for a tag over `_INDEXED_TAG_BYTES` in UTF-8, `_TAG_DIGEST` and its SHA-256.
     A GIN entry holds at most about 2,700 bytes; a longer tag failed the whole write
     ("index row size exceeds maximum"). The item's tags themselves are in its body."""
-    if len(tag) <= _INDEXED_TAG_BYTES // 4 or len(tag.encode()) <= _INDEXED_TAG_BYTES:
+    if len(tag) <= _INDEXED_TAG_BYTES // 4:  # 4 bytes a character at most
         return tag
-    return _TAG_DIGEST + hashlib.sha256(tag.encode()).hexdigest()
+    encoded = tag.encode()
+    if len(encoded) <= _INDEXED_TAG_BYTES:
+        return tag
+    return _TAG_DIGEST + hashlib.sha256(encoded).hexdigest()
 
 
 def _row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
