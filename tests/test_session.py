@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import pickle
 import threading
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -407,6 +409,54 @@ def test_a_deep_copy_keeps_its_branches_on_its_own_copied_store() -> None:
     asyncio.run(copied.get_branch("research").memory.store(MemoryItem(content="fork")))
     assert asyncio.run(research.memory.search(MemoryQuery())) == []
     assert copied.get_branch("research").session_id == copied.id == session.id
+
+
+@pytest.mark.parametrize("shallow", [Session.model_copy, copy.copy], ids=["model_copy", "copy.copy"])
+def test_a_shallow_copy_shares_the_store_and_owns_copies_of_the_branches(
+    shallow: Callable[[Session], Session],
+) -> None:
+    session = Session()
+    first = session.default_branch
+    assert first is not None
+    first.add_message("user", "hello")
+    research = session.new_branch(name="research")
+    own = InMemoryStore()
+    session.include_branches(Branch(name="own", memory=own))
+    copied = shallow(session)
+    assert copied.id == session.id and copied.memory is session.memory
+    assert copied.branches is not session.branches
+    assert copied.branches.keys() == session.branches.keys()
+    for original, twin in zip(session.branches, copied.branches, strict=True):
+        assert twin is not original and twin.session_id == copied.id
+        assert twin.messages is original.messages and twin.memory is original.memory
+        assert original.session_id == session.id
+    assert copied.default_branch is copied.branches[first.id] is not first
+    assert copied.get_branch("own").memory is own
+    # The two sessions change apart: a default removed from the copy stays the original's.
+    copied.remove_branch(first.id)
+    copied.new_branch(name="only in the copy")
+    assert session.default_branch is first and first in session.branches
+    assert copied.default_branch is copied.branches[research.id]
+    assert [b.name for b in session.branches] == [None, "research", "own"]
+    assert [b.name for b in copied.branches] == ["research", "own", "only in the copy"]
+
+
+def test_a_shallow_copy_clears_only_the_users_it_was_given() -> None:
+    session = Session()
+    research = session.new_branch(name="research")
+    copied = session.model_copy()
+    assert copied.remove_branch(research.id).user is None
+    assert research.user == str(session.id)
+    assert session.remove_branch(research).user is None
+
+
+def test_a_shallow_copy_of_an_empty_session_has_no_default() -> None:
+    session = Session()
+    session.remove_branch(session.branches.keys()[0])
+    copied = session.model_copy()
+    assert [copied.default_branch] == [None] and len(copied.branches) == 0
+    joined = copied.new_branch(name="first")
+    assert copied.default_branch is joined and session.default_branch is None
 
 
 def test_a_deep_copy_hands_pydantic_one_memo_for_the_whole_copy(monkeypatch: pytest.MonkeyPatch) -> None:

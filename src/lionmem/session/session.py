@@ -9,6 +9,7 @@ Governed by [ADR-0092][adr-0092-d4] (ownership) and [ADR-0092][adr-0092-d5]
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Self, TypedDict, Unpack, cast
 from uuid import UUID
@@ -60,8 +61,9 @@ class Session(Element):
     a store it was built with, or adopted from an earlier session, stays: the first
     claim wins. `branches` changes only through `include_branches` and
     `remove_branch`, and `default_branch` is always a branch the session holds:
-    `None` while it holds none, and the first to join after that. See
-    [ADR-0092][adr-0092-d4].
+    `None` while it holds none, and the first to join after that. A shallow copy
+    (`model_copy()`, `copy.copy`) shares the store and owns copies of the branches;
+    a deep copy or a pickle copies the store too. See [ADR-0092][adr-0092-d4].
 
     Examples:
         >>> session = Session()
@@ -159,6 +161,21 @@ class Session(Element):
     def _set(self, name: str, value: object) -> None:
         """Set `branches` or `default_branch` from within the ownership rules."""
         vars(self)[name] = value
+
+    def __copy__(self) -> Self:
+        # pydantic's shallow copy would share the pile of branches but not the
+        # default, so removing a branch from one session left the other's default
+        # a branch it no longer held. Each branch belongs to one session: the copy
+        # owns copies of them, which share their messages, logs and stores.
+        with OWNERSHIP_LOCK:
+            copied = super().__copy__()
+            branches = {branch.id: copy.copy(branch) for branch in self.branches}
+            copied._set("branches", Pile(branches.values(), item_type=Branch))
+            if self.default_branch is not None:
+                copied._set("default_branch", branches[self.default_branch.id])
+            copied._linked_users = set(self._linked_users)
+            copied._claim_branches()
+        return copied
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
         # One memo for the whole copy, so that the branches' store and the session's
