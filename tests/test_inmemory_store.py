@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 from uuid import uuid4
@@ -409,3 +410,14 @@ def test_stores_from_several_threads_lose_nothing() -> None:
         t.join()
     found = contents(search(store, limit=10_000))
     assert sorted(found) == [n * 1000 + i for n in range(6) for i in range(300)]
+
+
+def test_the_store_can_be_weakly_referenced() -> None:
+    # As the durable stores can: a wrapper may keep per-store state in a
+    # WeakKeyDictionary without keeping the store alive.
+    state: weakref.WeakKeyDictionary[InMemoryStore, str] = weakref.WeakKeyDictionary()
+    store = InMemoryStore()
+    state[store] = "calls: 0"
+    assert weakref.ref(store)() is store and state[store] == "calls: 0"
+    del store
+    assert len(state) == 0

@@ -6,6 +6,8 @@ import asyncio
 import copy
 import pickle
 import threading
+import weakref
+from typing import Any
 from uuid import UUID, uuid4
 
 import pytest
@@ -232,3 +234,14 @@ def test_a_pickled_pile_comes_back_whole_and_usable() -> None:
         back.include(Other())  # type: ignore[arg-type]
     back.include(MemoryItem())
     assert len(back) == 4 and len(pile) == 3
+
+
+def test_a_pile_and_a_progression_can_be_weakly_referenced() -> None:
+    pile = Pile([MemoryItem()], item_type=MemoryItem)
+    progression = pile.progression
+    refs: list[weakref.ref[Any]] = [weakref.ref(pile), weakref.ref(progression)]
+    assert [ref() for ref in refs] == [pile, progression]
+    # The weak reference slot is no state: copies and pickles are as before.
+    assert copy.copy(pile).keys() == pickle.loads(pickle.dumps(pile)).keys() == list(progression)
+    del pile, progression
+    assert [ref() for ref in refs] == [None, None]

@@ -116,7 +116,7 @@ class InMemoryStore:
         ['Paris is in France']
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("__weakref__", "_items")
 
     def __init__(self) -> None:
         self._items: Pile[MemoryItem] = Pile(item_type=MemoryItem)

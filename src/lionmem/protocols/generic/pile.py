@@ -53,7 +53,7 @@ class Pile(Generic[T]):
         (True, {'v': 2})
     """
 
-    __slots__ = ("_items", "_item_types", "_lock", "_strict_type")
+    __slots__ = ("__weakref__", "_items", "_item_types", "_lock", "_strict_type")
 
     def __init__(
         self,

@@ -26,7 +26,7 @@ class Progression:
         (True, True, 2)
     """
 
-    __slots__ = ("_order",)
+    __slots__ = ("__weakref__", "_order")
 
     def __init__(self, ids: Iterable[UUID] = ()) -> None:
         self._order: dict[UUID, None] = {}
