@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import hashlib
 import json
 import math
@@ -21,6 +22,7 @@ import textwrap
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -1653,6 +1655,27 @@ def test_closing_ends_the_store_threads(tmp_path: Path, writes: int, threads: li
         return sorted(t.name.rsplit("_", 1)[0] for t in started), alive
 
     assert run(scenario()) == (threads, [])
+
+
+def test_a_closed_store_the_caller_drops_is_freed(tmp_path: Path) -> None:
+    """Nothing of lionmem's (a thread, its queue, a per-process registry) keeps a
+    closed store alive: once the caller lets it go, it is freed, its checkpoint
+    thread's work included."""
+
+    async def scenario() -> weakref.ref[SQLiteMemoryStore]:
+        store = await SQLiteMemoryStore.open(tmp_path / "m.db")
+        for n in range(sqlite_module._CHECKPOINT_AFTER):  # starts the checkpoint thread
+            await store.store(MemoryItem(content=n))
+        await store.store_many([MemoryItem(content="batch")])
+        assert len(await store.search(MemoryQuery(text="batch"))) == 1
+        assert await store.retrieve(MemoryItem().id) is None
+        freed = weakref.ref(store)
+        await store.close()
+        del store
+        gc.collect()
+        return freed
+
+    assert run(scenario())() is None
 
 
 def test_close_waits_for_the_store_thread_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
