@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import gc
 import json
 import math
 import os
@@ -14,7 +15,8 @@ import pickle
 import random
 import re
 import warnings
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol, cast
 from uuid import UUID
@@ -653,6 +655,23 @@ async def assert_async_with_closes_it(store: Any) -> None:
             raise LookupError
     with pytest.raises(StoreClosedError):
         await store.retrieve(item.id)
+
+
+async def assert_freed_once_dropped(open_store: Callable[[], Awaitable[Any]], writes: int) -> None:
+    """Nothing of lionmem's (a thread, its queue, a pool, a per-process registry) keeps
+    a closed store alive: once its caller lets go of it, after `writes` single
+    writes, a batch, a search and a retrieve, it is freed."""
+    store = await open_store()
+    for n in range(writes):
+        await store.store(MemoryItem(content=n))
+    await store.store_many([MemoryItem(content="batch")])
+    assert len(await store.search(MemoryQuery(text="batch"))) == 1
+    assert await store.retrieve(MemoryItem().id) is None
+    freed = weakref.ref(store)
+    await store.close()
+    del store
+    gc.collect()
+    assert freed() is None, "a closed store is still referenced"
 
 
 StoreCheck = Callable[[Any], Coroutine[Any, Any, None]]

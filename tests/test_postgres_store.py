@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import logging
 import math
@@ -41,6 +42,7 @@ from pg_server import fresh_database, lionmem_tables, running_server
 from store_checks import (
     STORE_CHECKS,
     StoreCheck,
+    assert_freed_once_dropped,
     assert_searches_agree,
     assert_writes_keep_the_item_as_called,
     ticking,
@@ -103,6 +105,11 @@ def test_open_close_and_repr_hide_the_password(pg_url: str) -> None:
             await store.store_many([])
 
     run(scenario())
+
+
+def test_a_closed_store_the_caller_drops_is_freed(pg_url: str) -> None:
+    opener = functools.partial(PostgresMemoryStore.open, pg_url, namespace=fresh_namespace())
+    run(assert_freed_once_dropped(opener, 1))
 
 
 @pytest.mark.parametrize("namespace", ["", "a b", "-lead", ".dot", "x" * 64, "semi;colon", "quote'"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
+import functools
 import hashlib
 import json
 import math
@@ -22,7 +22,6 @@ import textwrap
 import threading
 import time
 import warnings
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -48,6 +47,7 @@ from lionmem.testing.pytest_plugin import MemoryStoreContract
 from store_checks import (
     STORE_CHECKS,
     StoreCheck,
+    assert_freed_once_dropped,
     assert_searches_agree,
     assert_writes_keep_the_item_as_called,
     ticking,
@@ -1658,24 +1658,9 @@ def test_closing_ends_the_store_threads(tmp_path: Path, writes: int, threads: li
 
 
 def test_a_closed_store_the_caller_drops_is_freed(tmp_path: Path) -> None:
-    """Nothing of lionmem's (a thread, its queue, a per-process registry) keeps a
-    closed store alive: once the caller lets it go, it is freed, its checkpoint
-    thread's work included."""
-
-    async def scenario() -> weakref.ref[SQLiteMemoryStore]:
-        store = await SQLiteMemoryStore.open(tmp_path / "m.db")
-        for n in range(sqlite_module._CHECKPOINT_AFTER):  # starts the checkpoint thread
-            await store.store(MemoryItem(content=n))
-        await store.store_many([MemoryItem(content="batch")])
-        assert len(await store.search(MemoryQuery(text="batch"))) == 1
-        assert await store.retrieve(MemoryItem().id) is None
-        freed = weakref.ref(store)
-        await store.close()
-        del store
-        gc.collect()
-        return freed
-
-    assert run(scenario())() is None
+    # Enough single writes to start the checkpoint thread, whose work holds the store too.
+    opener = functools.partial(SQLiteMemoryStore.open, tmp_path / "m.db")
+    run(assert_freed_once_dropped(opener, sqlite_module._CHECKPOINT_AFTER))
 
 
 def test_close_waits_for_the_store_thread_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
