@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, Pile, Session
 from lionmem.session import _ownership as ownership_module
+from lionmem.session.session import SessionFields
 
 
 class SpyStore:
@@ -570,6 +571,21 @@ def test_a_dumped_session_validates_back_with_its_branches_owned() -> None:
         assert all(b.session_id == back.id and b.memory is back.memory for b in back.branches)
         # The user the session gave the branch is still the session's to take back.
         assert back.remove_branch(research.id).user is None
+
+
+def test_a_dumped_session_of_no_branch_validates_back_with_none() -> None:
+    session = Session(name="emptied")
+    session.remove_branch(session.branches.keys()[0])
+    for back in (Session.model_validate(session.model_dump()), Session.model_validate_json(session.model_dump_json())):
+        assert (back.name, len(back.branches), back.default_branch) == ("emptied", 0, None)
+        joined = back.new_branch()
+        assert back.default_branch is joined
+    # Only both fields given so: a session given neither, or one of them, makes a default.
+    assert len(Session(branches=[], default_branch=None).branches) == 0
+    fields: list[SessionFields] = [{}, {"branches": []}, {"default_branch": None}]
+    for given in fields:
+        made = Session(**given)
+        assert made.default_branch is not None and made.branches.values() == [made.default_branch]
 
 
 def test_dumped_branches_and_default_validate_into_held_branches() -> None:

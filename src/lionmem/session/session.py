@@ -42,6 +42,10 @@ def _listed(dumped: object, branches: object) -> Branch | None:
     return cast("Pile[Branch]", branches)[key]
 
 
+_EMPTY = frozenset({"branches", "default_branch"})
+"""Given together, an empty `branches` and a `None` default make a session of no branch."""
+
+
 class SessionFields(TypedDict, total=False):
     """The keyword arguments `Session` takes besides `memory`: its model fields."""
 
@@ -133,15 +137,17 @@ class Session(Element):
         return value if listed is None else listed
 
     def model_post_init(self, context: Any, /) -> None:
-        """Include the given branches and the default branch, creating it if needed."""
+        """Include the given branches and the default branch, creating a default when
+        there is no branch, unless `branches` was given empty and `default_branch` as
+        `None`, as the dump of a session holding none has them."""
         # Every branch, the default one included, joins through include_branches so
         # that validation applies the same ownership rules as a later inclusion.
         # With no default given, include_branches makes the batch's first branch the default.
         pending = self.branches.values()
         default = self.default_branch
-        if default is None:
-            default = pending[0] if pending else Branch()
-        if self.branches.get(default.id, None) is not default:
+        if default is None and not pending and not _EMPTY <= self.model_fields_set:
+            default = Branch()
+        if default is not None and self.branches.get(default.id, None) is not default:
             pending.append(default)  # include_branches refuses a twin
         self._set("branches", Pile(item_type=Branch))
         self.include_branches(pending)
