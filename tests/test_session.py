@@ -172,6 +172,30 @@ def test_session_validation_refuses_a_branch_owned_elsewhere() -> None:
         Session(branches=[owned])
 
 
+@pytest.mark.parametrize(
+    "duplicate",
+    [Session.model_copy, lambda s: s.model_copy(deep=True), lambda s: pickle.loads(pickle.dumps(s))],
+    ids=["copy", "deep copy", "pickle"],
+)
+def test_a_copy_of_a_session_cannot_take_in_the_original_s_branches(
+    duplicate: Callable[[Session], Session],
+) -> None:
+    # A copy has the session's id, so a branch's claim on that id does not say which
+    # of the two holds it; the holder's own pile does.
+    session = Session()
+    member = session.new_branch(name="member")
+    copied = duplicate(session)
+    copied.remove_branch(member.id)  # the copy's own twin of it
+    for taker, branch in ((copied, member), (Session(id=session.id), member)):
+        with pytest.raises(ValueError, match=f"^branch {member.id} belongs to another copy of session {session.id};"):
+            taker.include_branches(branch)
+    assert member.session_id == session.id and session.get_branch(member.id) is member
+    assert member.id not in copied.branches
+    session.remove_branch(member)
+    copied.include_branches(member)
+    assert copied.get_branch(member.id) is member and member.session_id == copied.id
+
+
 def test_including_an_owned_branch_again_is_harmless() -> None:
     session = Session()
     branch = session.new_branch()
