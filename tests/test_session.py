@@ -196,6 +196,24 @@ def test_a_copy_of_a_session_cannot_take_in_the_original_s_branches(
     assert copied.get_branch(member.id) is member and member.session_id == copied.id
 
 
+def test_a_branch_is_named_the_same_way_to_find_remove_or_make_it_the_default() -> None:
+    session = Session()
+    first = session.default_branch
+    research = session.new_branch(name="research")
+    for key in ("research", research.id, str(research.id), research):
+        assert session.get_branch(key) is research
+        session.change_default_branch(key)
+        assert session.default_branch is research
+        assert session.remove_branch(key) is research and research.session_id is None
+        session.include_branches(research)
+    twin_name = session.new_branch(name="research")
+    for call in (session.remove_branch, session.change_default_branch, session.get_branch):
+        with pytest.raises(ValueError, match="^2 branches are named 'research'; use an id$"):
+            call("research")
+    # Each removal of the default handed it back to the first branch.
+    assert session.branches.values() == [first, research, twin_name] and session.default_branch is first
+
+
 def test_including_an_owned_branch_again_is_harmless() -> None:
     session = Session()
     branch = session.new_branch()

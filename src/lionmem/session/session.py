@@ -258,16 +258,19 @@ class Session(Element):
     def remove_branch(self, branch: Branch | UUID | str) -> Branch:
         """End this session's ownership of `branch` and return it.
 
-        The branch keeps its messages, logs and memory store, so it can join another
-        session with the store it has. If it was the default, the first remaining
-        branch becomes the default, or `None` when none remains.
+        `branch` is named as [`get_branch`][lionmem.session.session.Session.get_branch]
+        takes it: the branch, its id, or the name of one branch. The branch keeps its
+        messages, logs and memory store, so it can join another session with the
+        store it has. If it was the default, the first remaining branch becomes the
+        default, or `None` when none remains.
 
         Raises:
             KeyError: the branch is not in this session.
+            ValueError: several branches have that name; nothing changes.
             TypeError: `branch` is not a `Branch`, a UUID or a str.
         """
         with OWNERSHIP_LOCK:
-            removed = self.branches.exclude(self._branch_key(branch))
+            removed = self.branches.exclude(self.get_branch(branch).id)
             removed._owner = None
             if removed.id in self._linked_users:
                 self._linked_users.discard(removed.id)
@@ -308,8 +311,12 @@ class Session(Element):
     def change_default_branch(self, branch: Branch | UUID | str) -> None:
         """Make a branch of this session the default.
 
+        `branch` is named as [`get_branch`][lionmem.session.session.Session.get_branch]
+        takes it: the branch, its id, or the name of one branch.
+
         Raises:
             KeyError: the branch is not in this session.
+            ValueError: several branches have that name; nothing changes.
             TypeError: `branch` is not a `Branch`, a UUID or a str.
         """
         with OWNERSHIP_LOCK:
