@@ -1042,7 +1042,7 @@ class RetrieveGivesDicts(DictStore):
 WRONG_ANSWERS: list[tuple[StoreFactory, str, str]] = [
     (
         ReturnsIdText,
-        "store(MemoryItem(id=UUID(int=5), content=",
+        "store(MemoryItem(id=UUID(int=5), ",
         "returned '00000000-0000-0000-0000-000000000005', not the item's id",
     ),
     (SearchGivesDicts, "search(MemoryQuery(", "gave a dict among its results, not a MemoryItem"),
@@ -1812,3 +1812,59 @@ def test_an_unsupported_predicate_must_be_refused_not_answered(dimension: str) -
     answering = ConformanceKit(DictStore, REFUSING_PROFILE).check(dimension)
     assert not answering.passed
     assert answering.observed.startswith("the predicate was not refused: it returned ["), answering.observed
+
+
+# -- a store declared to survive a restart is reopened during the stateful check --
+
+
+class OrderLostOnReopen(JsonFileStore):
+    """Keeps every item across a restart, but reads them back in id order."""
+
+    def __init__(self, workspace: Path) -> None:
+        super().__init__(workspace)
+        for item in sorted(self.items.values(), key=lambda i: i.id.int):
+            self.items.pop(item.id)
+            self.items[item.id] = item
+
+
+class LockedOnReopen(JsonFileStore):
+    """Cannot open a file that it has written."""
+
+    def __init__(self, workspace: Path) -> None:
+        if (workspace / "items.json").exists():
+            raise RuntimeError("the file is locked")
+        super().__init__(workspace)
+
+
+async def hangs_on_reopen(workspace: Path) -> JsonFileStore:
+    if (workspace / "items.json").exists():
+        await forever()
+    return JsonFileStore(workspace)
+
+
+def test_a_durable_store_that_reorders_on_reopen_fails_only_the_stateful_check() -> None:
+    # The durability check reopens the store for one item; only a longer history shows
+    # the order lost.
+    failed = [r for r in ConformanceKit(OrderLostOnReopen, JSON_FILE_PROFILE).run_all() if not r.passed]
+    assert [r.dimension for r in failed] == ["stateful"]
+    assert failed[0].observed.startswith("search(MemoryQuery(limit=18446744073709551616)) returned ids ["), failed[0].observed
+    assert "state.reopen()" in failed[0].reproduction
+
+
+def test_a_store_that_cannot_be_reopened_fails_the_stateful_check() -> None:
+    result = ConformanceKit(LockedOnReopen, JSON_FILE_PROFILE).check("stateful")
+    assert not result.passed
+    assert result.observed.startswith(
+        "closing the store and opening it again raised RuntimeError: the file is locked"
+    ), result.observed
+    # A store declared to keep nothing is never reopened.
+    process = dataclasses.replace(JSON_FILE_PROFILE, durability=Durability.PROCESS)
+    assert ConformanceKit(LockedOnReopen, process).check("stateful").passed
+
+
+def test_a_reopening_that_hangs_ends_the_stateful_check_naming_the_calls() -> None:
+    result = ConformanceKit(hangs_on_reopen, JSON_FILE_PROFILE, timeout=QUICK).check("stateful")
+    assert (result.passed, result.observed) == (False, "opening the store did not finish within 0.2 s")
+    steps = result.reproduction.splitlines()
+    assert steps[-1] == "# close the store and open it again on the same backing"
+    assert any(step.startswith("await store.store(MemoryItem(") for step in steps[:-1])

@@ -11,6 +11,7 @@ import asyncio
 import tempfile
 import time
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
@@ -30,9 +31,10 @@ else:
     from hypothesis.stateful import run_state_machine_as_test as _run_as_test
 
 from lionmem.protocols._arguments import kind_of
-from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 from lionmem.testing._harness import StoreFactory, StoreHung, open_store, same_values, show, within
 from lionmem.testing.profile import (
+    Durability,
     FidelityProfile,
     FilterEquality,
     LimitPolicy,
@@ -148,13 +150,16 @@ class _AgainstReference(RuleBasedStateMachine):
         super().__init__()
         self.loop = asyncio.new_event_loop()
         self.workspace = tempfile.TemporaryDirectory(prefix="lionmem-kit-")
-        self.opened = open_store(type(self).factory, Path(self.workspace.name), self.timeout)
+        self.opened: AbstractAsyncContextManager[MemoryStore] | None = self._open()
         self.calls: list[str] = []
         """The calls on the store so far, for the report of one that hangs."""
         self.hung = False
         self.store = self.run(self.opened.__aenter__())
         self.reference = InMemoryStore()
         self.ids: list[UUID] = []
+
+    def _open(self) -> AbstractAsyncContextManager[MemoryStore]:
+        return open_store(type(self).factory, Path(self.workspace.name), self.timeout)
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(coroutine)
@@ -188,7 +193,8 @@ class _AgainstReference(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         try:
-            self.run(self.opened.__aexit__(None, None, None))
+            if self.opened is not None:  # None once a reopening failed
+                self.run(self.opened.__aexit__(None, None, None))
         except StoreHung:
             if not self.hung:
                 raise
@@ -242,6 +248,30 @@ class _AgainstReference(RuleBasedStateMachine):
             raise AssertionError(f"on_existing_id: {call()} was not rejected")
         self.on_store(self.store.store(newer.model_copy(deep=True)), call)
         self.run(self.reference.store(newer))
+
+    @precondition(lambda self: self.profile.durability is Durability.RESTART)
+    @rule()
+    def reopen(self) -> None:
+        """Close the store and open another on the same backing, as a restart does: a
+        store that keeps every item must go on agreeing with the reference, in order
+        and with its replacements, beginning with a search for everything."""
+        self.calls.append("# close the store and open it again on the same backing")
+        opened, self.opened = self.opened, None
+        assert opened is not None
+        try:
+            self.run(opened.__aexit__(None, None, None))
+            reopened = self._open()
+            self.store = self.run(reopened.__aenter__())
+        except StoreHung as hung:
+            self.hung = True
+            hung.add_note("\n".join(self.calls))
+            raise
+        except Exception as exc:
+            raise AssertionError(
+                f"closing the store and opening it again raised {type(exc).__name__}: {exc}"
+            ) from exc
+        self.opened = reopened
+        self._search(MemoryQuery(limit=_ALL))
 
     @precondition(lambda self: bool(self.ids))
     @rule(data=st.data())
@@ -359,7 +389,9 @@ def compare_with_reference(
     timeout: float | None = None,
 ) -> None:
     """Drive a store built by `factory` and an `InMemoryStore` with the same calls:
-    `max_examples` sequences of up to `step_count` calls, each on fresh stores. The
+    `max_examples` sequences of up to `step_count` calls, each on fresh stores. A
+    store whose profile declares `Durability.RESTART` is also closed and opened
+    again on its workspace between calls, then searched for everything. The
     conformance kit runs this as its `stateful` check, with its own
     `stateful_examples` (by default the same 60) and `timeout`.
 
