@@ -263,7 +263,6 @@ class _AgainstReference(RuleBasedStateMachine):
             reopened = self._open()
             self.store = self.run(reopened.__aenter__())
         except StoreHung as hung:
-            self.hung = True
             hung.add_note("\n".join(self.calls))
             raise
         except Exception as exc:
