@@ -226,7 +226,8 @@ class Session(Element):
             for branch in batch:
                 if not isinstance(branch, Branch):
                     raise TypeError(f"include_branches takes Branch objects, got {type(branch).__name__}")
-                if branch._owner is not None and self.branches.get(branch.id, None) is not branch:
+                held = self.branches.get(branch.id, None)
+                if branch._owner is not None and held is not branch:
                     # A copy of a session has its id: a branch claiming this id that
                     # this session does not hold belongs to another copy.
                     owner = "another copy of session" if branch._owner == self.id else "session"
@@ -234,7 +235,7 @@ class Session(Element):
                         f"branch {branch.id} belongs to {owner} {branch._owner}; "
                         f"call remove_branch() on that session before including it in {self.id}"
                     )
-                if self.branches.get(branch.id, branch) is not branch:
+                if held is not None and held is not branch:
                     # Replacing it would leave the held branch claiming this session.
                     raise ValueError(
                         f"session {self.id} already holds a different branch with the id {branch.id}; "
