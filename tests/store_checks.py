@@ -657,11 +657,11 @@ async def assert_async_with_closes_it(store: Any) -> None:
         await store.retrieve(item.id)
 
 
-async def assert_freed_once_dropped(open_store: Callable[[], Awaitable[Any]], writes: int) -> None:
+async def assert_freed_once_dropped(opener: Callable[[], Awaitable[Any]], writes: int) -> None:
     """Nothing of lionmem's (a thread, its queue, a pool, a per-process registry) keeps
     a closed store alive: once its caller lets go of it, after `writes` single
     writes, a batch, a search and a retrieve, it is freed."""
-    store = await open_store()
+    store = await opener()
     for n in range(writes):
         await store.store(MemoryItem(content=n))
     await store.store_many([MemoryItem(content="batch")])

@@ -177,7 +177,7 @@ def test_session_validation_refuses_a_branch_owned_elsewhere() -> None:
     [Session.model_copy, lambda s: s.model_copy(deep=True), lambda s: pickle.loads(pickle.dumps(s))],
     ids=["copy", "deep copy", "pickle"],
 )
-def test_a_copy_of_a_session_cannot_take_in_the_original_s_branches(
+def test_a_copy_of_a_session_cannot_take_in_the_originals_branches(
     duplicate: Callable[[Session], Session],
 ) -> None:
     # A copy has the session's id, so a branch's claim on that id does not say which
