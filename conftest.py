@@ -26,6 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
 
 from pg_server import postgres_url  # noqa: E402
 
+# The kit's plugin, which installed users get through its pytest11 entry point; the
+# suite turns that off (pyproject.toml) to load it here, once coverage is running.
+pytest_plugins = ["pytester", "lionmem.testing.pytest_plugin"]
+
 
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from benchmarks.common import best_time, make_items, queries
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
-from lionmem.adapters._encoding import decode_rows, encode_item
+from lionmem.adapters._rows import decode_rows, encode_item
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 
 BROAD = ("search.text.broad", "search.tags.broad", "search.filter.broad")

@@ -24,7 +24,8 @@ from uuid import UUID
 import pytest
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
-from lionmem.adapters._encoding import ENCODE_EVERY, MAX_ITEM_BYTES, MAX_NESTING
+from lionmem._internal.json_values import MAX_NESTING
+from lionmem.adapters._rows import ENCODE_EVERY, MAX_ITEM_BYTES
 from lionmem.adapters.errors import StoreClosedError
 
 AWKWARD: list[Any] = [

@@ -21,19 +21,17 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from lionmem import MemoryItem, MemoryQuery
-from lionmem.adapters import _encoding
-from lionmem.adapters._encoding import (
+from lionmem._internal.json_values import MAX_NESTING, check_json, dumps, loads
+from lionmem.adapters import _rows as _encoding
+from lionmem.adapters._rows import (
     ENCODE_EVERY,
-    MAX_NESTING,
     SHARE_EVERY,
     Row,
-    check_json,
     decode_in_slices,
     decode_item,
     encode_batch,
     encode_item,
     fold,
-    loads,
     matching,
     settle_unstorable,
 )
@@ -184,7 +182,7 @@ def _rows(count: int) -> tuple[list[MemoryItem], list[Row]]:
 def test_slices_hand_over_the_gil_between_them(monkeypatch: pytest.MonkeyPatch, count: int) -> None:
     items, rows = _rows(count)
     pauses: list[float] = []
-    monkeypatch.setattr("lionmem.adapters._encoding.time.sleep", pauses.append)
+    monkeypatch.setattr("lionmem.adapters._rows.time.sleep", pauses.append)
     decoded = decode_in_slices(rows)
     assert [item.__dict__ for item in decoded] == [item.__dict__ for item in items]
     assert pauses == [0] * max(0, (count - 1) // SHARE_EVERY)
@@ -196,7 +194,7 @@ def test_matching_rechecks_in_order_and_hands_over_the_gil(
 ) -> None:
     items, rows = _rows(count)
     pauses: list[float] = []
-    monkeypatch.setattr("lionmem.adapters._encoding.time.sleep", pauses.append)
+    monkeypatch.setattr("lionmem.adapters._rows.time.sleep", pauses.append)
     found = list(matching(rows, [("even", True)], limit))
     expected = [item for item in items if item.metadata["even"]]
     expected = expected if limit < 0 else expected[:limit]
@@ -228,8 +226,8 @@ STATING_THE_NESTING_LIMIT = [
     "docs/cli.md",
     "docs/adr/0096-sqlite-store.md",
     "docs/adr/0098-store-urls-and-cli.md",
-    "src/lionmem/adapters/sqlite.py",
-    "src/lionmem/adapters/postgres.py",
+    "src/lionmem/adapters/sqlite/__init__.py",
+    "src/lionmem/adapters/postgres/__init__.py",
 ]
 
 
@@ -276,7 +274,7 @@ def test_an_item_is_kept_up_to_max_item_bytes_of_json_counted_in_utf8() -> None:
         with pytest.raises(ValueError, match=_too_large("the JSON of its content, tags and metadata", size)):
             encode_item(item)
     # Under a third of LIMIT in characters: only a text over a quarter is encoded.
-    assert LIMIT // 4 < len(_encoding.dumps([over[1][0].content, [], {}])) < LIMIT // 3
+    assert LIMIT // 4 < len(dumps([over[1][0].content, [], {}])) < LIMIT // 3
 
 
 @pytest.mark.usefixtures("small_limit")
@@ -291,7 +289,7 @@ def test_the_searchable_text_is_held_to_the_limit_too() -> None:
         (MemoryItem(content="İ" * (LIMIT // 3 + 1)), 3 * (LIMIT // 3 + 1)),
     ]
     for item, size in cases:
-        assert len(_encoding.dumps([item.content, [], {}]).encode()) < LIMIT
+        assert len(dumps([item.content, [], {}]).encode()) < LIMIT
         what = "its content's searchable text, str(content).lower(),"
         with pytest.raises(ValueError, match=_too_large(what, size)):
             encode_item(item)

@@ -27,7 +27,8 @@ from psycopg.conninfo import make_conninfo
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
-from lionmem.adapters import postgres as postgres_module
+from lionmem.adapters.postgres import _writes as postgres_writes
+from lionmem.adapters.postgres import schema as postgres_schema
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters.lifecycle import milliseconds
 from lionmem.adapters.postgres import (
@@ -310,11 +311,9 @@ def test_without_pg_trgm_text_search_scans_with_the_same_results(
 ) -> None:
     """A server without the pg_trgm extension (or without the right to create it)
     still opens; text search reads every row of the namespace instead."""
-    import lionmem.adapters.postgres as postgres
-
     url = fresh_database(pg_url)
     missing = "CREATE INDEX lionmem_items_text ON lionmem_items USING gin (folded no_such_ops)"
-    monkeypatch.setattr(postgres, "_TRIGRAM_INDEX", missing)
+    monkeypatch.setattr(postgres_schema, "_TRIGRAM_INDEX", missing)
 
     async def body(store: PostgresMemoryStore) -> None:
         assert not store.trigram
@@ -384,7 +383,7 @@ def test_opening_behind_another_process_schema_work_ends_at_the_statement_timeou
     """The schema is checked under a lock every opening process takes; the wait for
     it is a statement like any other, so it ends with `statement_timeout`."""
     with psycopg.connect(pg_url, autocommit=True) as other:
-        other.execute("SELECT pg_advisory_lock(%s)", [postgres_module._LOCK_KEY])
+        other.execute("SELECT pg_advisory_lock(%s)", [postgres_schema.LOCK_KEY])
         started = time.perf_counter()
         with pytest.raises(StoreUnavailableError, match="canceling statement due to statement timeout"):
             run(asyncio.wait_for(open_only(pg_url, namespace="n", statement_timeout=0.3), 20))
@@ -647,7 +646,7 @@ def test_a_newer_schema_is_refused(pg_url: str) -> None:
 
 
 def test_a_tag_is_indexed_whole_up_to_2000_bytes_then_by_its_digest() -> None:
-    key = postgres_module._tag_key
+    key = postgres_writes.tag_key
     for tag in ("a" * 2_000, "é" * 1_000, "\U0001f600" * 500, "a" * 500):
         assert key(tag) is tag
     for tag in ("a" * 2_001, "é" * 1_000 + "a", "\U0001f600" * 501):
@@ -656,7 +655,7 @@ def test_a_tag_is_indexed_whole_up_to_2000_bytes_then_by_its_digest() -> None:
 
 def test_a_tag_spelled_like_a_long_tags_digest_is_told_apart(pg_url: str) -> None:
     long = "t" * 5_000
-    lookalike = postgres_module._tag_key(long)
+    lookalike = postgres_writes.tag_key(long)
     items = [MemoryItem(content="long", tags=[long]), MemoryItem(content="lookalike", tags=[lookalike])]
     queries = [
         MemoryQuery(tags=[long]),
@@ -699,7 +698,7 @@ def test_version_1_is_migrated_to_index_long_tags_by_digest(pg_url: str) -> None
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)]
         stored = conn.execute("SELECT tags FROM lionmem_items ORDER BY seq").fetchall()
-    assert stored == [([postgres_module._tag_key(long), short],), ([short],)]
+    assert stored == [([postgres_writes.tag_key(long), short],), ([short],)]
 
 
 def test_the_gin_indexes_keep_a_short_pending_list(pg_url: str) -> None:
@@ -871,7 +870,7 @@ def test_a_limited_search_reads_further_when_python_drops_candidates(pg_url: str
 def test_long_results_are_fetched_in_slices_with_other_tasks_between(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lionmem.adapters._encoding import SHARE_EVERY
+    from lionmem.adapters._rows import SHARE_EVERY
 
     turns: Callable[[], int] = lambda: 0
     seen: list[tuple[int, int]] = []  # (rows fetched, loop turns so far) at each fetch
@@ -904,7 +903,7 @@ def test_long_results_are_fetched_in_slices_with_other_tasks_between(
 
 
 def test_long_results_are_decoded_off_the_event_loop(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lionmem.adapters import _encoding
+    from lionmem.adapters import _rows as _encoding
 
     threads: list[tuple[str, bool]] = []
 
@@ -916,9 +915,9 @@ def test_long_results_are_decoded_off_the_event_loop(pg_url: str, monkeypatch: p
         return wrapper
 
     monkeypatch.setattr(
-        "lionmem.adapters.postgres.decode_in_slices", recorded("slices", _encoding.decode_in_slices)
+        "lionmem.adapters.postgres._planner.decode_in_slices", recorded("slices", _encoding.decode_in_slices)
     )
-    monkeypatch.setattr("lionmem.adapters.postgres.matching", recorded("matching", _encoding.matching))
+    monkeypatch.setattr("lionmem.adapters.postgres._planner.matching", recorded("matching", _encoding.matching))
     loop_thread = threading.get_ident()
     few = _encoding.SHARE_EVERY
     items = [MemoryItem(content=i, metadata={"v": [i % 2]}) for i in range(few + 2)]

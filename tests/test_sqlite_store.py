@@ -31,7 +31,11 @@ import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters import sqlite as sqlite_module
-from lionmem.adapters._encoding import encode_item
+from lionmem.adapters.sqlite import _connect as sqlite_connect
+from lionmem.adapters.sqlite import _planner as sqlite_planner
+from lionmem.adapters.sqlite import _writes as sqlite_writes
+from lionmem.adapters.sqlite import schema as sqlite_schema
+from lionmem.adapters._rows import encode_item
 from lionmem.adapters.errors import IncompatibleDatabaseError, StoreClosedError
 from lionmem.adapters import lifecycle
 from lionmem.adapters.lifecycle import MAX_TIMEOUT
@@ -96,7 +100,7 @@ async def traced_search(store: SQLiteMemoryStore, query: MemoryQuery) -> tuple[l
         captured: list[str] = []
         store._writer.set_trace_callback(captured.append)
         try:
-            found = store._search(query)
+            found = sqlite_planner.search(store._writer, query)
         finally:
             store._writer.set_trace_callback(None)
         return found, [sql for sql in captured if sql.startswith("SELECT items.")]
@@ -493,14 +497,14 @@ def test_an_open_cancelled_while_it_waits_leaves_nothing_open(
     path = tmp_path / "old.db"
     _version_one(path, [MemoryItem(content="kept")])
     opened: list[sqlite3.Connection] = []  # held here, so that only the store closes them
-    connect_and_migrate = sqlite_module._connect_and_migrate
+    connect_and_migrate = sqlite_connect._connect_and_migrate
 
     def recorded(*args: Any) -> sqlite3.Connection:
         db = connect_and_migrate(*args)
         opened.append(db)
         return db
 
-    monkeypatch.setattr(sqlite_module, "_connect_and_migrate", recorded)
+    monkeypatch.setattr(sqlite_connect, "_connect_and_migrate", recorded)
     other = _hold_write_lock(path)
 
     async def cancelled_open() -> None:
@@ -590,7 +594,7 @@ def test_a_schema_committed_while_the_file_is_checked_is_not_taken_as_foreign(
         def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
             if steps == ["id read"]:  # the other process commits before the next statement
                 other = real_connect(path, isolation_level=None)
-                sqlite_module.migrate(other, path)
+                sqlite_schema.migrate(other, path)
                 other.close()
                 steps.append("committed")
             if "application_id" in sql and not steps:
@@ -738,7 +742,7 @@ def test_which_place_is_named_follows_what_the_system_allows(
     def unable(*args: object) -> sqlite3.Connection:
         raise sqlite3.OperationalError("unable to open database file")
 
-    monkeypatch.setattr(sqlite_module, "_connect_writer", unable)
+    monkeypatch.setattr(sqlite_connect, "_connect_writer", unable)
     denied = {tmp_path}
     with pytest.raises(PermissionError, match=f"^cannot open {re.escape(str(path))}: {re.escape(str(tmp_path))} is not") as caught:
         with_store(path, search)
@@ -809,7 +813,7 @@ def test_without_create_the_file_is_opened_read_write_so_never_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Should the file go between the check that it exists and the connection."""
-    monkeypatch.setattr(sqlite_module, "_refuse_foreign_file", lambda path, create: None)
+    monkeypatch.setattr(sqlite_connect, "refuse_foreign_file", lambda path, create: None)
     with pytest.raises(sqlite3.OperationalError, match="unable to open database file"):
         with_store(tmp_path / "gone.db", lambda store: store.search(MemoryQuery()), create=False)
     assert list(tmp_path.iterdir()) == []
@@ -935,7 +939,7 @@ def test_long_needles_ask_the_index_for_their_opening_and_match_whole(tmp_path: 
         ("unrelated " * 40, [contents[2]]),
     ]:
         assert search_contents(tmp_path / f"{len(needle)}.db", items, text=needle) == expected
-    (driver,) = sqlite_module._drivers(MemoryQuery(text="xyz" * 100_000), [], {})
+    (driver,) = sqlite_planner._drivers(MemoryQuery(text="xyz" * 100_000), [], {})
     assert driver.params == ['"xyz" "yzx"']  # at 0, 3, ... 60, and the last, at 61
 
 
@@ -952,7 +956,7 @@ def test_the_index_is_asked_for_the_covering_trigrams_and_instr_decides(tmp_path
         ("xyx", [contents[3]]),
     ]):
         assert search_contents(tmp_path / f"{number}.db", items, text=needle) == expected
-    (driver,) = sqlite_module._drivers(MemoryQuery(text="X" * 64), [], {})
+    (driver,) = sqlite_planner._drivers(MemoryQuery(text="X" * 64), [], {})
     assert driver.params == ['"xxx"']
 
 
@@ -1158,7 +1162,7 @@ def test_ties_at_the_count_cap_are_counted_further_for_long_results(
 ) -> None:
     """With a cap of 4, kind (60 items) and owner (30) tie; a search wanting more than
     4 rows counts them to 64 and is led by owner, a shorter one keeps the first."""
-    monkeypatch.setattr(sqlite_module, "_PROBE", 4)
+    monkeypatch.setattr(sqlite_planner, "_PROBE", 4)
     items = [
         MemoryItem(content=n, metadata={"kind": 1, "owner": "half" if n % 2 else "other"}) for n in range(60)
     ]
@@ -1386,21 +1390,21 @@ def test_a_write_failing_in_the_database_leaves_everything_as_it_was(
     path = tmp_path / "m.db"
     with_store(path, lambda store: store.store(kept))
     before = index_rows(path)
-    real_index = sqlite_module._index
+    real_index = sqlite_writes.index
 
     def failing(db: sqlite3.Connection, seq: int, *args: Any) -> None:
         real_index(db, seq, *args)
         if seq > 1:
             raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(sqlite_module, "_index", failing)
+    monkeypatch.setattr(sqlite_writes, "index", failing)
 
     async def body(store: SQLiteMemoryStore) -> None:
         with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
             await store.store_many([replaced, MemoryItem(content="new")])
         assert [i.content for i in await store.search(MemoryQuery(text="e"))] == ["kept"]
         assert [i.content for i in await store.search(MemoryQuery(tags=["t"], filters={"k": 1}))] == ["kept"]
-        monkeypatch.setattr(sqlite_module, "_index", real_index)
+        monkeypatch.setattr(sqlite_writes, "index", real_index)
         await store.store(MemoryItem(content="later"))  # the store still writes
         assert [i.content for i in await store.search(MemoryQuery())] == ["kept", "later"]
 
@@ -1550,7 +1554,7 @@ def test_the_checkpoint_thread_copies_the_log_beside_the_writes(
         log_pages = await store._on_writer(
             lambda: store._writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
         )
-        assert log_pages == sqlite_module._WRITER_CHECKPOINT_PAGES
+        assert log_pages == sqlite_connect._WRITER_CHECKPOINT_PAGES
         # The file alone, without the log: what the checkpoints have copied so far.
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)) as only_file:
             in_file: int = only_file.execute("SELECT count(*) FROM items").fetchone()[0]

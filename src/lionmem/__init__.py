@@ -3,6 +3,10 @@
 Importing the package loads nothing but this map; each public name is imported on
 first use. The typed face of this module is `__init__.pyi`, kept equal to the map by
 tests. See [ADR-0094][adr-0094].
+
+pytest rewrites the asserts of every module in a distribution that ships a pytest
+plugin, as lionmem does; this module has none, and the marker PYTEST_DONT_REWRITE
+keeps pytest's helper names out of `dir(lionmem)` in a test run too.
 """
 
 # pyright: reportUnsupportedDunderAll=false

@@ -1,11 +1,11 @@
 """Errors the durable adapters raise for lifecycle and schema problems.
 
-Governed by [ADR-0096][adr-0096].
+Governed by [ADR-0096][adr-0096] and [ADR-0097][adr-0097].
 """
 
 from __future__ import annotations
 
-__all__ = ["IncompatibleDatabaseError", "StoreClosedError"]
+__all__ = ["IncompatibleDatabaseError", "StoreClosedError", "StoreUnavailableError"]
 
 
 class StoreClosedError(RuntimeError):
@@ -14,3 +14,14 @@ class StoreClosedError(RuntimeError):
 
 class IncompatibleDatabaseError(RuntimeError):
     """The database is not a lionmem database, or was written by a newer lionmem."""
+
+
+class StoreUnavailableError(ConnectionError):
+    """The server could not be reached, or did not answer, within the timeout; or
+    every connection of the store's pool stayed in use by its other calls for that
+    long, which the message says.
+
+    A call the server answers with an error of its own, such as a deadlock with
+    another client or a `lock_timeout` the application set, raises psycopg's error
+    for it instead, and writes nothing.
+    """

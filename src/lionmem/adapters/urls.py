@@ -19,7 +19,7 @@ import contextlib
 from typing import Any, Final
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
-from lionmem.protocols._arguments import require_type
+from lionmem._internal.arguments import require_type
 from lionmem.protocols.memory import InMemoryStore, MemoryStore
 
 __all__ = ["SCHEMES", "open_store"]

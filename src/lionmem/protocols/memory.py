@@ -11,7 +11,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lionmem.protocols._arguments import as_uuid
+from lionmem._internal.arguments import as_uuid
+from lionmem._internal.rules import with_any_tag, with_filters
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 
@@ -182,16 +183,8 @@ def _predicates(query: MemoryQuery) -> list[_Predicate]:
         predicates.append(lambda part: [i for i in part if needle in str(i.content).lower()])
     if query.tags:
         wanted = frozenset(query.tags)
-        predicates.append(lambda part: [i for i in part if not wanted.isdisjoint(i.tags)])
+        predicates.append(lambda part: with_any_tag(part, wanted))
     if query.filters:
         conditions = list(query.filters.items())
-        if len(conditions) == 1:
-            ((key, value),) = conditions
-            predicates.append(lambda part: [i for i in part if i.metadata.get(key) == value])
-        else:
-            predicates.append(
-                lambda part: [
-                    i for i in part if all(i.metadata.get(k) == v for k, v in conditions)
-                ]
-            )
+        predicates.append(lambda part: with_filters(part, conditions))
     return predicates

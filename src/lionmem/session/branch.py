@@ -19,7 +19,8 @@ from pydantic import (
     field_validator,
 )
 
-from lionmem.protocols._arguments import kind_of
+from lionmem._internal.arguments import kind_of
+from lionmem._internal.pydantic_state import with_private
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.memory import MemoryStore
@@ -142,9 +143,7 @@ class Branch(Element):
         return copied
 
     def __getstate__(self) -> dict[Any, Any]:
-        state = super().__getstate__()
-        state["__pydantic_private__"] = {**state["__pydantic_private__"], "_owner": None}
-        return state
+        return with_private(super().__getstate__(), _owner=None)
 
     @property
     def session_id(self) -> UUID | None:

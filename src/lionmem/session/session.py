@@ -90,7 +90,9 @@ class Session(Element):
     """The branch used when none is named; `None` only while the session holds none."""
 
     _memory: MemoryStore | None = PrivateAttr(None)
-    _linked_users: set[UUID] = PrivateAttr(default_factory=set[UUID])
+    # The branches whose `user` this session set when it took them in, by id: removing
+    # one clears its user only if the session set it.
+    _branches_given_user: set[UUID] = PrivateAttr(default_factory=set[UUID])
 
     def __init__(
         self, *, memory: MemoryStore | None = None, **data: Unpack[SessionFields]
@@ -179,7 +181,7 @@ class Session(Element):
             copied._set("branches", Pile(branches.values(), item_type=Branch))
             if self.default_branch is not None:
                 copied._set("default_branch", branches[self.default_branch.id])
-            copied._linked_users = set(self._linked_users)
+            copied._branches_given_user = set(self._branches_given_user)
             copied._claim_branches()
         return copied
 
@@ -250,7 +252,7 @@ class Session(Element):
                     # A user equal to this session's id was given by this session
                     # before a dump and reload; it is still the session's to clear.
                     branch.user = str(self.id)
-                    self._linked_users.add(branch.id)
+                    self._branches_given_user.add(branch.id)
                 branch._owner = self.id
                 self.branches.include(branch)
             if self.default_branch is None and batch:
@@ -273,8 +275,8 @@ class Session(Element):
         with OWNERSHIP_LOCK:
             removed = self.branches.exclude(self.get_branch(branch).id)
             removed._owner = None
-            if removed.id in self._linked_users:
-                self._linked_users.discard(removed.id)
+            if removed.id in self._branches_given_user:
+                self._branches_given_user.discard(removed.id)
                 removed.user = None
             if self.default_branch is removed:
                 remaining = self.branches.values()

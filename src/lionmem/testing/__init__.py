@@ -6,7 +6,7 @@ Governed by [ADR-0093][adr-0093]. The pytest integration lives in
 
 from lionmem.testing._harness import StoreFactory
 from lionmem.testing.kit import CHECKS, CheckResult, ConformanceFailure, ConformanceKit
-from lionmem.testing.profile import (
+from lionmem.protocols.profile import (
     REFERENCE_PROFILE,
     ContentKind,
     Durability,

@@ -1,13 +1,26 @@
-"""`FidelityProfile`: what a memory store promises, one field per dimension.
+"""`FidelityProfile` and its dimensions, where the kit's users have long imported them.
 
-Governed by [ADR-0093][adr-0093].
+The promise vocabulary lives in the core, in
+[`lionmem.protocols.profile`][lionmem.protocols.profile], so that stores declare
+their profile without importing the kit; this module names the same objects. See
+[ADR-0093][adr-0093].
 """
 
-from __future__ import annotations
-
-import typing
-from dataclasses import dataclass, fields
-from enum import Enum
+from lionmem.protocols.profile import (
+    REFERENCE_PROFILE,
+    ContentKind,
+    Durability,
+    FidelityProfile,
+    FilterEquality,
+    LimitPolicy,
+    OnExistingId,
+    ResultOrder,
+    ReturnedObjects,
+    RoundTrip,
+    TagMatch,
+    TextMatch,
+    Visibility,
+)
 
 __all__ = [
     "REFERENCE_PROFILE",
@@ -24,185 +37,3 @@ __all__ = [
     "TextMatch",
     "Visibility",
 ]
-
-
-class TextMatch(Enum):
-    """How `MemoryQuery.text` selects items."""
-
-    CASE_INSENSITIVE_SUBSTRING = "case-insensitive substring of str(content)"
-    """The reference rule: `text.lower() in str(content).lower()`."""
-    CASE_SENSITIVE_SUBSTRING = "case-sensitive substring of str(content)"
-    """`text in str(content)`."""
-    OTHER = "another rule"
-    """A rule the kit cannot check (semantic, tokenised...); results must still be items."""
-    UNSUPPORTED = "unsupported"
-    """A text predicate is refused with `NotImplementedError`."""
-
-
-class TagMatch(Enum):
-    """How `MemoryQuery.tags` selects items."""
-
-    ANY_OF = "any-of, case-sensitive"
-    """The reference rule: at least one requested tag is on the item."""
-    ALL_OF = "all-of, case-sensitive"
-    """Every requested tag is on the item."""
-    UNSUPPORTED = "unsupported"
-    """A tag predicate is refused with `NotImplementedError`."""
-
-
-class FilterEquality(Enum):
-    """How a `MemoryQuery.filters` value is compared with `metadata[key]`."""
-
-    PYTHON = "Python =="
-    """The reference rule: `metadata.get(key) == value`, so `1 == 1.0 == True`."""
-    JSON = "JSON value equality"
-    """Equal as JSON values: `1 == 1.0`, but `true` is not `1`."""
-    UNSUPPORTED = "unsupported"
-    """A filter predicate is refused with `NotImplementedError`."""
-
-
-class ResultOrder(Enum):
-    """The order of `search` results."""
-
-    INSERTION = "insertion"
-    """The order in which ids were first stored."""
-    UNORDERED = "unordered"
-    """No promise; results are compared as sets."""
-    RANKED = "ranked"
-    """A relevance order of the store's own; results are compared as sets."""
-
-
-class OnExistingId(Enum):
-    """What `store` does with an id that is already stored."""
-
-    REPLACE_IN_PLACE = "replace in place"
-    """The reference rule: the new item replaces the old and keeps its position."""
-    MOVE_TO_END = "replace and move to end"
-    """The new item replaces the old and is ordered as if stored last."""
-    REJECT = "reject"
-    """`store` raises `ValueError` and the stored item is unchanged."""
-
-
-class Visibility(Enum):
-    """When a stored item becomes visible to `retrieve` and `search`."""
-
-    IMMEDIATE = "immediate"
-    """As soon as `store` returns."""
-    EVENTUAL = "eventual"
-    """Within a few seconds."""
-
-
-class ReturnedObjects(Enum):
-    """What `retrieve` and `search` hand back."""
-
-    LIVE = "live"
-    """The stored objects themselves: in-place changes are seen by the store."""
-    COPIES = "copies"
-    """Independent copies: changing one never changes the store."""
-
-
-class LimitPolicy(Enum):
-    """What `search` does with `MemoryQuery.limit`."""
-
-    SLICE = "slice"
-    """The reference rule: `results[:limit]`, so a negative limit drops trailing matches."""
-    REJECT_NEGATIVE = "reject negative"
-    """`0` gives `[]`, a positive limit caps, a negative one raises `ValueError`."""
-
-
-class Durability(Enum):
-    """What survives closing the store and opening it again on the same backing."""
-
-    PROCESS = "process"
-    """Nothing: a reopened store is empty."""
-    RESTART = "restart"
-    """Every item a returned `store` wrote."""
-
-
-class ContentKind(Enum):
-    """Which `MemoryItem.content` values a store accepts."""
-
-    ANY_OBJECT = "any object"
-    """Anything, returned as it was given."""
-    JSON_VALUES = "JSON values"
-    """`None`, bools, finite numbers, strings, lists and string-keyed dicts; anything else
-    raises `TypeError` and nothing is written."""
-
-
-class RoundTrip(Enum):
-    """How faithfully a field comes back from `retrieve`."""
-
-    EXACT = "exact"
-    """Equal and of the same types (`created_at` bit-exact, tags in order with duplicates)."""
-    LOST = "lost"
-    """Not preserved."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FidelityProfile:
-    """An immutable declaration of what a store promises, checked by the kit.
-
-    Every field defaults to what [`InMemoryStore`][lionmem.protocols.memory.InMemoryStore] does, so a
-    profile names only where a store differs. See [ADR-0093][adr-0093].
-
-    Examples:
-        >>> durable = FidelityProfile(
-        ...     returned_objects=ReturnedObjects.COPIES,
-        ...     durability=Durability.RESTART,
-        ...     content=ContentKind.JSON_VALUES,
-        ... )
-        >>> durable.text_match is TextMatch.CASE_INSENSITIVE_SUBSTRING
-        True
-    """
-
-    text_match: TextMatch = TextMatch.CASE_INSENSITIVE_SUBSTRING
-    """How text is matched."""
-    tag_match: TagMatch = TagMatch.ANY_OF
-    """How tags are matched."""
-    filter_equality: FilterEquality = FilterEquality.PYTHON
-    """How filter values are compared."""
-    none_filter_matches_missing: bool = True
-    """Whether a filter value of `None` matches an item without that key."""
-    result_order: ResultOrder = ResultOrder.INSERTION
-    """The order of search results."""
-    on_existing_id: OnExistingId = OnExistingId.REPLACE_IN_PLACE
-    """What storing an existing id does."""
-    visibility: Visibility = Visibility.IMMEDIATE
-    """When stored items become visible."""
-    returned_objects: ReturnedObjects = ReturnedObjects.LIVE
-    """Whether results are the stored objects or copies."""
-    limit_policy: LimitPolicy = LimitPolicy.SLICE
-    """What the limit does, negative values included."""
-    durability: Durability = Durability.PROCESS
-    """What survives a reopen."""
-    content: ContentKind = ContentKind.ANY_OBJECT
-    """Which contents are accepted."""
-    created_at: RoundTrip = RoundTrip.EXACT
-    """Round trip of `created_at`."""
-    metadata: RoundTrip = RoundTrip.EXACT
-    """Round trip of `metadata`."""
-    tags: RoundTrip = RoundTrip.EXACT
-    """Round trip of `tags`."""
-
-    def __post_init__(self) -> None:
-        """Refuse a value that is not of its field's type, such as an enum's value
-        given for the member: the kit would compare it with what it observes and
-        report a mismatch that is only a spelling.
-
-        Raises:
-            TypeError: naming the field, the type it takes and the value given.
-        """
-        for field in fields(self):
-            value, kind = getattr(self, field.name), _FIELD_TYPES[field.name]
-            if type(value) is not kind:
-                taken = kind.__name__
-                if issubclass(kind, Enum):
-                    taken += " (" + ", ".join(f"{kind.__name__}.{member.name}" for member in kind) + ")"
-                raise TypeError(f"{field.name} must be a {taken}, got {value!r}")
-
-
-_FIELD_TYPES: dict[str, type] = typing.get_type_hints(FidelityProfile)
-
-
-REFERENCE_PROFILE = FidelityProfile()
-"""The profile of [`InMemoryStore`][lionmem.protocols.memory.InMemoryStore]: every default."""

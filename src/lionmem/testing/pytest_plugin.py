@@ -1,24 +1,54 @@
-"""The conformance kit as pytest tests.
+"""The conformance kit as pytest tests, and lionmem's pytest plugin.
 
-Subclass `MemoryStoreContract` in an adapter's test suite and provide two fixtures:
-`memory_store_factory` (a `StoreFactory`) and `memory_store_profile` (a
-`FidelityProfile`). Every check becomes one test, named after its dimension.
-See [ADR-0093][adr-0093].
+Installing lionmem registers this module with pytest (a `pytest11` entry point), so
+an adapter's test suite runs the whole contract against its store in one line, here
+for the reference store:
+
+```python
+from lionmem import InMemoryStore
+from lionmem.testing import REFERENCE_PROFILE
+from lionmem.testing.pytest_plugin import memory_store_contract
+
+TestInMemoryStore = memory_store_contract(InMemoryStore, REFERENCE_PROFILE)
+```
+
+Every check becomes one test of that class, named after its dimension. The plugin
+also registers the `memory_store(factory, profile)` marker, which names the store
+for a `MemoryStoreContract` subclass; a subclass may instead give the fixtures
+`memory_store_factory` and `memory_store_profile`. See [ADR-0093][adr-0093].
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from lionmem.protocols.profile import FidelityProfile
 from lionmem.testing._harness import StoreFactory
 from lionmem.testing.kit import CHECKS, ConformanceKit
-from lionmem.testing.profile import FidelityProfile
 
-__all__ = ["MemoryStoreContract"]
+__all__ = ["MemoryStoreContract", "memory_store_contract"]
+
+MARKER = "memory_store"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the `memory_store` marker, so that `--strict-markers` accepts it."""
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(factory, profile, *, stateful_examples=60, timeout=30.0): the store a "
+        "MemoryStoreContract class checks, and the options of its ConformanceKit",
+    )
 
 
 class MemoryStoreContract:
-    """The whole contract, one test per check; supply the two fixtures in a subclass.
+    """The whole contract, one test per check.
+
+    Name the store with the `memory_store` marker (as
+    [`memory_store_contract`][lionmem.testing.pytest_plugin.memory_store_contract]
+    does), or give the fixtures `memory_store_factory` (a `StoreFactory`) and
+    `memory_store_profile` (a `FidelityProfile`) in a subclass.
 
     Examples:
         ```python
@@ -41,13 +71,35 @@ class MemoryStoreContract:
     """
 
     @pytest.fixture
-    def memory_store_kit(
-        self, memory_store_factory: StoreFactory, memory_store_profile: FidelityProfile
-    ) -> ConformanceKit:
-        """The kit bound to the adapter's factory and profile."""
-        return ConformanceKit(memory_store_factory, memory_store_profile)
+    def memory_store_kit(self, request: pytest.FixtureRequest) -> ConformanceKit:
+        """The kit bound to the store the marker names, or to the two fixtures."""
+        marker = request.node.get_closest_marker(MARKER)
+        if marker is None:
+            factory: StoreFactory = request.getfixturevalue("memory_store_factory")
+            profile: FidelityProfile = request.getfixturevalue("memory_store_profile")
+            return ConformanceKit(factory, profile)
+        return ConformanceKit(*marker.args, **marker.kwargs)
 
     @pytest.mark.parametrize("check", CHECKS)
     def test_conformance(self, memory_store_kit: ConformanceKit, check: str) -> None:
         """One check of the contract; a failure names the dimension and a reproduction."""
         memory_store_kit.assert_check(check)
+
+
+def memory_store_contract(
+    factory: StoreFactory, profile: FidelityProfile, **kit_options: Any
+) -> type[MemoryStoreContract]:
+    """A `MemoryStoreContract` class for `factory`'s stores, to bind to a name that
+    pytest collects (one starting with `Test`).
+
+    `kit_options` are [`ConformanceKit`][lionmem.testing.kit.ConformanceKit]'s
+    keyword arguments, `stateful_examples` and `timeout`.
+
+    Raises:
+        TypeError: as `ConformanceKit` does, for a factory that is not callable, a
+            profile that is not a `FidelityProfile`, or an option it does not take;
+            at once, not when the tests run.
+    """
+    ConformanceKit(factory, profile, **kit_options)  # refuse bad arguments here
+    marked = pytest.mark.memory_store(factory, profile, **kit_options)
+    return marked(type("MemoryStoreContractFor", (MemoryStoreContract,), {}))

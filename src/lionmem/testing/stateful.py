@@ -30,10 +30,10 @@ if TYPE_CHECKING:
 else:
     from hypothesis.stateful import run_state_machine_as_test as _run_as_test
 
-from lionmem.protocols._arguments import kind_of
+from lionmem._internal.arguments import kind_of
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 from lionmem.testing._harness import StoreFactory, StoreHung, open_store, same_values, show, within
-from lionmem.testing.profile import (
+from lionmem.protocols.profile import (
     Durability,
     FidelityProfile,
     FilterEquality,

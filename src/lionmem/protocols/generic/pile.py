@@ -11,7 +11,7 @@ from collections.abc import Set as AbstractSet
 from typing import Generic, TypeVar, overload
 from uuid import UUID
 
-from lionmem.protocols._arguments import as_uuid, kind_of
+from lionmem._internal.arguments import as_uuid, kind_of
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.progression import Progression
 

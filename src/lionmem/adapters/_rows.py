@@ -1,4 +1,5 @@
-"""How durable adapters turn a `MemoryItem` into rows and back, exactly.
+"""How the durable stores turn a `MemoryItem` into rows and back, exactly, and what
+they all promise for it.
 
 Content, tags and metadata are stored as JSON; only values that come back equal and
 of the same type are accepted. The text a search matches is computed here, in
@@ -8,83 +9,65 @@ Python, when an item is written. Governed by [ADR-0096][adr-0096].
 from __future__ import annotations
 
 import asyncio
-import json
 import math
-import re
 import struct
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, Final, NamedTuple, TypeVar
 from uuid import UUID, SafeUUID
 
-from pydantic_core import from_json
-
-from lionmem.protocols._arguments import kind_of
+from lionmem._internal.arguments import kind_of
+from lionmem._internal.json_values import LONE_SURROGATE, check_json, dumps, loads
+from lionmem._internal.pydantic_state import construct_unchecked
+from lionmem._internal.rules import any_tag_held, filters_hold
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.profile import ContentKind, Durability, FidelityProfile, ReturnedObjects
 
 __all__ = [
+    "DURABLE_PROFILE",
     "ENCODE_EVERY",
     "MAX_ITEM_BYTES",
-    "MAX_NESTING",
     "MAX_SQL_LIMIT",
     "SHARE_EVERY",
     "SQL_FILTERS",
     "EncodedItem",
     "Row",
     "as_batch",
-    "check_json",
     "decode_in_slices",
     "decode_item",
     "decode_rows",
-    "dumps",
     "encode_batch",
     "encode_item",
     "fold",
-    "loads",
     "matching",
     "settle_unstorable",
 ]
 
+DURABLE_PROFILE: Final = FidelityProfile(
+    returned_objects=ReturnedObjects.COPIES,
+    durability=Durability.RESTART,
+    content=ContentKind.JSON_VALUES,
+)
+"""What every store keeping items as these rows promises: the reference's rules,
+except that results are copies, items survive a restart and content must be a JSON
+value. Not a dimension of the profile, but a limit all the same: an item may take at
+most `MAX_ITEM_BYTES`."""
+
 T = TypeVar("T")
 
 _FIELDS = frozenset(MemoryItem.model_fields)
-_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
-_json_loads = json.JSONDecoder().decode
-
-
-def dumps(value: Any) -> str:
-    """The compact JSON text of a value `check_json` accepts, as the stores write it."""
-    return _dumps(value)
-
-
-def loads(text: str) -> Any:
-    """Decode one stored JSON column.
-
-    pydantic-core's parser is about three times faster than the standard library's
-    and gives the same values (floats bit-exact, integers unbounded); it refuses
-    nesting deeper than about 200 levels, which the standard library then decodes.
-    """
-    try:
-        return from_json(text)
-    except ValueError:
-        return _json_loads(text)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _unstorable(text: str, allow_nul: bool) -> bool:
     """Whether no stored string can be `text`: it is longer than `MAX_ITEM_BYTES`
     characters, or holds a character no stored string can, U+0000 when the database
     cannot keep it or a lone surrogate. The characters are the rule `_check_json`
     applies to every string a write stores, which states it inline instead of calling
-    this: a call per string cost 5% of encoding an item."""
+    this, since a call per string showed in the cost of encoding an item
+    ([ADR-0096][adr-0096])."""
     if len(text) > MAX_ITEM_BYTES:
         return True
     if not allow_nul and "\x00" in text:
         return True
-    return not text.isascii() and _SURROGATE.search(text) is not None
+    return not text.isascii() and LONE_SURROGATE.search(text) is not None
 
 
 MAX_ITEM_BYTES = 100_000_000
@@ -103,79 +86,6 @@ def _check_size(text: str, what: str) -> None:
             f"the item is too large: {what} takes {size:,} bytes in UTF-8, "
             f"over the {MAX_ITEM_BYTES:,} this store keeps"
         )
-
-
-MAX_NESTING = 500
-"""How many lists and objects deep content and metadata may nest. Checking, encoding,
-matching (`str(content)`) and decoding a value each spend one level of Python's
-recursion limit (1,000 by default) per level of nesting, on top of the caller's
-stack; half of it is left to the caller, so that what was stored can be read back."""
-
-
-_FEWEST_DIGITS_BITS = 2_100
-"""Integers up to this many bits have fewer decimal digits than any limit
-`sys.set_int_max_str_digits` accepts (640 at the least), so JSON can always write them."""
-
-
-def _check_digits(value: int, path: str) -> None:
-    try:
-        str(value)
-    except ValueError:
-        raise ValueError(
-            f"{path} is an integer of more than {sys.get_int_max_str_digits()} digits, "
-            "more than Python writes as text (sys.set_int_max_str_digits)"
-        ) from None
-
-
-def check_json(value: object, path: str, *, allow_nul: bool = True) -> None:
-    """Raise `TypeError` naming `path` unless `value` round-trips through JSON exactly
-    (and, with `allow_nul=False`, holds no U+0000 in any string or key), or
-    `ValueError` if it nests more than `MAX_NESTING` lists and objects deep or holds
-    an integer with more digits than Python writes as text (4,300 by default).
-
-    A string must be Unicode text: a lone surrogate has no UTF-8 form to store.
-    """
-    _check_json(value, path, allow_nul, MAX_NESTING, path)
-
-
-def _check_json(value: object, path: str, allow_nul: bool, levels: int, root: str) -> None:
-    """`check_json` with `levels` of nesting left to the part of `root` at `path`."""
-    kind = type(value)
-    if kind is str:
-        text = cast(str, value)
-        if not allow_nul and "\x00" in text:
-            raise TypeError(f"{path} holds the character U+0000, which this store cannot keep")
-        if not text.isascii() and (found := _SURROGATE.search(text)):
-            raise TypeError(
-                f"{path} holds the lone surrogate U+{ord(found.group()):04X}, which is not text"
-            )
-        return
-    if kind is int:
-        if cast(int, value).bit_length() > _FEWEST_DIGITS_BITS:
-            _check_digits(cast(int, value), path)
-        return
-    if value is None or kind is bool:
-        return
-    if kind is float:
-        if not math.isfinite(cast(float, value)):
-            raise TypeError(f"{path} is {value!r}; NaN and infinity are not JSON values")
-        return
-    if kind is not list and kind is not dict:
-        raise TypeError(f"{path} is {kind_of(value)}, not a JSON value")
-    if not levels:
-        raise ValueError(
-            f"{root} nests lists and objects more than {MAX_NESTING} levels deep; "
-            f"this store keeps at most {MAX_NESTING}"
-        )
-    if kind is list:
-        for index, element in enumerate(cast("list[object]", value)):
-            _check_json(element, f"{path}[{index}]", allow_nul, levels - 1, root)
-        return
-    for key, element in cast("dict[object, object]", value).items():
-        if type(key) is not str:
-            raise TypeError(f"{path} has a key {key!r}; JSON object keys are strings")
-        _check_json(key, f"{path} key {key!r}", allow_nul, levels, root)
-        _check_json(element, f"{path}[{key!r}]", allow_nul, levels - 1, root)
 
 
 def fold(content: Any) -> str:
@@ -229,7 +139,7 @@ def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
     if type(item.metadata) is not dict:
         raise TypeError(f"metadata is {kind_of(item.metadata)}, not a dict")
     check_json(item.metadata, "metadata", allow_nul=allow_nul)
-    body = _dumps([item.content, item.tags, item.metadata])
+    body = dumps([item.content, item.tags, item.metadata])
     _check_size(body, "the JSON of its content, tags and metadata")
     folded = fold(item.content)
     _check_size(folded, "its content's searchable text, str(content).lower(),")
@@ -257,7 +167,8 @@ expression tree too deep, and forty thousand exceeded PostgreSQL's parameter lim
 
 
 ENCODE_EVERY = 200
-"""Items a batch write encodes (about 1.2 ms of work) before it lets other tasks run."""
+"""Items a batch write encodes before it lets other tasks run: about a millisecond
+of work, so that a large batch never stalls the event loop for long."""
 
 
 async def encode_batch(batch: Sequence[MemoryItem], encode: Callable[[MemoryItem], T]) -> list[T]:
@@ -287,14 +198,13 @@ def decode_rows(rows: Iterable[Row]) -> list[MemoryItem]:
     """Rebuild stored items from `(id, created_at, body)` rows without validating again
     what `encode_item` checked.
 
-    This is what `MemoryItem.model_construct` does, without its per-field default
-    handling, which costs more than the rest of a search row; a test holds the two
-    to the same result. One loop with local names for a whole result is 15% faster
-    than a call per row, and the UUID of the canonical text a store wrote is built
-    from its integer, in half the time `UUID(text)` takes.
+    Each item is built by `construct_unchecked`, as `MemoryItem.model_construct`
+    would build it, at less cost. One loop with local names serves a whole result,
+    and the UUID of the canonical text a store wrote is built from its integer, at
+    less cost than `UUID(text)`; [ADR-0096][adr-0096] records the measurements.
     """
-    new, put, parse, fields, unknown = _new, _set, loads, _FIELDS, SafeUUID.unknown
-    unpack_time = _unpack_time
+    new, put, parse, unknown, build = _new, _set, loads, SafeUUID.unknown, construct_unchecked
+    unpack_time, fields = _unpack_time, _FIELDS
     items: list[MemoryItem] = []
     append = items.append
     for item_id, created_at, body in rows:
@@ -307,18 +217,8 @@ def decode_rows(rows: Iterable[Row]) -> list[MemoryItem]:
             put(uuid, "is_safe", unknown)
         else:
             uuid = UUID(item_id)
-        item = new(MemoryItem)
-        put(item, "__dict__", {
-            "id": uuid,
-            "created_at": created_at,
-            "metadata": metadata,
-            "content": content,
-            "tags": tags,
-        })
-        put(item, "__pydantic_fields_set__", set(fields))
-        put(item, "__pydantic_extra__", None)
-        put(item, "__pydantic_private__", None)
-        append(item)
+        values = {"id": uuid, "created_at": created_at, "metadata": metadata, "content": content, "tags": tags}
+        append(build(MemoryItem, values, set(fields)))
     return items
 
 
@@ -333,9 +233,10 @@ holds more rows, so a larger limit asks for the same rows as this one."""
 
 
 SHARE_EVERY = 500
-"""Rows decoded (about 1.2 ms of work) before a worker thread lets the event loop's
-thread take the GIL, instead of making it wait for the interpreter's 5 ms switch
-interval. Each hand-over costs about 70 µs, 9% of a long result's decoding."""
+"""Rows decoded (about a millisecond of work) before a worker thread lets the event
+loop's thread take the GIL, instead of making it wait for the interpreter's switch
+interval; fewer rows a slice would spend more on the hand-overs, whose cost
+[ADR-0096][adr-0096] records."""
 
 
 def decode_in_slices(rows: Sequence[Row]) -> list[MemoryItem]:
@@ -388,9 +289,9 @@ def settle_unstorable(query: MemoryQuery, *, allow_nul: bool) -> MemoryQuery | N
 def matching(
     rows: Iterable[Row], recheck: list[tuple[str, Any]], limit: int, any_tag: frozenset[str] = frozenset()
 ) -> Iterator[MemoryItem]:
-    """Decode rows whose metadata passes `recheck` with Python equality (and that hold
-    one of `any_tag`, when given), in order, stopping after `limit` matches when
-    `limit` is not negative. Hands over the GIL after every `SHARE_EVERY` rows
+    """Decode rows whose metadata passes `recheck` (and that hold one of `any_tag`,
+    when given) by the reference's rules, in order, stopping after `limit` matches
+    when `limit` is not negative. Hands over the GIL after every `SHARE_EVERY` rows
     decoded, as `decode_in_slices` does."""
     wanted = limit if limit >= 0 else -1
     for index, row in enumerate(rows):
@@ -399,9 +300,8 @@ def matching(
         if index and index % SHARE_EVERY == 0:
             time.sleep(0)
         item = decode_item(*row)
-        if any_tag and any_tag.isdisjoint(item.tags):
+        if any_tag and not any_tag_held(item.tags, any_tag):
             continue
-        metadata = item.metadata
-        if all(metadata.get(key) == value for key, value in recheck):
+        if filters_hold(item.metadata, recheck):
             yield item
             wanted -= 1

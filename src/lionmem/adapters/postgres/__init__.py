@@ -1,0 +1,377 @@
+"""`PostgresMemoryStore`: a durable store in PostgreSQL, shared by many processes.
+
+The store is here; its schema is in
+[`lionmem.adapters.postgres.schema`][lionmem.adapters.postgres.schema], and the
+private modules beside it hold the writes, the search planner, the connection string
+and the pool. Governed by [ADR-0097][adr-0097]. Needs the `postgres` extra;
+`import lionmem` never imports this package.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import AsyncGenerator, Iterable
+from functools import partial
+from typing import Any, Final, LiteralString
+from uuid import UUID
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import AsyncConnectionPool
+
+from lionmem._internal.arguments import as_uuid, require_type
+from lionmem._internal.timeouts import milliseconds
+from lionmem.adapters._rows import DURABLE_PROFILE, MAX_SQL_LIMIT, SHARE_EVERY, as_batch, decode_item, encode_batch
+from lionmem.adapters.errors import StoreClosedError, StoreUnavailableError
+from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
+from lionmem.adapters.postgres._connect import connect, outages_unavailable
+from lionmem.adapters.postgres._dsn import SETS_STATEMENT_TIMEOUT, redacted, refuse_bare_at, without_password
+from lionmem.adapters.postgres._planner import decode, plan_search
+from lionmem.adapters.postgres._writes import BATCH_LOCK, UPSERT, item_row
+from lionmem.adapters.postgres.schema import LOCK_KEY, SCHEMA_VERSION
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+
+__all__ = [
+    "POSTGRES_PROFILE",
+    "SCHEMA_VERSION",
+    "PostgresMemoryStore",
+    "StoreUnavailableError",
+]
+
+POSTGRES_PROFILE: Final = DURABLE_PROFILE
+"""What `PostgresMemoryStore` promises: the same as the SQLite store, the profile of
+every durable store."""
+
+_NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
+_FIRST_WINDOW = 64
+
+
+class PostgresMemoryStore(ClosesOnExit):
+    """A `MemoryStore` in PostgreSQL, bound to one namespace of one database.
+
+    Every process that opens the same database and namespace shares the items; two
+    namespaces never see each other, and the same id may live in both. The rules are
+    the reference's, as in the SQLite store: insertion order by a sequence assigned at
+    first store, replacement in place, the case-insensitive substring of
+    `str(content)` (computed when written), any-of tags, Python-equality filters with
+    `None` matching a missing key, slice limits. A store belongs to the event loop
+    that opened it; a call from another raises `RuntimeError`. See [ADR-0097][adr-0097].
+
+    Examples:
+        With `dsn` the URL of your server:
+
+        ```python
+        from uuid import uuid4
+
+        from lionmem import MemoryItem
+        from lionmem.adapters.postgres import PostgresMemoryStore
+
+        namespace = f"support-{uuid4().hex[:8]}"
+        async with PostgresMemoryStore.open(dsn, namespace=namespace) as store:
+            item = MemoryItem(content="kept")
+            await store.store(item)
+            assert await store.retrieve(item.id) == item
+        ```
+    """
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]],
+        namespace: str,
+        conninfo: str,
+        trigram: bool,
+    ) -> None:
+        """Use [`open`][lionmem.adapters.postgres.PostgresMemoryStore.open] instead."""
+        self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = pool
+        # The pool's waiters and maintenance tasks belong to the loop that opened it.
+        self._loop = asyncio.get_running_loop()
+        self._pid = process_id()
+        self._conninfo = conninfo
+        self._in_use = 0
+        self.namespace = namespace
+        """The namespace this store reads and writes."""
+        self.trigram = trigram
+        """Whether text search can use a `pg_trgm` index (else it scans)."""
+
+    @classmethod
+    def open(
+        cls,
+        dsn: str,
+        *,
+        namespace: str,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 10.0,
+        statement_timeout: float = 30.0,
+        create: bool = True,
+    ) -> PendingOpen[PostgresMemoryStore]:
+        """Connect, create or check the schema, and bind the store to `namespace`.
+
+        `timeout` bounds waiting for a connection (and each connection attempt);
+        `statement_timeout` bounds each statement on the server, in whole milliseconds
+        rounded up. Both are in seconds, up to
+        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT]. They take the place
+        of libpq's `connect_timeout` and the server's `statement_timeout`: a dsn that
+        sets either is refused, and those of the environment or a service file give
+        way to them. The client encoding (UTF8), float output (exact) and transaction
+        isolation (read committed) are the store's own, whatever the dsn, the
+        environment or the role asks for, and the database must be in UTF8. With
+        `create=False`
+        a database without lionmem's schema is an error instead of getting one, for
+        readers that should not write tables into a database named by mistake.
+
+        Raises:
+            ValueError: an invalid namespace, pool setting or connection string, or
+                a connection string that sets either timeout itself.
+            IncompatibleDatabaseError: the database's encoding is not UTF8, or the
+                schema is newer than this lionmem or, with `create=False`, missing.
+            StoreUnavailableError: the server cannot be reached in time.
+            TypeError: an argument of the wrong type: `dsn` and `namespace` are
+                str, the pool sizes int, the timeouts numbers, `create` a bool.
+        """
+        require_type(dsn, "dsn", str)
+        require_type(namespace, "namespace", str)
+        require_type(min_size, "min_size", int)
+        require_type(max_size, "max_size", int)
+        require_type(create, "create", bool)
+        if not _NAMESPACE.fullmatch(namespace):
+            raise ValueError(
+                f"namespace {namespace!r} must be 1-63 letters, digits, '_', '.' or '-', "
+                "not starting with '.' or '-'"
+            )
+        if not 1 <= min_size <= max_size:
+            raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
+        milliseconds("timeout", timeout, zero=False)
+        statement_ms = milliseconds("statement_timeout", statement_timeout, zero=False)
+        refuse_bare_at(dsn)
+        try:
+            parsed = conninfo_to_dict(dsn)
+        except psycopg.ProgrammingError as exc:
+            raise ValueError(
+                f"dsn is not a libpq connection string or URL: {without_password(str(exc), dsn)}"
+            ) from None
+        # Both are set from the arguments, which would replace the dsn's own unseen.
+        if "connect_timeout" in parsed:
+            raise ValueError(
+                "the dsn sets connect_timeout, which lionmem sets from timeout; give the seconds as timeout"
+            )
+        if SETS_STATEMENT_TIMEOUT.search(str(parsed.get("options", ""))):
+            raise ValueError(
+                "the dsn's options set statement_timeout, which lionmem sets from "
+                "statement_timeout; give the seconds as statement_timeout"
+            )
+        conninfo = make_conninfo(dsn, connect_timeout=max(1, round(timeout)))
+        return PendingOpen(
+            partial(_open, conninfo, namespace, min_size, max_size, timeout, statement_ms, create)
+        )
+
+    def __repr__(self) -> str:
+        state = "closed" if self._pool is None else "open"
+        return f"<PostgresMemoryStore {redacted(self._conninfo)!r} namespace={self.namespace!r} {state}>"
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` has been called."""
+        return self._pool is None
+
+    async def close(self) -> None:
+        """Close every connection; later calls raise `StoreClosedError`. Idempotent.
+
+        Raises:
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it;
+                nothing is closed.
+        """
+        if self._pool is not None:
+            self._check_loop()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    def _check_loop(self) -> None:
+        refuse_forked(self._pid, f"the PostgresMemoryStore for {self.namespace!r}")
+        if asyncio.get_running_loop() is not self._loop:
+            raise RuntimeError(
+                f"the PostgresMemoryStore for {self.namespace!r} belongs to the event loop "
+                "that opened it; open a store in each loop that needs one"
+            )
+
+    def _live_pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
+        if self._pool is None:
+            raise StoreClosedError(f"the PostgresMemoryStore for {self.namespace!r} is closed")
+        self._check_loop()
+        return self._pool
+
+    def _busy(self, pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]]) -> StoreUnavailableError | None:
+        """For the pool's timeout: the error saying the pool is busy, if this store's
+        other calls hold every connection (the remedy differs from an outage's)."""
+        if self._in_use < pool.max_size:
+            return None
+        return StoreUnavailableError(
+            f"PostgreSQL at {redacted(self._conninfo)} is busy: all {pool.max_size} "
+            f"connections of the store's pool stayed in use for {pool.timeout:g} s; "
+            "raise max_size or timeout, or make fewer calls at once"
+        )
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncGenerator[psycopg.AsyncConnection[Any], None]:
+        """A connection of the pool for one call, counted as in use while held; a
+        server or pool that does not answer raises `StoreUnavailableError`."""
+        pool = self._live_pool()
+        with outages_unavailable(self._conninfo, lambda: self._busy(pool)):
+            async with pool.connection() as conn:
+                self._in_use += 1
+                try:
+                    yield conn
+                finally:
+                    self._in_use -= 1
+
+    async def _execute(
+        self,
+        query: sql.Composed | LiteralString,
+        params: Iterable[object] = (),
+        *,
+        prepare: bool | None = None,
+    ) -> list[tuple[Any, ...]]:
+        async with self._connection() as conn:
+            cursor = await conn.execute(query, list(params), prepare=prepare)
+            rows: list[tuple[Any, ...]] = []
+            # psycopg builds rows on the loop's thread as they are fetched: a slice at
+            # a time, letting other tasks run between slices of a long result.
+            while cursor.description and (chunk := await cursor.fetchmany(SHARE_EVERY)):
+                rows += chunk
+                if len(chunk) < SHARE_EVERY:
+                    break
+                await asyncio.sleep(0)
+            return rows
+
+    # -- the protocol ------------------------------------------------------------------
+
+    async def store(self, item: MemoryItem) -> UUID:
+        """Write `item`, replacing in place an item with its id in this namespace.
+
+        A cancelled write is rolled back, unless it was cancelled while the server
+        committed it: `retrieve` tells which.
+
+        Raises:
+            TypeError: not a `MemoryItem`, a value that is not JSON, or a U+0000
+                character; nothing is written.
+            ValueError: content or metadata nesting lists and objects more than
+                500 levels deep, or holding an integer with more digits than Python
+                writes as text; or an item over 100 MB, counted as the UTF-8 of
+                its content, tags and metadata in JSON or of the text search reads,
+                `str(content).lower()`. Nothing is written.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the write, such as for a deadlock with
+                another client; nothing is written.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        row = item_row(self.namespace, item)
+        await self._execute(UPSERT, row)
+        return item.id
+
+    async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
+        """Write several items in one transaction: all of them or, on error, none.
+
+        A large batch is read 200 items at a time, letting other tasks run between
+        slices; nothing is written until every item has been read and checked. A
+        cancelled call writes all of the items or none, as `store` does one.
+
+        Raises:
+            TypeError: `items` is not an iterable, or one `MemoryItem` alone; or
+                as for [`store`][lionmem.adapters.postgres.PostgresMemoryStore.store],
+                an item the store cannot keep. Nothing is written.
+            ValueError: as for `store`; nothing is written.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the write; nothing is written.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        batch = as_batch(items)
+        rows = await encode_batch(batch, partial(item_row, self.namespace))
+        async with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
+            # Two batches sharing ids could lock those rows in opposite orders and
+            # deadlock; one batch per namespace at a time cannot.
+            await cursor.execute(BATCH_LOCK, [LOCK_KEY, self.namespace])
+            await cursor.executemany(UPSERT, rows)
+        return [item.id for item in batch]
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        """Return a copy of the item with `item_id` in this namespace, or `None`.
+
+        A string in UUID form is taken as that UUID ([ADR-0095][adr-0095]).
+
+        Raises:
+            ValueError: `item_id` is a string that is not a UUID.
+            TypeError: `item_id` is neither a UUID nor a string.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        item_id = as_uuid(item_id, "item_id")
+        rows = await self._execute(
+            "SELECT id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND id = %s",
+            (self.namespace, item_id),
+        )
+        return decode_item(*rows[0]) if rows else None
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Return copies of the items matching `query`, in insertion order.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        plan = plan_search(self.namespace, query)
+        statement, params, limit = plan.statement, plan.params, query.limit
+        if plan.pushed:
+            return await decode(await self._select(statement, params), plan, limit)
+        if limit < 0:
+            rows = await self._select(statement, params)
+            return (await decode(rows, plan, limit))[:limit]
+        # Python re-checks some rows, so SQL cannot stop at `limit` itself; read growing
+        # prefixes of the ordered rows until they hold `limit` matches or run out.
+        window = min(max(_FIRST_WINDOW, 4 * limit), MAX_SQL_LIMIT)
+        while True:
+            rows = await self._select(statement + sql.SQL(" LIMIT %s"), [*params, window])
+            found = await decode(rows, plan, limit)
+            if len(found) >= limit or len(rows) < window:
+                return found
+            window = min(window * 4, MAX_SQL_LIMIT)
+
+    async def explain(self, query: MemoryQuery) -> str:
+        """The server's plan for `query`, as `EXPLAIN` prints it."""
+        plan = plan_search(self.namespace, query)
+        rows = await self._select(sql.SQL("EXPLAIN ") + plan.statement, plan.params)
+        return "\n".join(str(row[0]) for row in rows)
+
+    async def _select(self, statement: sql.Composed, params: list[object]) -> list[tuple[Any, ...]]:
+        # psycopg prepares a statement after its fifth run, and the server may then
+        # keep one plan for all values. A search's best plan depends on its values
+        # (ADR-0097), so searches are planned afresh each time.
+        return await self._execute(statement, params, prepare=False)
+
+
+async def _open(
+    conninfo: str,
+    namespace: str,
+    min_size: int,
+    max_size: int,
+    timeout: float,
+    statement_ms: int,
+    create: bool,
+) -> PostgresMemoryStore:
+    pool, trigram = await connect(conninfo, min_size, max_size, timeout, statement_ms, create)
+    return PostgresMemoryStore(pool, namespace, conninfo, trigram=trigram)

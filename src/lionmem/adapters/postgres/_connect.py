@@ -1,0 +1,99 @@
+"""Opening the PostgreSQL store's pool, the settings each connection gets, and
+which failures mean the server is unavailable.
+
+Governed by [ADR-0097][adr-0097].
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Generator
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from lionmem.adapters.errors import StoreUnavailableError
+from lionmem.adapters.postgres._dsn import unavailable
+from lionmem.adapters.postgres.schema import migrate
+
+_OUTAGES = frozenset({"57014", "57P01", "57P02", "57P03"})
+"""SQLSTATEs besides connection exceptions (class 08) that mean the server did not
+answer in time (a statement timeout) or went away (shut down, restarting)."""
+
+
+def _is_outage(error: Exception) -> bool:
+    """Whether a failed call means the server could not be reached or did not answer:
+    no connection in time, a connection lost or refused (no SQLSTATE, or class 08),
+    or one of `_OUTAGES`. Any other error is the server's answer, such as a deadlock
+    or a full disk, and is raised as psycopg reports it."""
+    state = getattr(error, "sqlstate", None)
+    return state is None or state.startswith("08") or state in _OUTAGES
+
+
+@contextlib.contextmanager
+def outages_unavailable(
+    conninfo: str, busy: Callable[[], StoreUnavailableError | None]
+) -> Generator[None, None, None]:
+    """Raise an outage (see `_is_outage`) on an open store as `StoreUnavailableError`,
+    or, for the pool's timeout, what `busy()` gives if anything, and any other error
+    as psycopg reports it."""
+    try:
+        yield
+    except PoolTimeout as exc:
+        raise busy() or unavailable(conninfo, exc) from None
+    except psycopg.OperationalError as exc:
+        if not _is_outage(exc):
+            raise
+        raise unavailable(conninfo, exc) from None
+
+
+async def connect(
+    conninfo: str, min_size: int, max_size: int, timeout: float, statement_ms: int, create: bool
+) -> tuple[AsyncConnectionPool[psycopg.AsyncConnection[Any]], bool]:
+    """Check (creating, with `create`) the schema, then open the pool: the pool, and
+    whether text search can use a trigram index."""
+    # The statement timeout is set on each connection rather than given to libpq as
+    # `options`, which would replace the options a service file or PGOPTIONS gives.
+    # So are the settings the store's rules depend on, which a role, a database or
+    # the environment may set otherwise: with PGCLIENTENCODING=LATIN1 psycopg could
+    # not send "€" (with SQL_ASCII it returned text as bytes); with extra_float_digits
+    # at 0 created_at came back rounded to 15 digits; and under repeatable read or
+    # serializable isolation, concurrent writes of one id failed to serialize.
+    async def configure(conn: psycopg.AsyncConnection[Any]) -> None:
+        await conn.execute(
+            "SELECT set_config('statement_timeout', %s, false),"
+            " set_config('client_encoding', 'UTF8', false),"
+            " set_config('extra_float_digits', '3', false),"
+            " set_config('default_transaction_isolation', 'read committed', false)",
+            [f"{statement_ms}ms"],
+        )
+
+    # The schema is checked on a connection of its own before the pool opens: a pool
+    # that cannot connect only reports that it timed out, while a direct attempt says
+    # why (refused, unknown host, wrong password, no such database).
+    try:
+        async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
+            await configure(conn)
+            trigram = await migrate(conn, create)
+    except psycopg.OperationalError as exc:
+        raise unavailable(conninfo, exc) from None
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+        conninfo,
+        min_size=min_size,
+        max_size=max_size,
+        timeout=timeout,
+        kwargs={"autocommit": True},
+        configure=configure,
+        check=AsyncConnectionPool.check_connection,
+        open=False,
+    )
+    try:
+        await pool.open(wait=True, timeout=timeout)
+    except (PoolTimeout, psycopg.OperationalError) as exc:
+        await pool.close()
+        raise unavailable(conninfo, exc) from None
+    except BaseException:
+        await pool.close()
+        raise
+    return pool, trigram

@@ -1,0 +1,126 @@
+"""How the PostgreSQL store answers a search: the SQL that narrows it, and what
+Python decides on the rows.
+
+Governed by [ADR-0097][adr-0097].
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, LiteralString, NamedTuple, cast
+
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from lionmem.adapters._rows import (
+    MAX_SQL_LIMIT,
+    SHARE_EVERY,
+    SQL_FILTERS,
+    Row,
+    decode_in_slices,
+    matching,
+    settle_unstorable,
+)
+from lionmem.adapters.postgres._writes import TAG_DIGEST, tag_key
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+
+_EXACT_NUMBER = 2**53
+
+
+def _filter_clause(key: str, value: object) -> tuple[LiteralString, list[object], bool] | None:
+    """`(SQL, parameters, exact)` narrowing one filter without dropping a match, where
+    `exact` says the SQL also drops every non-match; `None` to leave it to Python.
+
+    JSON containment compares numbers as decimals, which agrees with Python's `==`
+    (1 == 1.0, -0.0 == 0) up to 2**53; beyond that a float's shortest decimal form
+    need not equal the integer it is equal to.
+    """
+    if value is None:
+        return "(NOT metadata ? %s OR metadata -> %s = 'null'::jsonb)", [key, key], True
+    kind = type(value)
+    if kind is str:
+        return "metadata @> %s", [Jsonb({key: value})], True
+    if kind in (bool, int, float) and abs(cast(float, value)) <= _EXACT_NUMBER:
+        # Python equality: True == 1 == 1.0, but JSON true is not the number 1.
+        number = Jsonb({key: int(cast(bool, value)) if kind is bool else value})
+        if value in (0, 1):
+            return "(metadata @> %s OR metadata @> %s)", [number, Jsonb({key: bool(value)})], True
+        return "metadata @> %s", [number], True
+    if kind is list:
+        return "jsonb_typeof(metadata -> %s) = 'array'", [key], False
+    if kind is dict:
+        return "jsonb_typeof(metadata -> %s) = 'object'", [key], False
+    return None
+
+
+class Plan(NamedTuple):
+    """A search as SQL, and what Python decides on the rows it returns."""
+
+    statement: sql.Composed
+    params: list[object]
+    recheck: list[tuple[str, Any]]
+    """Filters that Python's `==` decides."""
+    any_tag: frozenset[str]
+    """When not empty, each row must hold one of these tags, checked in Python."""
+    pushed: bool
+    """Whether the statement ends with the query's own LIMIT."""
+
+
+async def decode(rows: list[Row], plan: Plan, limit: int) -> list[MemoryItem]:
+    """The items of `rows` that pass `plan.recheck` and hold one of `plan.any_tag`
+    (when given), at most `limit` of them when it is not negative. psycopg hands rows over on the event loop's thread; up to `SHARE_EVERY`
+    of them (about a millisecond) are decoded there, more on a worker thread that
+    gives the GIL back between slices, so the loop never waits for a whole result."""
+
+    def decode() -> list[MemoryItem]:
+        if plan.recheck or plan.any_tag:
+            return list(matching(rows, plan.recheck, limit, plan.any_tag))
+        return decode_in_slices(rows)
+
+    if len(rows) <= SHARE_EVERY:
+        return decode()
+    return await asyncio.to_thread(decode)
+
+
+def plan_search(namespace: str, asked: MemoryQuery) -> Plan:
+    """`asked` as SQL over `namespace`'s rows, and what Python decides on them."""
+    if not isinstance(asked, MemoryQuery):
+        raise TypeError(f"query must be a MemoryQuery, got {type(asked).__name__}")
+    clauses: list[sql.Composable] = [sql.SQL("namespace = %s")]
+    params: list[object] = [namespace]
+    # PostgreSQL text cannot hold U+0000, so neither can a stored string.
+    query = settle_unstorable(asked, allow_nul=False)
+    if query is None:
+        clauses.append(sql.SQL("false"))
+        query = asked.model_copy(update={"text": None, "tags": None, "filters": None})
+    if query.text:
+        needle = query.text.lower()
+        escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        # LIKE lets a pg_trgm index narrow; strpos() decides, wildcards and all.
+        clauses.append(sql.SQL("folded LIKE %s AND strpos(folded, %s) > 0"))
+        params += [f"%{escaped}%", needle]
+    any_tag: frozenset[str] = frozenset()
+    if query.tags:
+        keys = [tag_key(tag) for tag in query.tags]
+        clauses.append(sql.SQL("tags && %s::text[]"))
+        params.append(keys)
+        # Keys equal for different tags need a digest on one side: a digest
+        # collision, or a tag spelled like another's digest. Python decides those.
+        if any(key.startswith(TAG_DIGEST) for key in keys):
+            any_tag = frozenset(query.tags)
+    recheck: list[tuple[str, Any]] = []
+    for n, (key, value) in enumerate((query.filters or {}).items()):
+        narrowing = _filter_clause(key, value) if n < SQL_FILTERS else None
+        if narrowing is not None:
+            clauses.append(sql.SQL(narrowing[0]))
+            params += narrowing[1]
+        if narrowing is None or not narrowing[2]:
+            recheck.append((key, value))
+    statement = sql.SQL(
+        "SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq"
+    ).format(sql.SQL(" AND ").join(clauses))
+    pushed = not recheck and not any_tag and query.limit >= 0
+    if pushed:
+        statement += sql.SQL(" LIMIT %s")
+        params.append(min(query.limit, MAX_SQL_LIMIT))
+    return Plan(statement, params, recheck, any_tag, pushed)

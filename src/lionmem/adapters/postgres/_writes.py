@@ -1,0 +1,54 @@
+"""How the PostgreSQL store writes an item: the row, the tags its index holds, and
+the statements.
+
+Governed by [ADR-0097][adr-0097].
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import LiteralString
+
+from lionmem._internal.json_values import dumps
+from lionmem.adapters._rows import EncodedItem, encode_item
+from lionmem.protocols.memory import MemoryItem
+
+# Two int4 keys: a space apart from the single bigint key of the schema lock.
+BATCH_LOCK: LiteralString = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
+
+UPSERT: LiteralString = """
+    INSERT INTO lionmem_items (namespace, id, created_at, body, folded, tags, metadata)
+    VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb)
+    ON CONFLICT (namespace, id) DO UPDATE SET
+        created_at = excluded.created_at, body = excluded.body, folded = excluded.folded,
+        tags = excluded.tags, metadata = excluded.metadata
+"""
+
+
+INDEXED_TAG_BYTES = 2_000
+TAG_DIGEST = "\x01sha256:"
+
+
+def tag_key(tag: str) -> str:
+    """What the `tags` column, and so its GIN index, holds for `tag`: the tag itself,
+    or for a tag over `INDEXED_TAG_BYTES` in UTF-8, `TAG_DIGEST` and its SHA-256.
+    A GIN entry holds at most about 2,700 bytes; a longer tag failed the whole write
+    ("index row size exceeds maximum"). The item's tags themselves are in its body."""
+    if len(tag) <= INDEXED_TAG_BYTES // 4:  # 4 bytes a character at most
+        return tag
+    encoded = tag.encode()
+    if len(encoded) <= INDEXED_TAG_BYTES:
+        return tag
+    return TAG_DIGEST + hashlib.sha256(encoded).hexdigest()
+
+
+def item_row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
+    """The parameters of `UPSERT`, taken whole now: the metadata is written out here
+    rather than wrapped, so a change to the item before the statement runs reaches
+    neither the body nor the indexed metadata."""
+    # PostgreSQL text cannot hold U+0000, so such strings are refused up front.
+    encoded: EncodedItem = encode_item(item, allow_nul=False)
+    return (
+        namespace, item.id, encoded.created_at, encoded.body, encoded.folded,
+        [tag_key(tag) for tag in item.tags], dumps(item.metadata),
+    )

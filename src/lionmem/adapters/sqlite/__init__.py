@@ -1,0 +1,373 @@
+"""`SQLiteMemoryStore`: a durable store in one SQLite file.
+
+The store is here; its schema and migrations are in
+[`lionmem.adapters.sqlite.schema`][lionmem.adapters.sqlite.schema], and the private
+modules beside it hold the writes, the search planner, the file checks and the
+connections. Governed by [ADR-0096][adr-0096]. Uses only the standard library;
+`import lionmem` never imports this package.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any, Final, Literal, cast
+from uuid import UUID
+
+from lionmem._internal.arguments import as_uuid, require_type
+from lionmem._internal.timeouts import milliseconds
+from lionmem.adapters._rows import DURABLE_PROFILE, as_batch, decode_item, encode_batch
+from lionmem.adapters.errors import StoreClosedError
+from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
+from lionmem.adapters.sqlite._connect import connect
+from lionmem.adapters.sqlite._planner import COLUMNS, search
+from lionmem.adapters.sqlite._writes import Write, put, write_transaction
+from lionmem.adapters.sqlite.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SQLITE_PROFILE", "SQLiteMemoryStore"]
+
+SQLITE_PROFILE: Final = DURABLE_PROFILE
+"""What `SQLiteMemoryStore` promises: the reference's rules, except that results are
+copies, items survive a restart and content must be a JSON value. Not a dimension of
+the profile, but a limit all the same: an item may take at most 100 MB. The same
+profile as every durable store's."""
+
+# A checkpoint copies the write-ahead log into the database file. SQLite runs one
+# inside the write that fills the log to 1,000 pages, which then waits for all of it
+# (ADR-0096 gives the cost). The store's checkpoint thread copies the log beside the
+# writes instead, every `_CHECKPOINT_AFTER` items. The writer still
+# checkpoints at `_WRITER_CHECKPOINT_PAGES`, by then with little left to copy: only
+# its own checkpoint restarts the log from the beginning under a stream of writes.
+_CHECKPOINT_AFTER = 32
+
+
+class SQLiteMemoryStore(ClosesOnExit):
+    """A `MemoryStore` in one SQLite file, opened explicitly on a path you choose.
+
+    Follows the reference's rules (insertion order with replace in place, the
+    case-insensitive substring of `str(content)`, any-of tags, Python-equality filters
+    where `None` matches a missing key, slice limits) and declares where it differs in
+    [`SQLITE_PROFILE`][lionmem.adapters.sqlite.SQLITE_PROFILE]: results are copies and
+    content must be a JSON value. Writes and searches run on one worker thread, so
+    they never block the event loop; `retrieve` is a primary-key read on a read-only
+    WAL connection, which does not wait for writers. A second thread copies the
+    write-ahead log into the database file beside the writes. A store may be used
+    from any event loop, on any thread. See [ADR-0096][adr-0096].
+
+    Examples:
+        ```python
+        import tempfile
+        from pathlib import Path
+
+        from lionmem import MemoryItem
+        from lionmem.adapters.sqlite import SQLiteMemoryStore
+
+        path = Path(tempfile.mkdtemp()) / "memory.db"
+        async with SQLiteMemoryStore.open(path) as store:
+            item = MemoryItem(content="kept")
+            await store.store(item)
+        async with SQLiteMemoryStore.open(path) as store:
+            assert await store.retrieve(item.id) == item
+        ```
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        executor: ThreadPoolExecutor,
+        writer: sqlite3.Connection,
+        reader: sqlite3.Connection,
+    ) -> None:
+        """Use [`open`][lionmem.adapters.sqlite.SQLiteMemoryStore.open] instead."""
+        self.path = path
+        """The database file."""
+        self._executor = executor
+        self._writer = writer
+        self._reader: sqlite3.Connection | None = reader
+        # One read at a time: from Python 3.12, threads sharing a connection can share
+        # one prepared statement, so that one thread's read returned the row another
+        # thread asked for, or none.
+        self._reading = threading.Lock()
+        # Started by the first write that asks for a checkpoint; a store that only
+        # reads has no checkpoint thread. Its connection opens the file the other two
+        # did, even after a change of directory, and never creates one.
+        self._checkpoint_uri = path.absolute().as_uri() + "?mode=rw"
+        self._checkpointer: ThreadPoolExecutor | None = None
+        self._checkpoint_db: sqlite3.Connection | None = None  # the checkpoint thread's
+        self._checkpoint: Future[None] | None = None
+        self._checkpoint_sync = 0  # the writer's PRAGMA synchronous, read with the thread
+        self._written = 0
+        self._closing: Future[None] | None = None
+        self._pid = process_id()
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        busy_timeout: float = 10.0,
+        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        create: bool = True,
+    ) -> PendingOpen[SQLiteMemoryStore]:
+        """Open (creating or migrating) the database at `path`.
+
+        Use as `async with SQLiteMemoryStore.open(path) as store:` or
+        `store = await SQLiteMemoryStore.open(path)` followed by `await store.close()`.
+        `synchronous="FULL"` also survives power loss, at the cost of an fsync a write.
+        `busy_timeout` bounds waiting for another connection's lock, in seconds up to
+        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT].
+        With `create=False` a missing file, or one that holds no lionmem schema yet
+        (empty, or an SQLite database without tables), is an error instead of a new
+        database, for readers that should not write a schema into a mistyped path.
+
+        Raises:
+            ValueError: `path` is empty, holds a NUL, ends with a separator, or is
+                `":memory:"` (each connection would get its own database;
+                `InMemoryStore` is the store for memory that ends with the process),
+                or a bad setting.
+            IncompatibleDatabaseError: the file is not a lionmem database, or is newer,
+                or `path` is a directory, a device, a pipe or a socket; with
+                `create=False`, an empty file or an empty SQLite database too.
+            FileNotFoundError: the directory that should hold the file does not exist,
+                or, with `create=False`, the file does not.
+            PermissionError: this process may not write the file, or the directory
+                where SQLite keeps the write-ahead log; a store writes both, even to
+                read.
+            TypeError: `path` is neither a str nor a path, `busy_timeout` is not a
+                number, or `create` is not a bool.
+        """
+        try:
+            named: object = os.fspath(path)
+        except TypeError:
+            named = None
+        if not isinstance(named, str):  # bytes too, which Path() refuses
+            raise TypeError(f"path must be a str or a path, got {type(path).__name__}")
+        if named == "":
+            # Path("") is the current directory, which the file checks would report.
+            raise ValueError("path is empty; name the database file")
+        if "\0" in named:
+            raise ValueError(f"path {named!r} holds a NUL character, which no file name can")
+        if named.endswith(("/", os.sep)):
+            # Path() would drop the separator, which says the name is a directory's.
+            raise ValueError(f"path {named!r} ends with a separator, as a directory's does; name the file")
+        if named == ":memory:":
+            raise ValueError(
+                "SQLiteMemoryStore needs a file: ':memory:' would give its writer and its "
+                "reader separate databases; use InMemoryStore for memory that ends with the process"
+            )
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
+        busy_ms = milliseconds("busy_timeout", busy_timeout, zero=True)
+        require_type(create, "create", bool)
+        return PendingOpen(partial(_open, Path(path), busy_ms, synchronous, create))
+
+    def __repr__(self) -> str:
+        return f"<SQLiteMemoryStore {str(self.path)!r} {'closed' if self.closed else 'open'}>"
+
+    # -- lifecycle --------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` has been called."""
+        return self._reader is None
+
+    async def close(self) -> None:
+        """Close the database; later calls raise `StoreClosedError`. Idempotent.
+
+        Calls already waiting for the store's thread finish first. A `close()` that is
+        cancelled while it waits still closes everything on the store's threads; a
+        second `close()` waits for that.
+
+        Raises:
+            RuntimeError: the store is open and this process was forked from the
+                one that opened it; nothing is closed, the connections being the
+                parent's.
+        """
+        self._refuse_forked()
+        with self._reading:
+            if self._closing is None:
+                cast(sqlite3.Connection, self._reader).close()
+                self._reader = None
+                self._closing = self._executor.submit(self._close_on_worker)
+            closing = self._closing
+        await asyncio.shield(asyncio.wrap_future(closing))
+        self._executor.shutdown(wait=True)
+
+    def _live_reader(self) -> sqlite3.Connection:
+        if self._reader is None:
+            raise StoreClosedError(f"the SQLiteMemoryStore on {self.path} is closed")
+        return self._reader
+
+    def _refuse_forked(self) -> None:
+        # Before any lock: one the parent held when it forked stays held in the child.
+        # A closed store says so in any process, as a PostgreSQL store does.
+        if self._reader is not None:
+            refuse_forked(self._pid, f"the SQLiteMemoryStore on {self.path}")
+
+    async def _on_writer(self, function: Any, *args: Any) -> Any:
+        self._live_reader()
+        self._refuse_forked()
+        return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
+
+    # -- the protocol -------------------------------------------------------------
+
+    async def store(self, item: MemoryItem) -> UUID:
+        """Write `item` (replacing, in place, an item with its id) and return its id.
+
+        A write cancelled before the store's thread takes it up is dropped; once
+        taken up, it commits whole although its caller was cancelled.
+
+        Raises:
+            TypeError: not a `MemoryItem`, or content, tags or metadata that are not
+                JSON values; nothing is written.
+            ValueError: content or metadata nesting lists and objects more than
+                500 levels deep, or holding an integer with more digits than Python
+                writes as text; or an item over 100 MB, counted as the UTF-8 of
+                its content, tags and metadata in JSON or of the text search reads,
+                `str(content).lower()`. Nothing is written.
+            sqlite3.OperationalError: the database refused the write, such as when
+                another connection held the write lock for longer than
+                `busy_timeout`, or the disk is full; nothing is written.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        await self._on_writer(self._write, [Write.of(item)])
+        return item.id
+
+    async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
+        """Write several items in one transaction: all of them or, on error, none.
+
+        A large batch is read 200 items at a time, letting other tasks run between
+        slices; nothing is written until every item has been read and checked. A
+        cancelled call writes all of the items or none, as `store` does one.
+
+        Raises:
+            TypeError: `items` is not an iterable, or one `MemoryItem` alone; or
+                as for [`store`][lionmem.adapters.sqlite.SQLiteMemoryStore.store],
+                an item the store cannot keep. Nothing is written.
+            ValueError: as for `store`; nothing is written.
+            sqlite3.OperationalError: as for `store`; nothing is written.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        batch = as_batch(items)
+        await self._on_writer(self._write, await encode_batch(batch, Write.of))
+        return [item.id for item in batch]
+
+    async def optimize(self) -> None:
+        """Merge the text index into one segment, in one transaction.
+
+        Each write adds a segment to the trigram index, and later writes merge them a
+        little at a time; after a bulk load that leftover merging makes some single
+        writes slow ([ADR-0096][adr-0096] measures both). Run this after loading many
+        items: it rewrites the whole index, in time that grows with it, holds the
+        write lock meanwhile (searches and writes on this store wait for it; `retrieve`
+        does not), and leaves text searches reading one segment. Items and results do
+        not change. See [ADR-0096][adr-0096].
+
+        Raises:
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+            sqlite3.OperationalError: another connection held the write lock for
+                longer than `busy_timeout`; nothing changed.
+        """
+        await self._on_writer(self._optimize)
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        """Return a copy of the item with `item_id`, or `None`.
+
+        A string in UUID form is taken as that UUID ([ADR-0095][adr-0095]).
+
+        Raises:
+            ValueError: `item_id` is a string that is not a UUID.
+            TypeError: `item_id` is neither a UUID nor a string.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        key = str(as_uuid(item_id, "item_id"))
+        self._refuse_forked()
+        with self._reading:
+            row = self._live_reader().execute(f"SELECT {COLUMNS} FROM items WHERE id = ?", (key,)).fetchone()
+        return None if row is None else decode_item(*row)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Return copies of the items matching `query`, in insertion order.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        if not isinstance(query, MemoryQuery):
+            raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
+        found: list[MemoryItem] = await self._on_writer(search, self._writer, query)
+        return found
+
+    # -- on the worker thread -------------------------------------------------------
+
+    def _write(self, writes: Sequence[Write]) -> None:
+        db = self._writer
+        with write_transaction(db):
+            for write in writes:
+                put(db, write)
+        self._written += len(writes)
+        if self._written >= _CHECKPOINT_AFTER and (self._checkpoint is None or self._checkpoint.done()):
+            self._written = 0
+            if self._checkpointer is None:
+                self._checkpointer = ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="lionmem-sqlite-checkpoint"
+                )
+                # As the writer's, so that a checkpoint syncs the file as hard.
+                (self._checkpoint_sync,) = db.execute("PRAGMA synchronous").fetchone()
+            self._checkpoint = self._checkpointer.submit(self._run_checkpoint)
+
+    def _optimize(self) -> None:
+        with write_transaction(self._writer):
+            self._writer.execute("INSERT INTO items_text (items_text) VALUES ('optimize')")
+
+    def _close_on_worker(self) -> None:
+        self._writer.close()
+        # No write is left to ask for a checkpoint. Closed last, the checkpoint
+        # connection copies what the log still holds into the file and removes the log.
+        if self._checkpointer is not None:
+            self._checkpointer.submit(self._close_checkpoint_db).result()
+            self._checkpointer.shutdown(wait=True)
+        # Ends this thread once this call returns, should close() no longer be waiting.
+        self._executor.shutdown(wait=False)
+
+    # -- on the checkpoint thread ----------------------------------------------------
+
+    def _run_checkpoint(self) -> None:
+        """Copy what the log holds into the database file, as far as readers allow,
+        without waiting for a lock or holding up writers."""
+        try:
+            db = self._checkpoint_db
+            if db is None:
+                db = sqlite3.connect(self._checkpoint_uri, uri=True, isolation_level=None)
+                db.execute(f"PRAGMA synchronous = {self._checkpoint_sync}")
+                self._checkpoint_db = db
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            # As with SQLite's own checkpoints, a failure loses nothing: the log keeps
+            # its pages for the next checkpoint, and readers and writers use it meanwhile.
+            pass
+
+    def _close_checkpoint_db(self) -> None:
+        if self._checkpoint_db is not None:
+            self._checkpoint_db.close()
+
+
+async def _open(path: Path, busy_ms: int, synchronous: str, create: bool) -> SQLiteMemoryStore:
+    return SQLiteMemoryStore(path, *await connect(path, busy_ms, synchronous, create))

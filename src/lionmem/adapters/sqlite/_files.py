@@ -1,0 +1,50 @@
+"""What the SQLite store checks of a path before SQLite opens it, so that a file it
+should not touch is left as it was and an error names the file.
+
+Governed by [ADR-0096][adr-0096].
+"""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from typing import Final
+
+from lionmem.adapters.errors import IncompatibleDatabaseError
+
+_HEADER = b"SQLite format 3\x00"
+
+
+def not_writable(path: Path, place: Path) -> PermissionError:
+    return PermissionError(
+        f"cannot open {path}: {place} is not writable here, and the store writes the "
+        "database file and keeps its write-ahead log beside it, even to read"
+    )
+
+
+_NOT_FILES: Final = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def refuse_foreign_file(path: Path, create: bool) -> None:
+    # SQLite opens a device, a pipe or a socket too, fails with "disk I/O error", and
+    # may leave a journal beside it (as /dev/null-journal).
+    if path.exists() and not path.is_file():
+        kind = _NOT_FILES.get(stat.S_IFMT(path.stat().st_mode), "a special file")
+        raise IncompatibleDatabaseError(f"{path} is {kind}, not a database file")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(
+            f"{path.parent} is not a directory; SQLiteMemoryStore creates its database file, "
+            "not the directories above it"
+        )
+    if not create and not path.exists():
+        raise FileNotFoundError(f"there is no database at {path}; nothing was created")
+    if path.exists() and path.stat().st_size > 0:
+        with path.open("rb") as handle:
+            if handle.read(len(_HEADER)) != _HEADER:
+                raise IncompatibleDatabaseError(f"{path} is not an SQLite database; left untouched")

@@ -1,0 +1,212 @@
+"""How the SQLite store answers a search: which index drives it, the SQL for the
+other predicates, and what Python checks on the rows.
+
+Governed by [ADR-0096][adr-0096].
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, NamedTuple, cast
+
+from lionmem.adapters._rows import MAX_SQL_LIMIT, SQL_FILTERS, decode_in_slices, matching, settle_unstorable
+from lionmem.adapters.sqlite._writes import INT64, indexable
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+
+# A BLOB in created_at is only ever -0.0 (see `stored_time`), which the decoder reads
+# back; a CASE turning it into a REAL here would cost every row of a broad search
+# (ADR-0096 gives the figure).
+COLUMNS = "items.id, items.created_at, items.body"
+_MIN_TRIGRAM = 3
+_SQL_TAGS = 1_000
+_OPENING = 64
+"""The most characters of a needle the trigram index is asked for: a 100,000-character
+needle of common words was slow to look up whole (ADR-0096); what matches its opening is
+then checked whole by instr()."""
+_PROBE = 256
+
+
+def _trigrams(opening: str) -> str:
+    """An FTS5 query for the rows holding the trigrams that cover `opening` (one at
+    every third character, and its last), each quoted, joined by `AND`.
+
+    Not the phrase `"opening"`: for a phrase FTS5 compares the trigrams' positions
+    in each row, which in a row holding a long run of one trigram (a million "x",
+    or one sentence repeated) was orders of magnitude slower (ADR-0096). Nor every
+    trigram: each is a
+    list of rows to read, and these narrow as well at a third of the cost.
+    """
+    starts = [*range(0, len(opening) - 2, 3), len(opening) - 3]
+    trigrams = dict.fromkeys(opening[start : start + 3] for start in starts)
+    return " ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
+
+
+_NUMBER_KINDS = "('integer', 'real', 'true', 'false')"
+
+
+def _same_value(value: object, row: str) -> str | None:
+    """The condition on the `item_meta` row named `row` that holds exactly when its
+    value `==` `value` in Python (given its key), or `None` when SQL cannot decide that.
+
+    SQLite compares a 64-bit integer with a float exactly, as Python does, and stores
+    `True` and `False` as 1 and 0. Integers beyond 64 bits are 'bigint' rows without a
+    value; no float smaller than 2**63 in size can equal one.
+    """
+    kind = type(value)
+    if kind is str:
+        return f"{row}.value = ? AND {row}.kind = 'text'"
+    if (kind is bool or kind is int) and value in INT64 or (
+        kind is float and -(2.0**63) <= cast(float, value) < 2.0**63
+    ):
+        return f"{row}.value = ? AND {row}.kind IN {_NUMBER_KINDS}"
+    return None
+
+
+_ROW = "m.seq = items.seq AND m.key = ?"
+"""Correlates a lookup of one item's metadata row for one key."""
+
+
+def _filter_condition(key: str, value: object) -> tuple[str, list[object], bool] | None:
+    """`(condition on items, its parameters, exact)` for one filter: the condition keeps
+    every match, and `exact` says it also drops every other item. `None` when nothing
+    narrows it (a value that is no JSON value), so Python alone decides."""
+    same = _same_value(value, "m")
+    if same is not None:
+        return f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {same})", [key, value], True
+    if value is None:  # a missing key matches, so does a stored null
+        return f"NOT EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND m.kind != 'null')", [key], True
+    kind = type(value)
+    if kind is int or kind is float:
+        # Beyond 64 bits (or NaN): a float or a big integer may be equal; Python decides.
+        kinds = "m.kind IN ('real', 'bigint')"
+    elif kind is list:
+        kinds = "m.kind = 'array'"
+    elif kind is dict:
+        kinds = "m.kind = 'object'"
+    else:
+        return None
+    return f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {kinds})", [key], False
+
+
+class _Driver(NamedTuple):
+    """An index that lists a search's candidates in insertion order."""
+
+    source: str
+    """The `FROM` clause joining the index to `items`."""
+    order: str
+    """The index column in insertion order."""
+    condition: str
+    """Which index rows are candidates."""
+    params: list[object]
+    """The values of `condition`."""
+    entries: str
+    """A query for those index rows alone, to count them."""
+    settles_tags: bool = False
+    """Whether the condition decides the tag predicate exactly."""
+    settles_key: str | None = None
+    """The filter key whose predicate the condition decides exactly, if any."""
+
+
+def _drivers(query: MemoryQuery, tags: list[str], filters: dict[str, Any]) -> list[_Driver]:
+    """The indexes that could drive `query`, in the order preferred on a tie: the
+    trigram index comes last because each of its candidates costs the most to list."""
+    drivers: list[_Driver] = []
+    if len(tags) == 1:
+        drivers.append(_Driver(
+            "item_tags AS d JOIN items ON items.seq = d.seq", "d.seq",
+            "d.tag = ?", [tags[0]], "SELECT 1 FROM item_tags AS d WHERE d.tag = ?", settles_tags=True,
+        ))
+    for key, value in filters.items():
+        same = _same_value(value, "d")
+        if same is not None:
+            drivers.append(_Driver(
+                "item_meta AS d JOIN items ON items.seq = d.seq", "d.seq",
+                f"d.key = ? AND {same}", [key, value],
+                f"SELECT 1 FROM item_meta AS d WHERE d.key = ? AND {same}", settles_key=key,
+            ))
+    if len(tags) > 1:
+        # SQLite collects the items holding any of the tags into a sorted set and
+        # walks it in order.
+        within = f"SELECT seq FROM item_tags WHERE tag IN ({', '.join('?' * len(tags))})"
+        drivers.append(
+            _Driver("items", "items.seq", f"items.seq IN ({within})", [*tags], within, settles_tags=True)
+        )
+    needle = (query.text or "").lower()
+    if len(needle) >= _MIN_TRIGRAM:
+        # Narrows only: instr() on the stored text decides, so wildcards stay literal,
+        # and a long needle's opening narrows as well as all of it, at a bounded cost.
+        drivers.append(_Driver(
+            "items_text JOIN items ON items.seq = items_text.rowid", "items_text.rowid",
+            "items_text MATCH ?", [_trigrams(indexable(needle[:_OPENING]))],
+            "SELECT 1 FROM items_text WHERE items_text MATCH ?",
+        ))
+    return drivers
+
+
+def search(db: sqlite3.Connection, asked: MemoryQuery) -> list[MemoryItem]:
+    """The items matching `asked`, read on `db` (the writer's connection, on its thread)."""
+    query = settle_unstorable(asked, allow_nul=True)
+    if query is None:
+        return []
+    tags = list(dict.fromkeys(query.tags or ()))
+    # More tags than a statement safely takes parameters for (SQLite's default
+    # limit is 32,766) are checked in Python instead.
+    any_tag = frozenset(tags) if len(tags) > _SQL_TAGS else frozenset[str]()
+    if any_tag:
+        tags = []
+    every_filter = list((query.filters or {}).items())
+    filters = dict(every_filter[:SQL_FILTERS])
+    recheck: list[tuple[str, Any]] = every_filter[SQL_FILTERS:]
+    driver = _narrowest(db, _drivers(query, tags, filters), query.limit)
+    # The driving index lists candidates in insertion order, so a limit stops the
+    # scan early; every other predicate is looked up row by row on primary keys.
+    clauses = [] if driver is None else [driver.condition]
+    params = [] if driver is None else [*driver.params]
+    if query.text:
+        clauses.append("instr(items.folded, ?) > 0")
+        params.append(query.text.lower())
+    if tags and (driver is None or not driver.settles_tags):
+        marks = ", ".join("?" * len(tags))
+        clauses.append(
+            f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))"
+        )
+        params.extend(tags)
+    for key, value in filters.items():
+        if driver is not None and key == driver.settles_key:
+            continue
+        condition = _filter_condition(key, value)
+        if condition is None or not condition[2]:
+            recheck.append((key, value))
+        if condition is not None:
+            clauses.append(condition[0])
+            params.extend(condition[1])
+    source, order = ("items", "items.seq") if driver is None else (driver.source, driver.order)
+    sql = f"SELECT {COLUMNS} FROM {source}"
+    if clauses:
+        sql += " WHERE " + " AND ".join(clauses)
+    sql += f" ORDER BY {order}"
+    limit = query.limit
+    if not recheck and not any_tag and limit >= 0:
+        rows = db.execute(sql + " LIMIT ?", (*params, min(limit, MAX_SQL_LIMIT))).fetchall()
+        return decode_in_slices(rows)
+    matches = list(matching(db.execute(sql, params), recheck, limit, any_tag))
+    return matches[:limit]
+
+def _narrowest(db: sqlite3.Connection, drivers: list[_Driver], limit: int) -> _Driver | None:
+    """The driver with the fewest index entries, without statistics: count at most
+    `_PROBE` entries of each and, while every count reaches that cap and the search
+    wants more rows than the cap, count 16 times further. A count below the cap is
+    exact, so the loop ends once one index runs out."""
+    cap = _PROBE
+    while len(drivers) > 1:
+        counts = [
+            db.execute(f"SELECT count(*) FROM ({d.entries} LIMIT ?)", [*d.params, cap])
+            .fetchone()[0]
+            for d in drivers
+        ]
+        least = min(counts)
+        if least < cap or 0 <= limit <= cap:
+            return drivers[counts.index(least)]
+        # No count exceeds the cap, so here every driver is tied at it.
+        cap *= 16
+    return drivers[0] if drivers else None

@@ -1,0 +1,127 @@
+"""How the SQLite store writes one item: its row, its index rows, and the
+transaction around them.
+
+Governed by [ADR-0096][adr-0096].
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import struct
+from collections.abc import Generator
+from contextlib import contextmanager
+from typing import Any, NamedTuple, cast
+
+from lionmem.adapters._rows import encode_item
+from lionmem.protocols.memory import MemoryItem
+
+_NEGATIVE_ZERO = struct.pack("<d", -0.0)
+
+
+def stored_time(created_at: float) -> float | bytes:
+    """`created_at` as the items table keeps it. SQLite writes a whole-number REAL as
+    an integer on disk, and the integer 0 has no sign, so -0.0 alone is stored as
+    its 8 bytes, which a REAL column keeps as they are."""
+    return _NEGATIVE_ZERO if created_at == 0.0 and math.copysign(1.0, created_at) < 0 else created_at
+
+
+INT64 = range(-(2**63), 2**63)
+
+
+def indexable(folded: str) -> str:
+    # FTS5 stops reading text at a NUL; index it as U+0001. The index only narrows the
+    # candidates and instr() on the real text decides, so the stand-in cannot mislead.
+    return folded.replace("\x00", "\x01")
+
+
+def _meta_row(value: object) -> tuple[str, object]:
+    """The (kind, comparable value) of a metadata value for the narrowing index."""
+    if value is None:
+        return "null", None
+    if value is True or value is False:
+        return ("true" if value else "false"), int(value)
+    if type(value) is int:
+        return ("integer", value) if value in INT64 else ("bigint", None)
+    if type(value) is float:
+        return "real", value
+    if type(value) is str:
+        return "text", value
+    return ("array" if type(value) is list else "object"), None
+
+
+MetaRow = tuple[str, str, object]
+"""`(key, kind, comparable value)` of one metadata entry in the narrowing index."""
+
+
+def index_rows(tags: list[str], metadata: dict[str, Any]) -> tuple[list[str], list[MetaRow]]:
+    """The distinct tags and the metadata rows that index an item."""
+    return list(dict.fromkeys(tags)), [(key, *_meta_row(value)) for key, value in metadata.items()]
+
+
+class Write(NamedTuple):
+    """One item as its write needs it, taken whole when `store` or `store_many` is
+    called: changes to the item while the write waits for the worker thread reach
+    neither its row nor its index."""
+
+    columns: tuple[str, float | bytes, str, str]
+    """`(id, created_at, body, folded)` as the items table keeps them."""
+    tags: list[str]
+    meta: list[MetaRow]
+
+    @classmethod
+    def of(cls, item: object) -> Write:
+        row = encode_item(item)
+        stored = cast(MemoryItem, item)  # encode_item refuses anything else
+        columns = (row.id, stored_time(row.created_at), row.body, row.folded)
+        return cls(columns, *index_rows(stored.tags, stored.metadata))
+
+
+def index(db: sqlite3.Connection, seq: int, folded: str, tags: list[str], meta: list[MetaRow]) -> None:
+    db.execute("INSERT INTO items_text (rowid, indexed) VALUES (?, ?)", (seq, indexable(folded)))
+    db.executemany("INSERT INTO item_tags (seq, tag) VALUES (?, ?)", [(seq, t) for t in tags])
+    db.executemany(
+        "INSERT INTO item_meta (seq, key, kind, value) VALUES (?, ?, ?, ?)", [(seq, *m) for m in meta]
+    )
+
+
+def _unindex(db: sqlite3.Connection, seq: int, folded: str) -> None:
+    # A contentless FTS5 table forgets a row only when given the text it indexed.
+    db.execute(
+        "INSERT INTO items_text (items_text, rowid, indexed) VALUES ('delete', ?, ?)",
+        (seq, indexable(folded)),
+    )
+    db.execute("DELETE FROM item_tags WHERE seq = ?", (seq,))
+    db.execute("DELETE FROM item_meta WHERE seq = ?", (seq,))
+
+
+@contextmanager
+def write_transaction(db: sqlite3.Connection) -> Generator[None, None, None]:
+    """Take the write lock at once (waiting up to the busy timeout), commit when the
+    block ends, roll back everything it did if it raises."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def put(db: sqlite3.Connection, write: Write) -> None:
+    """Insert or replace one item in place, with its index rows."""
+    item_id, *values = write.columns
+    found = db.execute("SELECT seq, folded FROM items WHERE id = ?", (item_id,)).fetchone()
+    if found is None:
+        inserted = db.execute(
+            "INSERT INTO items (id, created_at, body, folded) VALUES (?, ?, ?, ?)", write.columns
+        ).lastrowid
+        assert inserted is not None  # an INSERT into a rowid table always sets it
+        seq = inserted
+    else:
+        seq, old_folded = found
+        db.execute(
+            "UPDATE items SET created_at = ?, body = ?, folded = ? WHERE seq = ?", (*values, seq)
+        )
+        _unindex(db, seq, old_folded)
+    index(db, seq, write.columns[3], write.tags, write.meta)

@@ -1,0 +1,113 @@
+"""The SQLite store's schema: its version, the steps that migrate an older file, and
+the mark that tells a lionmem database from any other.
+
+Governed by [ADR-0096][adr-0096].
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+from lionmem._internal.json_values import loads
+from lionmem.adapters.errors import IncompatibleDatabaseError
+from lionmem.adapters.sqlite._writes import index, index_rows, write_transaction
+
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION"]
+
+APPLICATION_ID: Final = 0x4C4D454D
+"""`PRAGMA application_id` of a lionmem database ("LMEM")."""
+
+SCHEMA_VERSION: Final = 4
+"""The schema this code writes; `PRAGMA user_version` of a current database."""
+
+_ITEMS_V1 = """
+    CREATE TABLE items (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        created_at REAL NOT NULL,
+        body TEXT NOT NULL,
+        folded TEXT NOT NULL
+    )
+"""
+
+# The search indexes are written from Python, not by json_each() in triggers: SQLite's
+# JSON functions cut strings at a NUL character, and a bound parameter does not.
+_INDEXES_V2 = [
+    """CREATE TABLE item_tags (
+        seq INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (seq, tag)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX item_tags_by_tag ON item_tags (tag, seq)",
+    """CREATE TABLE item_meta (
+        seq INTEGER NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, value,
+        PRIMARY KEY (seq, key)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX item_meta_by_value ON item_meta (key, value, seq)",
+    """CREATE VIRTUAL TABLE items_text USING fts5(
+        indexed, content='', tokenize='trigram case_sensitive 1'
+    )""",
+]
+
+
+def _version_1(db: sqlite3.Connection) -> None:
+    db.execute(_ITEMS_V1)
+
+
+def _version_2(db: sqlite3.Connection) -> None:
+    for statement in _INDEXES_V2:
+        db.execute(statement)
+    rows = db.execute("SELECT seq, folded, body FROM items").fetchall()
+    for seq, folded, body in rows:
+        _content, tags, metadata = loads(body)
+        index(db, seq, folded, *index_rows(tags, metadata))
+
+
+def _version_3(db: sqlite3.Connection) -> None:
+    # Version 2 indexed integers beyond 64 bits as 'integer' rows holding a rounded
+    # float, which SQL cannot compare exactly; they become 'bigint' rows without a
+    # value. The value index gains `kind`, so a filter never reads the table.
+    db.execute(
+        "UPDATE item_meta SET kind = 'bigint', value = NULL"
+        " WHERE kind = 'integer' AND typeof(value) = 'real'"
+    )
+    db.execute("DROP INDEX item_meta_by_value")
+    db.execute(_META_BY_VALUE)
+
+
+def _version_4(db: sqlite3.Connection) -> None:
+    """No table changes: from version 4, `created_at` may hold the 8 bytes of -0.0
+    (see `stored_time`), which version 3 code would misread, so it must refuse
+    the file. Version 3 stored -0.0 as 0.0; that sign is lost."""
+
+
+MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
+    1: _version_1,
+    2: _version_2,
+    3: _version_3,
+    4: _version_4,
+}
+"""Each step moves a database from the previous version to this one, inside the
+transaction that records the new `user_version`."""
+
+_META_BY_VALUE = "CREATE INDEX item_meta_by_value ON item_meta (key, value, seq, kind)"
+
+
+def migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the database up to `SCHEMA_VERSION` in one transaction.
+
+    Safe when several processes open the same new file at once: the version is read
+    again after taking the write lock, so each step runs exactly once.
+    """
+    with write_transaction(db):
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise IncompatibleDatabaseError(
+                f"{path} has schema version {version}, newer than this lionmem's "
+                f"{SCHEMA_VERSION}; upgrade lionmem to open it"
+            )
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            MIGRATIONS[step](db)
+        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

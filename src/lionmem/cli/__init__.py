@@ -1,0 +1,68 @@
+"""The `lionmem` command line: stores named by URL, a demo, and the conformance check.
+
+`put`, `get` and `search` work on any store a URL names (see
+[`open_store`][lionmem.adapters.urls.open_store] and [ADR-0098][adr-0098]) and print
+items as JSON lines; `check` runs the kit of [ADR-0093][adr-0093] against a store
+factory or URL template. Exit status: 0 done, 1 nothing found or a store error, 2 bad
+usage. The parser, the commands, the check and the input and output each have a
+private module here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import sqlite3
+import sys
+from collections.abc import Sequence
+from typing import cast
+
+from lionmem.adapters.urls import open_store
+from lionmem.cli._check import check
+from lionmem.cli._commands import command_for, run
+from lionmem.cli._output import stdout_takes_any_text
+from lionmem.cli._parser import build_parser
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return its exit status (see [ADR-0098][adr-0098])."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    usage: argparse.ArgumentParser = args.usage
+    if not stdout_takes_any_text():
+        # The demo's and the check's text then shows what stdout cannot take as
+        # escapes, as stderr does, instead of failing on it.
+        cast(io.TextIOWrapper, sys.stdout).reconfigure(errors="backslashreplace")
+    if args.command == "check":
+        try:
+            return check(args.factory, args.url, args.profile, args.only, args.timeout)
+        except ValueError as exc:
+            usage.error(str(exc))
+    try:
+        command = command_for(args)
+        # Checks the URL and opens nothing yet; reading never creates a database file.
+        opening = open_store(args.url, create=args.command in ("put", "demo"))
+    except (ValueError, ModuleNotFoundError) as exc:
+        usage.error(str(exc))
+    try:
+        return asyncio.run(run(opening, command))
+    except BrokenPipeError:
+        # Whoever read the output stopped (`| head`): end quietly, and point stdout at
+        # nothing so that Python's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except _store_errors() as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _store_errors() -> tuple[type[Exception], ...]:
+    """What a store may raise for a bad file, a server's refusal or an outage: status
+    1, not a traceback. psycopg's errors count once a URL has made it load."""
+    errors: tuple[type[Exception], ...] = (OSError, RuntimeError, TypeError, ValueError, sqlite3.Error)
+    psycopg = sys.modules.get("psycopg")
+    return errors if psycopg is None else (*errors, psycopg.Error)

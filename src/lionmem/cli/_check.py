@@ -1,0 +1,134 @@
+"""`check`: the conformance kit against a store factory or a URL template, printed
+as a table that grows as each check ends.
+
+Governed by [ADR-0093][adr-0093] and [ADR-0098][adr-0098].
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import tempfile
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any, cast
+
+from lionmem._internal.arguments import kind_of
+from lionmem.adapters.urls import SCHEMES, open_store
+from lionmem.protocols.memory import MemoryStore
+from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
+from lionmem.testing import CHECKS, CheckResult, ConformanceKit, StoreFactory
+
+def _load(reference: str) -> Any:
+    """Import `module:attribute`, raising `ValueError` with what was wrong."""
+    module_name, sep, attribute = reference.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ValueError(f"{reference!r} is not of the form module:attribute")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module_name!r}: {exc}") from None
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise ValueError(f"module {module_name!r} has no attribute {attribute!r}") from None
+
+
+_PLACES = ("{workspace}", "{name}")
+
+
+def _url_factory(template: str) -> Callable[[Path], AbstractAsyncContextManager[MemoryStore]]:
+    """A store factory from a URL template: `{workspace}` becomes the check's fresh
+    directory and `{name}` its name, so that every check gets a store of its own."""
+    if template != "memory:" and not any(place in template for place in _PLACES):
+        raise ValueError("--url must hold {workspace} or {name}, so that each check gets a fresh store")
+
+    def url_for(workspace: Path) -> str:
+        try:
+            return template.format(workspace=workspace, name=workspace.name)
+        except (KeyError, IndexError, ValueError):
+            raise ValueError("--url may hold only the fields {workspace} and {name}") from None
+
+    open_store(url_for(Path(tempfile.gettempdir()) / "lionmem-kit-example"))  # check it now
+    return lambda workspace: open_store(url_for(workspace))
+
+
+def _declared_profile(url: str) -> FidelityProfile:
+    """The profile the store a URL names declares, which its check is against unless
+    `--profile` says otherwise: against the reference, a durable store's declared
+    differences would fail."""
+    scheme = url.partition(":")[0]
+    if scheme == "sqlite":
+        from lionmem.adapters.sqlite import SQLITE_PROFILE
+
+        return SQLITE_PROFILE
+    if scheme in ("postgresql", "postgres"):
+        from lionmem.adapters.postgres import POSTGRES_PROFILE
+
+        return POSTGRES_PROFILE
+    return REFERENCE_PROFILE  # memory:, an InMemoryStore
+
+
+def check(
+    factory_ref: str | None,
+    url: str | None,
+    profile_ref: str | None,
+    names: list[str] | None,
+    timeout: float,
+) -> int:
+    if (factory_ref is None) == (url is None):
+        raise ValueError("give either FACTORY or --url")
+    if url is not None:
+        factory: Any = _url_factory(url)
+    else:
+        assert factory_ref is not None  # one of the two, checked above
+        scheme, _, rest = factory_ref.partition(":")
+        if scheme in SCHEMES and not rest.isidentifier():  # `memory:make` may be a module
+            raise ValueError(
+                f"{factory_ref!r} is a store URL: check takes one as --url, holding {{workspace}}"
+                " or {name} so that each check gets a fresh store"
+            )
+        factory = _load(factory_ref)
+        if not callable(factory):
+            raise ValueError(f"{factory_ref} is not callable")
+    if profile_ref is not None:
+        profile = _load(profile_ref)
+    elif url is not None:
+        profile = _declared_profile(url)
+    else:
+        profile = REFERENCE_PROFILE
+    if not isinstance(profile, FidelityProfile):
+        raise ValueError(f"{profile_ref} is {kind_of(profile)}, not a FidelityProfile")
+    kit = ConformanceKit(cast("StoreFactory", factory), profile, timeout=timeout)
+    selected = names or list(CHECKS)
+    # Each row prints as its check ends, so a slow or stuck check shows where it is;
+    # the widths come from what is known before any runs (observed is cut to declared's).
+    declared = ("declared", *(kit.declared(name) for name in selected))
+    widths = [max(len(name) for name in ("check", *selected)), min(48, max(map(len, declared)))]
+    widths.append(widths[1])
+
+    def row(cells: tuple[str, str, str], status: str) -> None:
+        padded = [cell[:width].ljust(width) for cell, width in zip(cells, widths, strict=True)]
+        print("  ".join([*padded, status]).rstrip(), flush=True)
+
+    results: list[CheckResult] = []
+    for name in selected:
+        try:
+            result = kit.check(name)
+        except Exception as exc:  # the factory's own code, outside any check
+            print(
+                f"python -m lionmem: error: no store to check: {type(exc).__name__}: {exc}",
+                file=sys.stderr,
+            )
+            return 1
+        if not results:
+            row(("check", "declared", "observed"), "")
+        row((name, result.declared, result.observed), "ok" if result.passed else "MISMATCH")
+        results.append(result)
+    failed = [r for r in results if not r.passed]
+    for result in failed:
+        print(f"\n{result.dimension}: declared {result.declared}, observed {result.observed}")
+        print("\n".join(f"    {line}" for line in result.reproduction.splitlines()))
+    print(f"\n{len(results) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0

@@ -1,0 +1,70 @@
+"""The command line's arguments: one subcommand each for the demo, `put`, `get`,
+`search` and `check`.
+
+Governed by [ADR-0098][adr-0098].
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from lionmem.testing import CHECKS
+
+_HELP = """\
+Read and write any lionmem store a URL names, run a demo, or check an adapter.
+Items print as JSON lines. In --meta and --filter, KEY=TEXT is a string and
+KEY:=JSON any JSON value. Exit status: 0 done, 1 no such item or a store error,
+2 bad usage."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m lionmem", description=_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    url_help = "the store: memory:, sqlite:///PATH or postgresql://...?namespace=NAME"
+    demo = commands.add_parser("demo", help="store, retrieve and search a few notes")
+    demo.add_argument("url", nargs="?", default="memory:", help=url_help + " (default: memory:)")
+    put = commands.add_parser("put", help="store one item and print its id")
+    put.add_argument("url", help=url_help)
+    put.add_argument("content", help="the content, a string (or JSON with --json)")
+    put.add_argument("--json", action="store_true", help="read CONTENT as a JSON value")
+    put.add_argument("--id", help="the item's id, to replace an item in place (default: new)")
+    put.add_argument("--tag", action="append", help="a tag (repeatable)")
+    put.add_argument("--meta", action="append", metavar="KEY=TEXT|KEY:=JSON", help="metadata (repeatable)")
+    get = commands.add_parser("get", help="print the item with an id as JSON")
+    get.add_argument("url", help=url_help)
+    get.add_argument("id", help="the item's UUID")
+    search = commands.add_parser("search", help="print the matching items as JSON lines")
+    search.add_argument("url", help=url_help)
+    search.add_argument("--text", help="a substring of the content, any case")
+    search.add_argument("--tag", action="append", help="any one of these tags (repeatable)")
+    search.add_argument(
+        "--filter", action="append", metavar="KEY=TEXT|KEY:=JSON", help="metadata[KEY] equals (repeatable)"
+    )
+    search.add_argument("--limit", type=int, default=20, help="results[:LIMIT] (default: 20)")
+    check = commands.add_parser("check", help="check a store against its fidelity profile")
+    check.add_argument("factory", nargs="?", help="module:callable that builds a fresh store")
+    check.add_argument(
+        "--url",
+        help="instead of FACTORY, a store URL holding {workspace} or {name} "
+        "(e.g. sqlite:///{workspace}/kit.db), opened fresh for each check",
+    )
+    check.add_argument(
+        "--profile",
+        help="module:NAME of its FidelityProfile (default: the reference, or with --url the "
+        "profile its store declares)",
+    )
+    check.add_argument(
+        "--only", action="append", choices=CHECKS, metavar="CHECK",
+        help=f"run only this check (repeatable): {', '.join(CHECKS)}",
+    )
+    check.add_argument(
+        "--timeout", type=float, default=30.0, metavar="SECONDS",
+        help="fail a check whose store takes longer to open, close or answer one call (default: 30)",
+    )
+    for command in (demo, put, get, search, check):
+        # Bad usage found after parsing is reported with the command's own usage, as
+        # argparse reports what it finds itself.
+        command.set_defaults(usage=command)
+    return parser
