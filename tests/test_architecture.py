@@ -1,0 +1,76 @@
+"""The layers hold: import-linter's contracts in pyproject.toml pass on the source,
+and each of them fails on a copy of the source that breaks it."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lint_imports(source: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the contracts of `cwd`'s pyproject.toml on the `lionmem` package under `source`."""
+    command = Path(sys.executable).parent / "lint-imports"
+    assert command.exists(), "import-linter is installed by the test extra"
+    return subprocess.run(
+        [str(command), "--no-cache"],
+        cwd=cwd, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(source)},
+    )
+
+
+def test_every_contract_is_kept() -> None:
+    done = lint_imports(ROOT / "src", ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Contracts: 5 kept, 0 broken." in done.stdout
+
+
+# One import per contract, each placed where that contract alone forbids it.
+BREAKS: dict[str, tuple[str, str]] = {
+    "The command line on top": ("lionmem/adapters/urls.py", "import lionmem.testing.kit"),
+    "never import the package's lazy face": ("lionmem/session/branch.py", "from lionmem import Pile"),
+    "Each durable store stands alone": (
+        "lionmem/adapters/sqlite/_planner.py", "import lionmem.adapters.postgres.schema",
+    ),
+    "A private module is imported only": ("lionmem/adapters/urls.py", "import lionmem.adapters.sqlite._writes"),
+    "No import cycles": ("lionmem/adapters/sqlite/_writes.py", "import lionmem.adapters.sqlite.schema"),
+}
+
+
+@pytest.mark.parametrize("contract", sorted(BREAKS))
+def test_each_contract_fails_when_broken(contract: str, tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "src" / "lionmem", tmp_path / "src" / "lionmem")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    module, line = BREAKS[contract]
+    path = tmp_path / "src" / module
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{line}  # noqa: E402\n", encoding="utf-8")
+    done = lint_imports(tmp_path / "src", tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Contracts: 4 kept, 1 broken." in done.stdout, done.stdout
+    broken = [line for line in done.stdout.splitlines() if line.endswith("BROKEN")]
+    assert len(broken) == 1 and contract in " ".join(done.stdout.split()), done.stdout
+
+
+def test_the_layers_drawing_is_drawn_from_the_contract() -> None:
+    spec = importlib.util.spec_from_file_location("draw_layers", ROOT / "scripts" / "draw_layers.py")
+    assert spec is not None and spec.loader is not None
+    draw_layers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(draw_layers)
+    assert draw_layers.layers() == [
+        ["lionmem.cli"],
+        ["lionmem.adapters", "lionmem.testing"],
+        ["lionmem.session"],
+        ["lionmem.protocols"],
+        ["lionmem._internal"],
+    ]
+    committed = draw_layers.DRAWING.read_text(encoding="utf-8")
+    assert committed == draw_layers.drawing(), "run scripts/draw_layers.py and commit the drawing"
+    for package in ("lionmem.cli", "lionmem.adapters", "lionmem._internal"):
+        assert f">{package}<" in committed
