@@ -25,10 +25,18 @@ from sybil.parsers.rest import DocTestParser
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
 
 from pg_server import postgres_url  # noqa: E402
+from sqlite_support import close_opened  # noqa: E402
 
 # The kit's plugin, which installed users get through its pytest11 entry point; the
 # suite turns that off (pyproject.toml) to load it here, once coverage is running.
 pytest_plugins = ["pytester", "lionmem.testing.pytest_plugin"]
+
+
+@pytest.fixture(autouse=True)
+def _close_sqlite_test_connections() -> Iterator[None]:
+    """Close the SQLite connections a test opened with `sqlite_support.connect`."""
+    yield
+    close_opened()
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,12 @@
-"""Checks that every lionmem store must pass alike: random searches over awkward
-stored values compared with InMemoryStore, the rules for call arguments, and
-batches that stay whole when their tasks are cancelled, and the limits of what a
-durable store keeps."""
+"""The durable stores' shared contract, beyond what the public kit checks: random
+searches over awkward stored values compared with InMemoryStore, the rules for call
+arguments, batches that stay whole when their tasks are cancelled, and the limits of
+what a durable store keeps.
+
+`STORE_CHECKS` is run against every durable store by one test module,
+`tests/adapters/test_store_contract.py`; the profile each store declares is checked
+by the kit, through the pytest plugin. Some checks also serve `InMemoryStore`'s own
+tests."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Pile
 from lionmem.protocols import memory as memory_module
-from store_checks import assert_call_arguments_checked, assert_unicode_text_agrees
+from store_contract import assert_call_arguments_checked, assert_unicode_text_agrees
 
 
 def run(coro: Any) -> Any:

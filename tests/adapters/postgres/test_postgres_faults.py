@@ -1,0 +1,222 @@
+"""Timeouts, restarts, a busy pool and cancelled batches: what is raised and what is kept."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import psycopg
+import pytest
+from pg_server import running_server
+from postgres_support import fresh_namespace, run, with_store
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.adapters.postgres import (
+    PostgresMemoryStore,
+    StoreUnavailableError,
+)
+
+
+@pytest.mark.parametrize(
+    ("timeout", "expected", "message"),
+    [
+        ("statement_timeout", StoreUnavailableError, "is unavailable: canceling statement due to statement timeout"),
+        ("lock_timeout", psycopg.errors.LockNotAvailable, "^canceling statement due to lock timeout"),
+    ],
+    ids=["statement timeout", "lock timeout"],
+)
+def test_a_timeout_is_unavailable_only_when_the_server_did_not_answer(
+    pg_url: str, timeout: str, expected: type[Exception], message: str
+) -> None:
+    # While another client holds the item's row, a write waits. Past the store's own
+    # statement_timeout the server did not answer in time; a lock_timeout the
+    # application set is the server's answer, raised as itself.
+    namespace = fresh_namespace()
+    item = MemoryItem(content="held")
+    if timeout == "statement_timeout":
+        opening = PostgresMemoryStore.open(pg_url, namespace=namespace, statement_timeout=0.3)
+    else:
+        dsn = psycopg.conninfo.make_conninfo(pg_url, options="-c lock_timeout=300ms")
+        opening = PostgresMemoryStore.open(dsn, namespace=namespace)
+
+    async def scenario() -> None:
+        async with opening as store:
+            await store.store(item)
+            async with await psycopg.AsyncConnection.connect(pg_url) as other:
+                await other.execute(
+                    "SELECT 1 FROM lionmem_items WHERE namespace = %s AND id = %s FOR UPDATE", [namespace, item.id]
+                )
+                with pytest.raises(expected, match=message):
+                    await asyncio.wait_for(store.store(item.model_copy(update={"content": "changed"})), 20)
+                await other.rollback()
+            kept = await store.retrieve(item.id)
+            assert kept is not None and kept.content == "held"
+
+    run(scenario())
+
+
+def test_a_server_error_that_is_no_outage_is_raised_as_itself(pg_url: str) -> None:
+    # Another client locks `a` and then `b` while a batch holds `b` and waits for `a`:
+    # PostgreSQL aborts the batch as a deadlock. The server answered, so this is not
+    # StoreUnavailableError, and the batch leaves nothing behind.
+    namespace = fresh_namespace()
+    a, b = MemoryItem(content="a"), MemoryItem(content="b")
+    touch = "UPDATE lionmem_items SET body = body WHERE namespace = %s AND id = %s"
+
+    async def scenario() -> None:
+        async with PostgresMemoryStore.open(pg_url, namespace=namespace) as store:
+            await store.store_many([a, b])
+            other = await psycopg.AsyncConnection.connect(pg_url)
+            watcher = await psycopg.AsyncConnection.connect(pg_url, autocommit=True)
+            async with other, watcher:
+                await other.execute(touch, [namespace, a.id])
+                batch = asyncio.create_task(store.store_many([
+                    b.model_copy(update={"content": "b, changed"}),
+                    a.model_copy(update={"content": "a, changed"}),
+                ]))
+                async with asyncio.timeout(30):
+                    while not await (await watcher.execute(
+                        "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                        " AND datname = current_database()"
+                    )).fetchall():
+                        await asyncio.sleep(0.01)
+                blocked = asyncio.create_task(other.execute(touch, [namespace, b.id]))
+                with pytest.raises(psycopg.errors.DeadlockDetected):
+                    await batch
+                await blocked
+                await other.commit()
+            found = await store.search(MemoryQuery())
+            assert [i.content for i in found] == ["a", "b"]
+
+    run(scenario())
+
+
+def test_a_server_restart_fails_fast_applies_nothing_half_and_recovers(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    with running_server() as server:
+        batch = [MemoryItem(content=f"batch {i}", tags=["batch"]) for i in range(2000)]
+
+        async def scenario() -> None:
+            store = await PostgresMemoryStore.open(
+                server.url, namespace="outage", timeout=2.0, max_size=2, statement_timeout=4
+            )
+            # As many calls as the pool has connections: unless each gives its
+            # connection back to the count, the outage would be reported as a busy pool.
+            await store.store(MemoryItem(content="before"))
+            assert [i.content for i in await store.search(MemoryQuery())] == ["before"]
+            server.stop("immediate")
+            for call in (store.store(MemoryItem(content="during")), store.search(MemoryQuery()), store.store_many(batch)):
+                start = time.monotonic()
+                with pytest.raises(StoreUnavailableError, match="is unavailable") as failure:
+                    await asyncio.wait_for(call, timeout=30)
+                assert time.monotonic() - start < 15
+                assert server.password not in str(failure.value)
+            server.start()
+            await asyncio.sleep(0.5)
+            found = None
+            for _ in range(20):  # the pool replaces its broken connections
+                try:
+                    found = await store.search(MemoryQuery(limit=10_000))
+                    break
+                except StoreUnavailableError:
+                    await asyncio.sleep(0.5)
+            assert found is not None
+            assert [i.content for i in found] == ["before"]  # nothing half-applied
+            # The pool's new connections carry the statement timeout too.
+            assert await store._execute("SELECT current_setting('statement_timeout')") == [("4s",)]
+            await store.store(MemoryItem(content="after"))
+            assert [i.content for i in await store.search(MemoryQuery())] == ["before", "after"]
+            await store.close()
+
+        run(scenario())
+        assert all(server.password not in record.getMessage() for record in caplog.records)
+
+
+def test_a_pool_whose_connections_are_all_in_use_is_reported_busy_not_unreachable(pg_url: str) -> None:
+    """A call that waits out the timeout for a connection because the store's other
+    calls hold them all says so; the server itself answers."""
+    held = MemoryItem(content="locked elsewhere")
+
+    async def body(store: PostgresMemoryStore) -> str:
+        await store.store(held)
+        async with await psycopg.AsyncConnection.connect(pg_url) as other:
+            await other.execute(
+                "SELECT 1 FROM lionmem_items WHERE namespace = %s FOR UPDATE", [store.namespace]
+            )
+            # The only connection waits for the row lock.
+            blocked = asyncio.ensure_future(store.store(held.model_copy(update={"content": "changed"})))
+            await asyncio.sleep(0.1)
+            with pytest.raises(StoreUnavailableError) as busy:
+                await store.retrieve(held.id)
+            assert not blocked.done()
+        await blocked  # the lock is gone with its transaction
+        again = await store.retrieve(held.id)
+        assert again is not None and again.content == "changed"
+        return str(busy.value)
+
+    message = with_store(pg_url, body, max_size=1, timeout=0.3)
+    assert message.endswith(
+        "is busy: all 1 connections of the store's pool stayed in use for 0.3 s; "
+        "raise max_size or timeout, or make fewer calls at once"
+    )
+    assert "unavailable" not in message and "***" in message
+
+
+def test_a_cancelled_batch_is_written_whole_or_not_at_all(pg_url: str) -> None:
+    """Cancelled at any point, a batch is rolled back or, cancelled while it
+    commits, kept whole; the connection it held serves the next call."""
+    delays = [0, 0.001, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32]
+
+    async def body(store: PostgresMemoryStore) -> list[tuple[str, int]]:
+        outcomes: list[tuple[str, int]] = []
+        for delay in delays:
+            batch = [MemoryItem(content=f"{delay} {n}") for n in range(3_000)]
+            writing = asyncio.ensure_future(store.store_many(batch))
+            await asyncio.sleep(delay)
+            writing.cancel()
+            try:
+                await writing
+                outcome = "finished"
+            except asyncio.CancelledError:
+                outcome = "cancelled"
+            kept = [await store.retrieve(i.id) is not None for i in (batch[0], batch[-1])]
+            found = await store.search(MemoryQuery(text=f"{delay} ", limit=10_000))
+            outcomes.append((outcome, len(found)))
+            assert kept == [bool(found)] * 2
+        after = MemoryItem(content="after")
+        await store.store(after)
+        assert await store.retrieve(after.id) == after
+        return outcomes
+
+    outcomes = with_store(pg_url, body, max_size=1)
+    assert all(count in (0, 3_000) for _, count in outcomes), outcomes
+    assert ("cancelled", 0) in outcomes  # the early cancellations did stop their batch
+    assert all(count == 3_000 for outcome, count in outcomes if outcome == "finished")
+
+
+def test_a_batch_in_flight_when_the_server_dies_is_all_or_nothing() -> None:
+    with running_server() as server:
+        batch = [MemoryItem(content=f"n{i}", metadata={"pad": "x" * 200}) for i in range(20_000)]
+
+        async def scenario() -> int:
+            store = await PostgresMemoryStore.open(server.url, namespace="inflight", timeout=2.0)
+            writing = asyncio.create_task(store.store_many(batch))
+            await asyncio.sleep(0.3)
+            server.stop("immediate")
+            try:
+                await asyncio.wait_for(writing, timeout=60)
+            except StoreUnavailableError:
+                pass
+            server.start()
+            count = -1
+            for _ in range(20):
+                try:
+                    count = len(await store.search(MemoryQuery(limit=100_000)))
+                    break
+                except StoreUnavailableError:
+                    await asyncio.sleep(0.5)
+            await store.close()
+            return count
+
+        assert run(scenario()) in (0, len(batch))

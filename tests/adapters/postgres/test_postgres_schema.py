@@ -1,0 +1,240 @@
+"""The PostgreSQL schema: created once, checked, migrated, refused when newer or foreign."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+import time
+from pathlib import Path
+from uuid import UUID, uuid4
+
+import psycopg
+import pytest
+from pg_server import fresh_database, lionmem_tables
+from postgres_support import SRC, fresh_namespace, open_only, run, with_store
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+from store_contract import (
+    assert_searches_agree,
+)
+from together import start_together
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.adapters.errors import IncompatibleDatabaseError
+from lionmem.adapters.postgres import (
+    SCHEMA_VERSION,
+    PostgresMemoryStore,
+    StoreUnavailableError,
+)
+from lionmem.adapters.postgres import _writes as postgres_writes
+from lionmem.adapters.postgres import schema as postgres_schema
+
+
+def test_without_pg_trgm_text_search_scans_with_the_same_results(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server without the pg_trgm extension (or without the right to create it)
+    still opens; text search reads every row of the namespace instead."""
+    url = fresh_database(pg_url)
+    missing = "CREATE INDEX lionmem_items_text ON lionmem_items USING gin (folded no_such_ops)"
+    monkeypatch.setattr(postgres_schema, "_TRIGRAM_INDEX", missing)
+
+    async def body(store: PostgresMemoryStore) -> None:
+        assert not store.trigram
+        assert "lionmem_items_text" not in await store.explain(MemoryQuery(text="red"))
+        await assert_searches_agree(store, seed=5, rounds=200)
+
+    with_store(url, body)
+    with psycopg.connect(url, autocommit=True) as conn:
+        extensions = conn.execute("SELECT extname FROM pg_extension").fetchall()
+    assert ("pg_trgm",) not in extensions  # the failed attempt left nothing behind
+
+
+def test_opening_behind_another_process_schema_work_ends_at_the_statement_timeout(pg_url: str) -> None:
+    """The schema is checked under a lock every opening process takes; the wait for
+    it is a statement like any other, so it ends with `statement_timeout`."""
+    with psycopg.connect(pg_url, autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(%s)", [postgres_schema.LOCK_KEY])
+        started = time.perf_counter()
+        with pytest.raises(StoreUnavailableError, match="canceling statement due to statement timeout"):
+            run(asyncio.wait_for(open_only(pg_url, namespace="n", statement_timeout=0.3), 20))
+        assert time.perf_counter() - started < 10
+
+
+def test_many_processes_creating_the_schema_at_once(pg_url: str, tmp_path: Path) -> None:
+    url = fresh_database(pg_url)
+    script = textwrap.dedent(f"""
+        import asyncio, sys
+        sys.path.insert(0, {SRC!r})
+        from lionmem import MemoryItem
+        from lionmem.adapters.postgres import PostgresMemoryStore
+        async def main():
+            async with PostgresMemoryStore.open({url!r}, namespace="race") as store:
+                await store.store(MemoryItem(content=sys.argv[1]))
+        wait_for_go()
+        asyncio.run(main())
+    """)
+    procs = start_together(script, [str(n) for n in range(6)], tmp_path / "barrier")
+    assert [p.wait(timeout=120) for p in procs] == [0] * 6
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)]
+        assert conn.execute("SELECT count(*) FROM lionmem_items").fetchone() == (6,)
+
+
+def test_without_create_a_database_without_the_schema_is_refused_and_left_alone(pg_url: str) -> None:
+    url = fresh_database(pg_url)
+    with pytest.raises(IncompatibleDatabaseError, match="no lionmem schema; nothing was created"):
+        with_store(url, lambda store: store.search(MemoryQuery()), create=False)
+    assert lionmem_tables(url) == []
+    item = MemoryItem(content="kept")
+    namespace = fresh_namespace()
+    with_store(url, lambda store: store.store(item), namespace=namespace)
+    assert with_store(url, lambda store: store.retrieve(item.id), namespace=namespace, create=False) == item
+    with pytest.raises(TypeError, match="create must be a bool, got str"):
+        PostgresMemoryStore.open(url, namespace="n", create="no")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("encoding", ["LATIN1", "SQL_ASCII"])
+def test_a_database_not_in_utf8_is_refused_and_left_alone(pg_url: str, encoding: str) -> None:
+    # LATIN1 cannot hold "€"; SQL_ASCII holds any bytes, and psycopg reads them as bytes.
+    url = fresh_database(pg_url, encoding)
+    message = f"^this database's encoding is {encoding}; lionmem stores Unicode text and needs a UTF8 database"
+    for create in (True, False):
+        with pytest.raises(IncompatibleDatabaseError, match=message):
+            with_store(url, lambda store: store.search(MemoryQuery()), create=create)
+    assert lionmem_tables(url) == []
+
+
+def test_a_read_only_connection_opens_a_current_schema(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As on a replica: opening wrote to the schema table even when it was current.
+    url = fresh_database(pg_url)
+    item = MemoryItem(content="kept", tags=["t"])
+    namespace = fresh_namespace()
+    with_store(url, lambda store: store.store(item), namespace=namespace)
+    empty = fresh_database(pg_url)
+    monkeypatch.setenv("PGOPTIONS", "-c default_transaction_read_only=on")
+    for create in (True, False):
+        found = with_store(url, lambda store: store.search(MemoryQuery(tags=["t"])), namespace=namespace, create=create)
+        assert found == [item]
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction, match="cannot execute INSERT"):
+        with_store(url, lambda store: store.store(MemoryItem(content="refused")), namespace=namespace)
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction, match="cannot execute CREATE TABLE"):
+        with_store(empty, lambda store: store.search(MemoryQuery()))
+    assert lionmem_tables(empty) == []
+
+
+def test_a_role_that_may_only_use_the_tables_opens_the_store(pg_url: str) -> None:
+    # Since PostgreSQL 15 only the owner may create in the public schema, and opening
+    # created the schema table IF NOT EXISTS: "permission denied for schema public".
+    url = fresh_database(pg_url)
+    namespace = fresh_namespace()
+    first, second = MemoryItem(content="first", tags=["t"]), MemoryItem(content="second", tags=["t"])
+    with_store(url, lambda store: store.store(first), namespace=namespace)
+    role = f"app_{uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        grants = [
+            "CREATE ROLE {} LOGIN PASSWORD 'app-pw'",
+            "GRANT SELECT, INSERT, UPDATE ON lionmem_items TO {}",
+            "GRANT SELECT ON lionmem_schema TO {}",
+        ]
+        for grant in grants:
+            conn.execute(sql.SQL(grant).format(sql.Identifier(role)))
+
+    async def body(store: PostgresMemoryStore) -> list[MemoryItem]:
+        await store.store(second)
+        return await store.search(MemoryQuery(tags=["t"]))
+
+    app_url = make_conninfo(url, user=role, password="app-pw")
+    assert with_store(app_url, body, namespace=namespace) == [first, second]
+
+
+def test_a_newer_schema_is_refused(pg_url: str) -> None:
+    url = fresh_database(pg_url)
+    with_store(url, lambda store: store.search(MemoryQuery()))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE lionmem_schema SET version = %s", [SCHEMA_VERSION + 1])
+    with pytest.raises(IncompatibleDatabaseError, match="newer than this lionmem"):
+        with_store(url, lambda store: store.search(MemoryQuery()))
+
+
+def test_version_1_is_migrated_to_index_long_tags_by_digest(pg_url: str) -> None:
+    """Version 1 kept a long tag whole where the index could compress it."""
+    url = fresh_database(pg_url)
+    long, short = "ab" * 5_000, "short"
+    items = [MemoryItem(content="long", tags=[long, short]), MemoryItem(content="plain", tags=[short])]
+
+    async def write(store: PostgresMemoryStore) -> None:
+        for item in items:
+            await store.store(item)
+
+    with_store(url, write, namespace="n")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE lionmem_items SET tags = %s WHERE id = %s", [[long, short], items[0].id])
+        conn.execute("UPDATE lionmem_schema SET version = 1")
+
+    async def read(store: PostgresMemoryStore) -> list[list[UUID]]:
+        return [[i.id for i in await store.search(MemoryQuery(tags=[tag]))] for tag in (long, short)]
+
+    assert with_store(url, read, namespace="n") == [[items[0].id], [items[0].id, items[1].id]]
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)]
+        stored = conn.execute("SELECT tags FROM lionmem_items ORDER BY seq").fetchall()
+    assert stored == [([postgres_writes.tag_key(long), short],), ([short],)]
+
+
+def test_the_gin_indexes_keep_a_short_pending_list(pg_url: str) -> None:
+    # Every search reads a GIN index's pending list in full; the server's default
+    # lets it grow to 4 MB between merges.
+    url = fresh_database(pg_url)
+    with_store(url, lambda store: store.search(MemoryQuery()))
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT c.relname, c.reloptions FROM pg_class AS c JOIN pg_am AS a ON a.oid = c.relam"
+            " WHERE a.amname = 'gin' AND c.relname LIKE 'lionmem%' ORDER BY 1"
+        ).fetchall()
+    assert rows == [
+        (name, ["gin_pending_list_limit=256"])
+        for name in ("lionmem_items_metadata", "lionmem_items_tags", "lionmem_items_text")
+    ]
+
+
+def test_the_plan_uses_the_indexes(pg_url: str) -> None:
+    url = fresh_database(pg_url)
+    items = [
+        MemoryItem(
+            content=f"note {i} about w{i % 2000:04d} " + "lorem ipsum dolor sit amet " * 20,
+            tags=[f"t{i % 2000}"],
+            metadata={"owner": f"u{i % 2000}", "n": i % 2000},
+        )
+        for i in range(20_000)
+    ]
+
+    async def body(store: PostgresMemoryStore) -> dict[str, str]:
+        for start in range(0, len(items), 5000):
+            await store.store_many(items[start : start + 5000])
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("ANALYZE lionmem_items")
+        assert store.trigram
+        return {
+            "tags": await store.explain(MemoryQuery(tags=["t7"])),
+            "filter": await store.explain(MemoryQuery(filters={"owner": "u7"})),
+            "number": await store.explain(MemoryQuery(filters={"n": 7})),
+            "text": await store.explain(MemoryQuery(text="W0007")),
+            "list": await store.explain(MemoryQuery(filters={"n": [7]})),
+            "one": await store.explain(MemoryQuery(filters={"n": 1})),
+            "none": await store.explain(MemoryQuery(filters={"owner": None})),
+            "nul value": await store.explain(MemoryQuery(filters={"owner": "u\x00"})),
+            "nul key": await store.explain(MemoryQuery(filters={"own\x00er": None})),
+        }
+
+    plans = with_store(url, body)
+    assert "lionmem_items_tags" in plans["tags"]
+    assert "lionmem_items_metadata" in plans["filter"]
+    assert "lionmem_items_metadata" in plans["number"]
+    assert "lionmem_items_text" in plans["text"], plans["text"]
+    # Numbers up to 2**53 are decided by containment, so the limit goes to the server;
+    # a list is re-checked in Python, which reads growing prefixes instead.
+    # So do 1 (or true), a None filter and filters no stored key or string can match.
+    limited = ("tags", "filter", "number", "text", "one", "none", "nul value", "nul key")
+    assert all(plans[kind].startswith("Limit") for kind in limited), plans
+    assert not plans["list"].startswith("Limit"), plans["list"]

@@ -1,0 +1,137 @@
+"""PostgreSQL searches: the reference's results, the plans behind them, and long results."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+from postgres_support import with_store
+from store_contract import (
+    assert_searches_agree,
+    ticking,
+)
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.adapters.postgres import (
+    PostgresMemoryStore,
+)
+
+
+def test_searches_agree_with_the_reference_on_awkward_values(pg_url: str) -> None:
+    with_store(pg_url, lambda store: assert_searches_agree(store, seed=97, rounds=400))
+
+
+def test_filters_follow_python_equality(pg_url: str) -> None:
+    metadata: list[dict[str, Any]] = [
+        {"n": 1}, {"n": 1.0}, {"n": True}, {"n": "1"}, {}, {"n": None}, {"n": [1, 2]}, {"n": {"a": [1]}},
+        {"n": 2**60}, {"n": 0}, {"n": False}, {"n": 2.5},
+    ]
+    items = [MemoryItem(content=i, metadata=m) for i, m in enumerate(metadata)]
+
+    async def body(store: PostgresMemoryStore) -> None:
+        await store.store_many(items)
+
+        async def ids(**filters: Any) -> list[Any]:
+            return [i.content for i in await store.search(MemoryQuery(filters=filters, limit=100))]
+
+        assert await ids(n=1) == [0, 1, 2] and await ids(n=True) == [0, 1, 2]
+        assert await ids(n="1") == [3] and await ids(n=None) == [4, 5]
+        assert await ids(n=[1.0, True + 1]) == [6] and await ids(n={"a": [True]}) == [7]
+        assert await ids(n=2**60) == [8] and await ids(n=float(2**60)) == [8]
+        assert await ids(n=0) == [9, 10] and await ids(n=False) == [9, 10]
+        assert await ids(n=2.5) == [11] and await ids(n=(1, 2)) == []
+        for limit in (0, 1, -1, -3):
+            assert [i.content for i in await store.search(MemoryQuery(filters={"n": 1}, limit=limit))] == [0, 1, 2][:limit]
+
+    with_store(pg_url, body)
+
+
+def test_a_limited_search_reads_further_when_python_drops_candidates(pg_url: str) -> None:
+    # 300 lists narrow by kind but fail Python's ==; the matches sit behind them.
+    items = [MemoryItem(content=i, metadata={"v": [i + 10]}) for i in range(300)]
+    items += [MemoryItem(content=f"hit{i}", metadata={"v": [True]}) for i in range(3)]
+
+    async def body(store: PostgresMemoryStore) -> None:
+        await store.store_many(items)
+        for limit, want in ((1, ["hit0"]), (2, ["hit0", "hit1"]), (9, ["hit0", "hit1", "hit2"]), (0, [])):
+            found = await store.search(MemoryQuery(filters={"v": [1]}, limit=limit))
+            assert [i.content for i in found] == want
+
+    with_store(pg_url, body)
+
+
+def test_long_results_are_fetched_in_slices_with_other_tasks_between(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lionmem.adapters._rows import SHARE_EVERY
+
+    turns: Callable[[], int] = lambda: 0
+    seen: list[tuple[int, int]] = []  # (rows fetched, loop turns so far) at each fetch
+    fetchmany = psycopg.AsyncCursor.fetchmany
+
+    async def recorded(cursor: psycopg.AsyncCursor[Any], size: int = 0) -> list[Any]:
+        rows = await fetchmany(cursor, size)
+        seen.append((len(rows), turns()))
+        return rows
+
+    monkeypatch.setattr(psycopg.AsyncCursor, "fetchmany", recorded)
+    items = [MemoryItem(content=i) for i in range(2 * SHARE_EVERY + 1)]
+
+    async def body(store: PostgresMemoryStore) -> None:
+        nonlocal turns
+        await store.store_many(items)
+        async with ticking() as turns:
+            seen.clear()
+            found = await store.search(MemoryQuery(limit=-1))
+        assert len(found) == 2 * SHARE_EVERY
+        assert [n for n, _ in seen] == [SHARE_EVERY, SHARE_EVERY, 1]
+        assert seen[0][1] < seen[1][1] < seen[2][1]  # other tasks ran between slices
+        seen.clear()
+        assert await store.retrieve(items[0].id) is not None and [n for n, _ in seen] == [1]
+        seen.clear()
+        await store.store(items[0])
+        assert seen == []  # a statement without rows fetches nothing
+
+    with_store(pg_url, body)
+
+
+def test_long_results_are_decoded_off_the_event_loop(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lionmem.adapters import _rows as _encoding
+
+    threads: list[tuple[str, bool]] = []
+
+    def recorded(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any) -> Any:
+            threads.append((name, threading.get_ident() == loop_thread))
+            return function(*args)
+
+        return wrapper
+
+    monkeypatch.setattr(
+        "lionmem.adapters.postgres._planner.decode_in_slices", recorded("slices", _encoding.decode_in_slices)
+    )
+    monkeypatch.setattr("lionmem.adapters.postgres._planner.matching", recorded("matching", _encoding.matching))
+    loop_thread = threading.get_ident()
+    few = _encoding.SHARE_EVERY
+    items = [MemoryItem(content=i, metadata={"v": [i % 2]}) for i in range(few + 2)]
+
+    async def body(store: PostgresMemoryStore) -> None:
+        await store.store_many(items)
+        for query, count, where in [
+            (MemoryQuery(limit=few), few, ("slices", True)),
+            (MemoryQuery(limit=few + 1), few + 1, ("slices", False)),
+            (MemoryQuery(limit=-1), few + 1, ("slices", False)),
+            (MemoryQuery(filters={"v": [0]}, limit=-1), few // 2, ("matching", False)),
+            (MemoryQuery(filters={"v": [0]}, limit=2), 2, ("matching", True)),
+        ]:
+            threads.clear()
+            found = await store.search(query)
+            assert [i.content for i in found] == [
+                i.content for i in items if not query.filters or i.metadata["v"] == [0]
+            ][:count]
+            assert threads == [where], query
+
+    with_store(pg_url, body)

@@ -1,0 +1,70 @@
+"""Many tasks and processes on one SQLite file lose nothing, and the event loop stays free."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from pathlib import Path
+
+from sqlite_support import SRC, with_store
+from store_contract import (
+    ticking,
+)
+from together import start_together
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.adapters.sqlite import (
+    SQLiteMemoryStore,
+)
+
+
+def test_hundreds_of_concurrent_tasks_lose_nothing(tmp_path: Path) -> None:
+    items = [MemoryItem(content=i, tags=[f"t{i % 7}"]) for i in range(500)]
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await asyncio.gather(*(store.store(i) for i in items))
+        searches = await asyncio.gather(*(store.search(MemoryQuery(tags=["t3"], limit=1000)) for _ in range(20)))
+        assert all(len(s) == len([i for i in items if i.tags == ["t3"]]) for s in searches)
+        assert sorted(i.content for i in await store.search(MemoryQuery(limit=1000))) == list(range(500))
+
+    with_store(tmp_path / "m.db", body)
+
+
+def test_two_processes_writing_one_file_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with_store(path, lambda store: store.search(MemoryQuery()))
+    script = textwrap.dedent(f"""
+        import asyncio, sys
+        sys.path.insert(0, {SRC!r})
+        from lionmem import MemoryItem
+        from lionmem.adapters.sqlite import SQLiteMemoryStore
+        async def main(who):
+            async with SQLiteMemoryStore.open({str(path)!r}) as store:
+                for i in range(300):
+                    await store.store(MemoryItem(content=f"{{who}}-{{i}}", tags=[who]))
+        wait_for_go()
+        asyncio.run(main(sys.argv[1]))
+    """)
+    procs = start_together(script, ["a", "b"], tmp_path / "barrier")
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+
+    async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
+        return await store.search(MemoryQuery(limit=10_000))
+
+    found = sorted(i.content for i in with_store(path, body))
+    assert found == sorted([f"a-{i}" for i in range(300)] + [f"b-{i}" for i in range(300)])
+
+
+def test_a_long_search_does_not_hold_the_event_loop(tmp_path: Path) -> None:
+    items = [MemoryItem(content=f"row {i} " + "x" * 50, metadata={"k": i % 3}) for i in range(20_000)]
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store.store_many(items)
+        async with ticking() as turns:
+            before = turns()
+            found = await store.search(MemoryQuery(filters={"k": 1.0}, limit=-1))
+            after = turns()
+        assert len(found) == len([i for i in items if i.metadata["k"] == 1]) - 1
+        assert after - before > 10  # the loop kept running while the thread searched
+
+    with_store(tmp_path / "m.db", body)

@@ -1,0 +1,81 @@
+"""`python -m lionmem check FACTORY`: the table it prints, its exit status, and bad references."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from lionmem.testing import (
+    CHECKS,
+)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run `python -m lionmem check ARGS` in this process, as the shell would see it."""
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+
+    from lionmem.cli import main
+
+    out, err = StringIO(), StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(["check", *args])
+        except SystemExit as exit_:
+            code = int(exit_.code or 0)
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def test_cli_check_prints_a_table_and_exits_zero_when_clean() -> None:
+    done = run_cli("lionmem:InMemoryStore")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["check", "declared", "observed"]
+    assert len([line for line in lines if line.endswith("  ok")]) == len(CHECKS)
+    assert lines[-1] == f"{len(CHECKS)} passed, 0 failed"
+
+
+def test_cli_check_exits_non_zero_on_a_mismatch() -> None:
+    done = run_cli(
+        "kit_doubles:CaseSensitiveText",
+        "--profile",
+        "kit_doubles:DICT_PROFILE",
+        "--only",
+        "text_match",
+        "--only",
+        "tag_match",
+    )
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[-1] == "1 passed, 1 failed"
+    assert "text_match" in done.stdout and "MISMATCH" in done.stdout
+    assert "await store.search(MemoryQuery(text='hello'" in done.stdout
+
+
+def test_cli_check_fails_a_store_that_hangs_after_its_timeout() -> None:
+    done = run_cli("kit_doubles:HangingSearch", "--profile", "kit_doubles:DICT_PROFILE",
+                   "--only", "text_match", "--only", "protocol", "--timeout", "0.2")
+    assert done.returncode == 1
+    assert "did not finish within 0.2 s" in done.stdout
+    assert done.stdout.splitlines()[-1] == "1 passed, 1 failed"
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["lionmem:InMemoryStore", "--timeout", "soon"], "argument --timeout: invalid float value: 'soon'"),
+        (["lionmem:InMemoryStore", "--timeout", "0"], "timeout must be more than 0 and at most 2147483.647 seconds, got 0.0"),
+        (["lionmem:InMemoryStore", "--timeout", "inf"], "at most 2147483.647 seconds, got inf"),
+        (["lionmem:InMemoryStore", "--timeout", "nan"], "at most 2147483.647 seconds, got nan"),
+        (["nocolon"], "not of the form module:attribute"),
+        (["lionmem:"], "'lionmem:' is not of the form module:attribute"),
+        ([":InMemoryStore"], "':InMemoryStore' is not of the form module:attribute"),
+        (["no_such_module_xyz:f"], "cannot import"),
+        (["lionmem:Nope"], "has no attribute 'Nope'"),
+        (["lionmem:__all__"], "is not callable"),
+        (["lionmem:InMemoryStore", "--profile", "lionmem:InMemoryStore"], "not a FidelityProfile"),
+    ],
+)
+def test_cli_check_reports_bad_references(args: list[str], error: str) -> None:
+    done = run_cli(*args)
+    assert done.returncode == 2 and error in done.stderr

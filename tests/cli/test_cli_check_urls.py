@@ -1,0 +1,109 @@
+"""`check --url`: a fresh store per check from a URL template, reported as each check ends."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from cli_support import PIPED_ENV, run_cli, with_namespace
+
+from lionmem.cli import main
+
+
+def test_check_opens_a_fresh_store_per_check_from_a_url(capsys: pytest.CaptureFixture[str]) -> None:
+    # Against the profile the store declares, unless --profile names another.
+    status, out, _ = run_cli(capsys, "check", "--url", "sqlite:///{workspace}/kit.db")
+    assert status == 0 and out.rstrip().endswith("17 passed, 0 failed")
+    assert re.search(r"^returned_objects +copies +copies +ok$", out, flags=re.M)
+    # The reference profile does not hold for SQLite: copies, not live objects.
+    status, out, _ = run_cli(
+        capsys, "check", "--url", "sqlite:///{workspace}/kit.db", "--only", "returned_objects",
+        "--profile", "lionmem.testing:REFERENCE_PROFILE",
+    )
+    assert status == 1 and "returned_objects: declared live, observed copies" in out
+    status, out, _ = run_cli(capsys, "check", "--url", "memory:", "--only", "returned_objects")
+    assert status == 0 and re.search(r"^returned_objects +live +live +ok$", out, flags=re.M)
+
+
+def test_check_on_a_postgres_url_template(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(capsys, "check", "--url", with_namespace(pg_url, "kit-{name}"))
+    assert status == 0 and out.rstrip().endswith("17 passed, 0 failed")
+    assert re.search(r"^durability +restart +restart +ok$", out, flags=re.M)
+    postgres_url = with_namespace(pg_url.replace("postgresql://", "postgres://", 1), "kit-{name}")
+    status, out, _ = run_cli(capsys, "check", "--url", postgres_url, "--only", "durability")
+    assert status == 0 and re.search(r"^durability +restart +restart +ok$", out, flags=re.M)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["check"], "give either FACTORY or --url"),
+        (["check", "tests.kit_stores:Copying", "--url", "memory:"], "give either FACTORY or --url"),
+        (["check", "--url", "sqlite:///kit.db"], "must hold {workspace} or {name}"),
+        (["check", "sqlite:///kit.db"], "'sqlite:///kit.db' is a store URL: check takes one as --url, holding"),
+        (["check", "memory:"], "'memory:' is a store URL: check takes one as --url"),
+        (["check", "postgresql://h/db?namespace=n"], "is a store URL: check takes one as --url"),
+        (["check", "memory:make_store"], "cannot import 'memory': No module named 'memory'"),
+        (["check", "--url", "sqlite:///{workspace}/{store}.db"], "only the fields {workspace} and {name}"),
+        (["check", "--url", "sqlite:///{workspace}/{0}.db"], "only the fields {workspace} and {name}"),
+        (["check", "--url", "ftp://{name}"], "starts with one of"),
+        (["check", "--url", "memory:", "--only", "text"], "invalid choice: 'text' (choose from 'protocol',"),
+    ],
+)
+def test_check_refuses_a_bad_url_template(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m lionmem check ")
+    assert "\npython -m lionmem check: error: " in err and message in err
+
+
+def test_check_reports_a_store_that_cannot_be_opened(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "check", "--url", "sqlite:///{workspace}/no/such/kit.db")
+    assert (status, out) == (1, "")
+    assert err.startswith("python -m lionmem: error: no store to check: FileNotFoundError: ")
+    assert "no/such is not a directory" in err
+
+
+def test_check_prints_each_row_as_its_check_ends(tmp_path: Path) -> None:
+    """So a store that never answers shows which check it holds up."""
+    (tmp_path / "stuck.py").write_text(textwrap.dedent("""
+        import asyncio
+        from lionmem import InMemoryStore
+
+        class StuckOnTags(InMemoryStore):
+            async def search(self, query):
+                if query.tags:
+                    await asyncio.Event().wait()
+                return await super().search(query)
+    """))
+    checker = subprocess.Popen(
+        [sys.executable, "-m", "lionmem", "check", "stuck:StuckOnTags"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env={**PIPED_ENV, "PYTHONPATH": str(tmp_path)},
+    )
+    assert checker.stdout is not None
+    lines: list[str] = []
+    reading = threading.Thread(target=lambda: lines.extend(checker.stdout or ()))
+    reading.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not any(line.startswith("text_match ") for line in lines) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)  # room for a row that should not come
+    finally:
+        checker.kill()
+        reading.join()
+        checker.wait()
+        checker.stdout.close()
+    assert [line.split()[0] for line in lines] == ["check", "protocol", "concurrent_writes", "text_match"]
+    assert lines[3].rstrip().endswith("ok")

@@ -1,0 +1,34 @@
+"""Helpers for the command line's tests: running it in-process, and reading its output."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+from lionmem.cli import main
+
+KNOWN = "6f1c2a9e-1d1b-4b7e-9a49-8a4c1f0f6a11"
+"""An item id the tests put and get by."""
+
+PIPED_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+"""The environment of a child whose output is a pipe, buffered as a pipe is."""
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run the command line in this process: its status, stdout and stderr."""
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def lines_of(out: str) -> list[dict[str, Any]]:
+    """The items of the command line's output, one JSON object a line."""
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def with_namespace(url: str, namespace: str) -> str:
+    """`url` with a PostgreSQL namespace added to its query."""
+    return f"{url}{'&' if '?' in url else '?'}namespace={namespace}"
