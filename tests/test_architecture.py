@@ -3,7 +3,9 @@ and each of them fails on a copy of the source that breaks it."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import re
 import os
 import shutil
 import subprocess
@@ -74,3 +76,44 @@ def test_the_layers_drawing_is_drawn_from_the_contract() -> None:
     assert committed == draw_layers.drawing(), "run scripts/draw_layers.py and commit the drawing"
     for package in ("lionmem.cli", "lionmem.adapters", "lionmem._internal"):
         assert f">{package}<" in committed
+
+
+NOT_LIONMEM = {"_exit", "_modules_collection", "_t"}
+"""Private names the tests reach that are not lionmem's: `os._exit`, griffe's
+collection, and a hypothesis label."""
+
+
+def _private_names_reached(root: Path) -> dict[str, set[str]]:
+    """Each private name the tests under `root` reach, with the files reaching it: as
+    an attribute of anything but `self` or `cls`, imported from lionmem, or named in
+    a string (as monkeypatch and getattr take it)."""
+    reached: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.Attribute):
+                if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                    names.append(node.attr)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lionmem"):
+                names += [alias.name for alias in node.names]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names += re.findall(r"^(_[A-Za-z]\w*)=?$", node.value)
+            for name in names:
+                if name.startswith("_") and not name.startswith("__") and name not in NOT_LIONMEM:
+                    reached.setdefault(name, set()).add(str(path.relative_to(root)))
+    return reached
+
+
+def test_tests_reach_internals_only_through_seams_the_code_documents() -> None:
+    """Every private name a test reaches is named in lionmem's source as a seam for
+    tests, where it is defined: `Seam for tests: ...`, in a comment or docstring."""
+    source = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "src" / "lionmem").rglob("*.py"))
+    documented = {
+        name
+        for listed in re.findall(r"[Ss]eam for tests: (.*?)[.;](?:\s|$)", source, flags=re.S)
+        for name in re.findall(r"`(_[A-Za-z]\w*)`", listed)
+    }
+    reached = _private_names_reached(ROOT / "tests")
+    undocumented = {name: sorted(files) for name, files in reached.items() if name not in documented}
+    assert undocumented == {}
+    assert documented <= set(reached), "a documented seam no test uses any more"

@@ -15,6 +15,7 @@ keeps pytest's helper names out of `dir(lionmem)` in a test run too.
 # Imported under a private name, so that `dir(lionmem)` shows only the public face.
 import importlib as _importlib
 
+# Seam for tests: `_LAZY`, compared with `__all__` and with the stub.
 _LAZY: dict[str, str] = {
     "Branch": "lionmem.session.branch",
     "Element": "lionmem.protocols.generic.element",

@@ -4,6 +4,9 @@ they all promise for it.
 Content, tags and metadata are stored as JSON; only values that come back equal and
 of the same type are accepted. The text a search matches is computed here, in
 Python, when an item is written. Governed by [ADR-0096][adr-0096].
+
+Seam for tests: `_rows`, tested function by function, and patched to count how
+the PostgreSQL store decodes.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import math
 import struct
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Final, NamedTuple, TypeVar
+from typing import Any, Final, LiteralString, NamedTuple, TypeVar
 from uuid import UUID, SafeUUID
 
 from lionmem._internal.arguments import kind_of
@@ -31,6 +34,7 @@ __all__ = [
     "SHARE_EVERY",
     "SQL_FILTERS",
     "EncodedItem",
+    "Narrowing",
     "Row",
     "as_batch",
     "decode_in_slices",
@@ -41,6 +45,7 @@ __all__ = [
     "fold",
     "matching",
     "settle_unstorable",
+    "sql_limit",
 ]
 
 DURABLE_PROFILE: Final = FidelityProfile(
@@ -230,6 +235,30 @@ def decode_item(item_id: str, created_at: float | bytes, body: str) -> MemoryIte
 MAX_SQL_LIMIT = 2**63 - 1
 """The largest LIMIT SQLite and PostgreSQL take (a signed 64-bit integer). No table
 holds more rows, so a larger limit asks for the same rows as this one."""
+
+
+class Narrowing(NamedTuple):
+    """SQL that keeps every item one predicate matches, as both stores' planners
+    build it for a filter."""
+
+    condition: LiteralString
+    """The SQL condition, with the store's own parameter marks; built from literals
+    only, so that no value reaches SQL but through `params`."""
+    params: list[object]
+    """The values of its marks, in order."""
+    exact: bool
+    """Whether it also drops every item the predicate does not match, so that Python
+    need not check the rows it leaves."""
+
+
+def sql_limit(limit: int, recheck: Sequence[tuple[str, Any]], any_tag: frozenset[str]) -> int | None:
+    """The LIMIT a search's SQL may end with: the query's own, capped at
+    `MAX_SQL_LIMIT`, when SQL decides every predicate and the limit is not negative;
+    `None` when Python must see more rows than the limit (it rechecks some) or the
+    slice drops trailing matches."""
+    if recheck or any_tag or limit < 0:
+        return None
+    return min(limit, MAX_SQL_LIMIT)
 
 
 SHARE_EVERY = 500

@@ -17,6 +17,7 @@ __all__ = ["MAX_TIMEOUT", "ClosesOnExit", "PendingOpen", "milliseconds"]
 _pid = os.getpid()
 
 
+# Seam for tests: `_forked`, called in this process, since coverage does not follow a fork.
 def _forked() -> None:
     global _pid
     _pid = os.getpid()

@@ -120,6 +120,7 @@ class InMemoryStore:
     __slots__ = ("__weakref__", "_items")
 
     def __init__(self) -> None:
+        # Seam for tests: `_items`, the pile itself, to change it behind a running search.
         self._items: Pile[MemoryItem] = Pile(item_type=MemoryItem)
 
     async def store(self, item: MemoryItem) -> UUID:
@@ -170,6 +171,7 @@ class InMemoryStore:
         return matches[:limit]
 
 
+# Seam for tests: `_MIN_CHUNK`, read to search across a chunk's edge.
 _MIN_CHUNK = 512
 
 _Predicate = Callable[[list[MemoryItem]], list[MemoryItem]]

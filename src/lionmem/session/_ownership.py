@@ -3,6 +3,9 @@ the lazy creation of a branch's or a session's store.
 
 One process-wide lock, not one per session: two sessions claiming the same branch
 from two threads must see each other's claim. See [ADR-0092][adr-0092-d4].
+
+Seam for tests: `_ownership`, whose `InMemoryStore` a test slows to race two first
+reads.
 """
 
 from __future__ import annotations

@@ -89,6 +89,8 @@ class Session(Element):
     default_branch: Branch | None = None
     """The branch used when none is named; `None` only while the session holds none."""
 
+    # Seam for tests: `_memory`, the store or `None` before the first read, on a session
+    # and on a branch, read to show when a store is made.
     _memory: MemoryStore | None = PrivateAttr(None)
     # The branches whose `user` this session set when it took them in, by id: removing
     # one clears its user only if the session set it.

@@ -55,6 +55,7 @@ def _field(name: str) -> Callable[[FidelityProfile], str]:
     return declared
 
 
+# Seam for tests: `_TABLE`, read to hold every check to the table's rules.
 _TABLE: dict[str, _Entry] = {
     "protocol": _entry(keeping.protocol, _stated("async store(item), retrieve(item_id), search(query)")),
     "concurrent_writes": _entry(keeping.concurrent_writes, _stated("no write lost")),

@@ -6,34 +6,6 @@ their profile without importing the kit; this module names the same objects. See
 [ADR-0093][adr-0093].
 """
 
-from lionmem.protocols.profile import (
-    REFERENCE_PROFILE,
-    ContentKind,
-    Durability,
-    FidelityProfile,
-    FilterEquality,
-    LimitPolicy,
-    OnExistingId,
-    ResultOrder,
-    ReturnedObjects,
-    RoundTrip,
-    TagMatch,
-    TextMatch,
-    Visibility,
-)
-
-__all__ = [
-    "REFERENCE_PROFILE",
-    "ContentKind",
-    "Durability",
-    "FidelityProfile",
-    "FilterEquality",
-    "LimitPolicy",
-    "OnExistingId",
-    "ResultOrder",
-    "ReturnedObjects",
-    "RoundTrip",
-    "TagMatch",
-    "TextMatch",
-    "Visibility",
-]
+# The same names, each the object the core defines.
+from lionmem.protocols.profile import *  # noqa: F403
+from lionmem.protocols.profile import __all__ as __all__

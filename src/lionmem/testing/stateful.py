@@ -86,6 +86,7 @@ def _item_id(n: int) -> UUID:
     return UUID(int=n // 11 * 11 + n * 5 % 11)
 
 
+# Seam for tests: `_strategies`, searched for the queries that tell wrong rules apart.
 def _strategies(profile: FidelityProfile) -> tuple[st.SearchStrategy[MemoryItem], st.SearchStrategy[MemoryQuery]]:
     plain = [
         None, 0, 1, 2.5, -0.0, 2**70, "v", "V", "", [], {}, [1, "v"], [1], [1.0], [1, 3], [3, 1],
@@ -442,6 +443,7 @@ def compare_with_reference(
         ) from exc
 
 
+# Seam for tests: `_first_difference`, given each shape of failure it reports.
 def _first_difference(error: BaseException) -> str:
     """The first line of the first AssertionError within `error`, else of `error`."""
     pending = [error]

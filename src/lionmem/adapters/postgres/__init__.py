@@ -231,6 +231,8 @@ class PostgresMemoryStore(ClosesOnExit):
                 finally:
                     self._in_use -= 1
 
+    # Seam for tests: `_execute` and `_live_pool`, used to run a statement of the tests'
+    # own on the store's pool, and to hold its connections.
     async def _execute(
         self,
         query: sql.Composed | LiteralString,

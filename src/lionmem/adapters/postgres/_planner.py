@@ -7,19 +7,20 @@ Governed by [ADR-0097][adr-0097].
 from __future__ import annotations
 
 import asyncio
-from typing import Any, LiteralString, NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from lionmem.adapters._rows import (
-    MAX_SQL_LIMIT,
     SHARE_EVERY,
     SQL_FILTERS,
+    Narrowing,
     Row,
     decode_in_slices,
     matching,
     settle_unstorable,
+    sql_limit,
 )
 from lionmem.adapters.postgres._writes import TAG_DIGEST, tag_key
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
@@ -27,29 +28,28 @@ from lionmem.protocols.memory import MemoryItem, MemoryQuery
 _EXACT_NUMBER = 2**53
 
 
-def _filter_clause(key: str, value: object) -> tuple[LiteralString, list[object], bool] | None:
-    """`(SQL, parameters, exact)` narrowing one filter without dropping a match, where
-    `exact` says the SQL also drops every non-match; `None` to leave it to Python.
+def _filter_clause(key: str, value: object) -> Narrowing | None:
+    """The SQL narrowing one filter; `None` to leave it to Python.
 
     JSON containment compares numbers as decimals, which agrees with Python's `==`
     (1 == 1.0, -0.0 == 0) up to 2**53; beyond that a float's shortest decimal form
     need not equal the integer it is equal to.
     """
     if value is None:
-        return "(NOT metadata ? %s OR metadata -> %s = 'null'::jsonb)", [key, key], True
+        return Narrowing("(NOT metadata ? %s OR metadata -> %s = 'null'::jsonb)", [key, key], True)
     kind = type(value)
     if kind is str:
-        return "metadata @> %s", [Jsonb({key: value})], True
+        return Narrowing("metadata @> %s", [Jsonb({key: value})], True)
     if kind in (bool, int, float) and abs(cast(float, value)) <= _EXACT_NUMBER:
         # Python equality: True == 1 == 1.0, but JSON true is not the number 1.
         number = Jsonb({key: int(cast(bool, value)) if kind is bool else value})
         if value in (0, 1):
-            return "(metadata @> %s OR metadata @> %s)", [number, Jsonb({key: bool(value)})], True
-        return "metadata @> %s", [number], True
+            return Narrowing("(metadata @> %s OR metadata @> %s)", [number, Jsonb({key: bool(value)})], True)
+        return Narrowing("metadata @> %s", [number], True)
     if kind is list:
-        return "jsonb_typeof(metadata -> %s) = 'array'", [key], False
+        return Narrowing("jsonb_typeof(metadata -> %s) = 'array'", [key], False)
     if kind is dict:
-        return "jsonb_typeof(metadata -> %s) = 'object'", [key], False
+        return Narrowing("jsonb_typeof(metadata -> %s) = 'object'", [key], False)
     return None
 
 
@@ -112,15 +112,16 @@ def plan_search(namespace: str, asked: MemoryQuery) -> Plan:
     for n, (key, value) in enumerate((query.filters or {}).items()):
         narrowing = _filter_clause(key, value) if n < SQL_FILTERS else None
         if narrowing is not None:
-            clauses.append(sql.SQL(narrowing[0]))
-            params += narrowing[1]
-        if narrowing is None or not narrowing[2]:
+            clauses.append(sql.SQL(narrowing.condition))
+            params += narrowing.params
+        if narrowing is None or not narrowing.exact:
             recheck.append((key, value))
     statement = sql.SQL(
         "SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq"
     ).format(sql.SQL(" AND ").join(clauses))
-    pushed = not recheck and not any_tag and query.limit >= 0
+    limit = sql_limit(query.limit, recheck, any_tag)
+    pushed = limit is not None
     if pushed:
         statement += sql.SQL(" LIMIT %s")
-        params.append(min(query.limit, MAX_SQL_LIMIT))
+        params.append(limit)
     return Plan(statement, params, recheck, any_tag, pushed)

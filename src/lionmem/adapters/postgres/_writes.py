@@ -2,6 +2,8 @@
 the statements.
 
 Governed by [ADR-0097][adr-0097].
+
+Seam for tests: `_writes`, whose tag keys the tests compute to read the column.
 """
 
 from __future__ import annotations

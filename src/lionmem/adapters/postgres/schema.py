@@ -41,6 +41,7 @@ _SCHEMA: list[LiteralString] = [
     "CREATE INDEX lionmem_items_metadata ON lionmem_items USING gin (metadata jsonb_path_ops)"
     + _GIN_OPTIONS,
 ]
+# Seam for tests: `_TRIGRAM_INDEX`, replaced to open a database where pg_trgm fails.
 _TRIGRAM_INDEX: LiteralString = (
     "CREATE INDEX lionmem_items_text ON lionmem_items USING gin (folded gin_trgm_ops)" + _GIN_OPTIONS
 )

@@ -45,6 +45,7 @@ profile as every durable store's."""
 # writes instead, every `_CHECKPOINT_AFTER` items. The writer still
 # checkpoints at `_WRITER_CHECKPOINT_PAGES`, by then with little left to copy: only
 # its own checkpoint restarts the log from the beginning under a stream of writes.
+# Seam for tests: `_CHECKPOINT_AFTER`, read to write just enough to start a checkpoint.
 _CHECKPOINT_AFTER = 32
 
 
@@ -88,6 +89,9 @@ class SQLiteMemoryStore(ClosesOnExit):
         """Use [`open`][lionmem.adapters.sqlite.SQLiteMemoryStore.open] instead."""
         self.path = path
         """The database file."""
+        # Seam for tests: `_executor`, `_writer`, and the checkpoint thread's `_checkpointer`,
+        # `_checkpoint_db` and `_checkpoint`, which the tests occupy, trace, break or wait for
+        # to show what the threads do; never used from outside otherwise.
         self._executor = executor
         self._writer = writer
         self._reader: sqlite3.Connection | None = reader
@@ -200,6 +204,8 @@ class SQLiteMemoryStore(ClosesOnExit):
         await asyncio.shield(asyncio.wrap_future(closing))
         self._executor.shutdown(wait=True)
 
+    # Seam for tests: `_live_reader`, `_on_writer`: the reader, and a way to run a function
+    # of the tests' own on the store's worker thread.
     def _live_reader(self) -> sqlite3.Connection:
         if self._reader is None:
             raise StoreClosedError(f"the SQLiteMemoryStore on {self.path} is closed")
@@ -337,6 +343,8 @@ class SQLiteMemoryStore(ClosesOnExit):
         with write_transaction(self._writer):
             self._writer.execute("INSERT INTO items_text (items_text) VALUES ('optimize')")
 
+    # Seam for tests: `_close_on_worker`, `_write` and `_run_checkpoint`, replaced to make
+    # closing, a write or a checkpoint slow or fail.
     def _close_on_worker(self) -> None:
         self._writer.close()
         # No write is left to ask for a checkpoint. Closed last, the checkpoint

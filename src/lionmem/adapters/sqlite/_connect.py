@@ -2,6 +2,8 @@
 the write-ahead log and the schema, and the read-only reader.
 
 Governed by [ADR-0096][adr-0096].
+
+Seam for tests: `_connect`, whose steps the tests replace to hold or fail an open.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ _CACHE_SIZE = "PRAGMA cache_size = -65536"
 
 # Seconds between tries of a lock SQLite will not wait for itself.
 _BUSY_RETRY = 0.005
+# Seam for tests: `_WRITER_CHECKPOINT_PAGES`, read to check the writer's own bound.
 _WRITER_CHECKPOINT_PAGES = 4_000
 
 
@@ -64,6 +67,8 @@ def _close_writer(connecting: Future[sqlite3.Connection]) -> None:
         connecting.result().close()
 
 
+# Seam for tests: `_connect_and_migrate` and `_connect_writer`, replaced to hold an
+# open at a chosen point or to make it fail.
 def _connect_and_migrate(
     path: Path, uri: str, busy_ms: int, synchronous: str, create: bool
 ) -> sqlite3.Connection:

@@ -2,14 +2,23 @@
 other predicates, and what Python checks on the rows.
 
 Governed by [ADR-0096][adr-0096].
+
+Seam for tests: `_planner`, whose `search` the tests trace to see the SQL it runs.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, NamedTuple, cast
+from typing import Any, LiteralString, NamedTuple, cast
 
-from lionmem.adapters._rows import MAX_SQL_LIMIT, SQL_FILTERS, decode_in_slices, matching, settle_unstorable
+from lionmem.adapters._rows import (
+    SQL_FILTERS,
+    Narrowing,
+    decode_in_slices,
+    matching,
+    settle_unstorable,
+    sql_limit,
+)
 from lionmem.adapters.sqlite._writes import INT64, indexable
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
@@ -23,6 +32,7 @@ _OPENING = 64
 """The most characters of a needle the trigram index is asked for: a 100,000-character
 needle of common words was slow to look up whole (ADR-0096); what matches its opening is
 then checked whole by instr()."""
+# Seam for tests: `_PROBE`, lowered to count ties further in a small store.
 _PROBE = 256
 
 
@@ -41,10 +51,10 @@ def _trigrams(opening: str) -> str:
     return " ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
 
 
-_NUMBER_KINDS = "('integer', 'real', 'true', 'false')"
+_NUMBER_KINDS: LiteralString = "('integer', 'real', 'true', 'false')"
 
 
-def _same_value(value: object, row: str) -> str | None:
+def _same_value(value: object, row: LiteralString) -> LiteralString | None:
     """The condition on the `item_meta` row named `row` that holds exactly when its
     value `==` `value` in Python (given its key), or `None` when SQL cannot decide that.
 
@@ -62,19 +72,18 @@ def _same_value(value: object, row: str) -> str | None:
     return None
 
 
-_ROW = "m.seq = items.seq AND m.key = ?"
+_ROW: LiteralString = "m.seq = items.seq AND m.key = ?"
 """Correlates a lookup of one item's metadata row for one key."""
 
 
-def _filter_condition(key: str, value: object) -> tuple[str, list[object], bool] | None:
-    """`(condition on items, its parameters, exact)` for one filter: the condition keeps
-    every match, and `exact` says it also drops every other item. `None` when nothing
-    narrows it (a value that is no JSON value), so Python alone decides."""
+def _filter_condition(key: str, value: object) -> Narrowing | None:
+    """The condition on items narrowing one filter; `None` when nothing narrows it (a
+    value that is no JSON value), so Python alone decides."""
     same = _same_value(value, "m")
     if same is not None:
-        return f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {same})", [key, value], True
+        return Narrowing(f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {same})", [key, value], True)
     if value is None:  # a missing key matches, so does a stored null
-        return f"NOT EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND m.kind != 'null')", [key], True
+        return Narrowing(f"NOT EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND m.kind != 'null')", [key], True)
     kind = type(value)
     if kind is int or kind is float:
         # Beyond 64 bits (or NaN): a float or a big integer may be equal; Python decides.
@@ -85,7 +94,7 @@ def _filter_condition(key: str, value: object) -> tuple[str, list[object], bool]
         kinds = "m.kind = 'object'"
     else:
         return None
-    return f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {kinds})", [key], False
+    return Narrowing(f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {kinds})", [key], False)
 
 
 class _Driver(NamedTuple):
@@ -107,6 +116,7 @@ class _Driver(NamedTuple):
     """The filter key whose predicate the condition decides exactly, if any."""
 
 
+# Seam for tests: `_drivers`, asked which index would drive a query.
 def _drivers(query: MemoryQuery, tags: list[str], filters: dict[str, Any]) -> list[_Driver]:
     """The indexes that could drive `query`, in the order preferred on a tie: the
     trigram index comes last because each of its candidates costs the most to list."""
@@ -174,21 +184,21 @@ def search(db: sqlite3.Connection, asked: MemoryQuery) -> list[MemoryItem]:
     for key, value in filters.items():
         if driver is not None and key == driver.settles_key:
             continue
-        condition = _filter_condition(key, value)
-        if condition is None or not condition[2]:
+        narrowing = _filter_condition(key, value)
+        if narrowing is None or not narrowing.exact:
             recheck.append((key, value))
-        if condition is not None:
-            clauses.append(condition[0])
-            params.extend(condition[1])
+        if narrowing is not None:
+            clauses.append(narrowing.condition)
+            params.extend(narrowing.params)
     source, order = ("items", "items.seq") if driver is None else (driver.source, driver.order)
     sql = f"SELECT {COLUMNS} FROM {source}"
     if clauses:
         sql += " WHERE " + " AND ".join(clauses)
     sql += f" ORDER BY {order}"
     limit = query.limit
-    if not recheck and not any_tag and limit >= 0:
-        rows = db.execute(sql + " LIMIT ?", (*params, min(limit, MAX_SQL_LIMIT))).fetchall()
-        return decode_in_slices(rows)
+    pushed = sql_limit(limit, recheck, any_tag)
+    if pushed is not None:
+        return decode_in_slices(db.execute(sql + " LIMIT ?", (*params, pushed)).fetchall())
     matches = list(matching(db.execute(sql, params), recheck, limit, any_tag))
     return matches[:limit]
 

@@ -2,6 +2,8 @@
 transaction around them.
 
 Governed by [ADR-0096][adr-0096].
+
+Seam for tests: `_writes`, whose `index` a test replaces to fail a write midway.
 """
 
 from __future__ import annotations

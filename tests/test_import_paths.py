@@ -1,0 +1,39 @@
+"""Every public name keeps the import paths it was documented under before the
+packages were layered: each old path gives the very object the new one does."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+MOVED: list[tuple[str, str, str]] = [
+    *((name, "lionmem.testing.profile", "lionmem.protocols.profile") for name in (
+        "REFERENCE_PROFILE", "ContentKind", "Durability", "FidelityProfile", "FilterEquality", "LimitPolicy",
+        "OnExistingId", "ResultOrder", "ReturnedObjects", "RoundTrip", "TagMatch", "TextMatch", "Visibility",
+    )),
+    ("FidelityProfile", "lionmem.testing", "lionmem.protocols.profile"),
+    ("APPLICATION_ID", "lionmem.adapters.sqlite", "lionmem.adapters.sqlite.schema"),
+    ("MIGRATIONS", "lionmem.adapters.sqlite", "lionmem.adapters.sqlite.schema"),
+    ("SCHEMA_VERSION", "lionmem.adapters.sqlite", "lionmem.adapters.sqlite.schema"),
+    ("SCHEMA_VERSION", "lionmem.adapters.postgres", "lionmem.adapters.postgres.schema"),
+    ("StoreUnavailableError", "lionmem.adapters.postgres", "lionmem.adapters.errors"),
+    ("MAX_TIMEOUT", "lionmem.adapters.lifecycle", "lionmem._internal.timeouts"),
+    ("milliseconds", "lionmem.adapters.lifecycle", "lionmem._internal.timeouts"),
+    ("main", "lionmem.cli", "lionmem.cli"),
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new"), MOVED, ids=[f"{old}.{name}" for name, old, new in MOVED])
+def test_a_moved_name_is_the_same_object_at_its_old_path(name: str, old: str, new: str) -> None:
+    old_module, new_module = importlib.import_module(old), importlib.import_module(new)
+    assert getattr(old_module, name) is getattr(new_module, name)
+    assert name in old_module.__all__
+
+
+def test_both_durable_stores_declare_the_one_durable_profile() -> None:
+    from lionmem.adapters._rows import DURABLE_PROFILE
+    from lionmem.adapters.postgres import POSTGRES_PROFILE
+    from lionmem.adapters.sqlite import SQLITE_PROFILE
+
+    assert SQLITE_PROFILE is POSTGRES_PROFILE is DURABLE_PROFILE
