@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, LiteralString
 from uuid import uuid4
 
 from lionmem.adapters.postgres import (
@@ -37,3 +37,8 @@ async def open_only(url: str, **kwargs: Any) -> None:
     """Open a store and close it again: for opens that are meant to fail."""
     store = await PostgresMemoryStore.open(url, **kwargs)
     await store.close()
+
+
+async def execute(store: PostgresMemoryStore, statement: LiteralString, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+    """The rows of a statement of the test's own, run on the store's pool as its calls are."""
+    return await store._execute(statement, params)

@@ -8,12 +8,15 @@ import hashlib
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from lionmem import MemoryItem, MemoryQuery
+from lionmem.adapters import sqlite as sqlite_module
 from lionmem.adapters._rows import encode_item
 from lionmem.adapters.sqlite import APPLICATION_ID, MIGRATIONS, SQLiteMemoryStore
 from lionmem.adapters.sqlite import _planner as sqlite_planner
+
+T = TypeVar("T")
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -90,3 +93,18 @@ def hold_write_lock(path: Path) -> sqlite3.Connection:
     other.execute("BEGIN IMMEDIATE")
     other.execute("UPDATE items SET body = body")
     return other
+
+
+CHECKPOINT_AFTER: int = sqlite_module._CHECKPOINT_AFTER
+"""Items a store writes before its checkpoint thread runs (a seam of the store's)."""
+
+
+async def on_worker(store: SQLiteMemoryStore, function: Callable[..., T], *args: Any) -> T:
+    """`function(*args)` on the store's worker thread, after the calls queued before it."""
+    result: T = await store._on_writer(function, *args)
+    return result
+
+
+async def on_writer(store: SQLiteMemoryStore, function: Callable[[sqlite3.Connection], T]) -> T:
+    """`function(writer)` on the store's worker thread, with its writer's connection."""
+    return await on_worker(store, function, store._writer)

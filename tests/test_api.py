@@ -9,7 +9,6 @@ import textwrap
 
 import griffe
 import pytest
-
 from api_surface import load_current, load_snapshot, public_objects
 
 

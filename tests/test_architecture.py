@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys

@@ -12,6 +12,8 @@ from uuid import uuid4
 
 import psycopg
 import pytest
+from postgres_support import execute
+from sqlite_support import on_writer
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
@@ -59,7 +61,7 @@ def test_sqlite_options_reach_the_database(tmp_path: Path) -> None:
 
     async def settings(store: Any) -> tuple[int, int]:
         # The writer connection, which the options configure, lives on the store's thread.
-        return await store._on_writer(pragmas, store._writer)  # type: ignore[no-any-return]
+        return await on_writer(store, pragmas)
 
     base = f"sqlite:///{tmp_path / 'o.db'}"
     assert opened(base, settings) == (1, 10_000)  # NORMAL, the store's default 10 s
@@ -72,7 +74,7 @@ def test_postgres_takes_its_namespace_and_passes_other_options_to_libpq(pg_url: 
 
     async def seen(store: Any) -> tuple[str, str, str]:
         assert isinstance(store, PostgresMemoryStore)
-        [(name, timeout)] = await store._execute(
+        [(name, timeout)] = await execute(store, 
             "SELECT current_setting('application_name'), current_setting('lock_timeout')"
         )
         return store.namespace, name, timeout
@@ -91,7 +93,7 @@ def test_postgres_timeouts_are_url_options(pg_url: str) -> None:
     url = f"{pg_url}{'&' if '?' in pg_url else '?'}namespace=url-timeouts&timeout=3&statement_timeout=2.5"
 
     async def seen(store: Any) -> tuple[bool, str]:
-        [(statement_timeout,)] = await store._execute("SELECT current_setting('statement_timeout')")
+        [(statement_timeout,)] = await execute(store, "SELECT current_setting('statement_timeout')")
         return "connect_timeout=3 " in repr(store), statement_timeout
 
     assert opened(url, seen) == (True, "2500ms")

@@ -10,10 +10,10 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
+from store_contract import assert_call_arguments_checked, assert_unicode_text_agrees
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Pile
 from lionmem.protocols import memory as memory_module
-from store_contract import assert_call_arguments_checked, assert_unicode_text_agrees
 
 
 def run(coro: Any) -> Any:

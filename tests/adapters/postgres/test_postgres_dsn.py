@@ -8,7 +8,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from postgres_support import open_only, run, with_store
+from postgres_support import execute, open_only, run, with_store
 
 from lionmem.adapters.postgres import (
     PostgresMemoryStore,
@@ -98,7 +98,7 @@ def test_options_in_the_dsn_are_kept_beside_the_statement_timeout(pg_url: str) -
     dsn = psycopg.conninfo.make_conninfo(pg_url, options="-c application_name=kept-by-lionmem")
 
     async def settings(store: PostgresMemoryStore) -> list[tuple[Any, ...]]:
-        return await store._execute(
+        return await execute(store, 
             "SELECT current_setting('application_name'), current_setting('statement_timeout')"
         )
 
@@ -134,7 +134,7 @@ def test_options_from_the_environment_or_a_service_file_are_kept(
     string has none of its own; the statement timeout is still `open`'s."""
 
     async def settings(store: PostgresMemoryStore) -> list[tuple[Any, ...]]:
-        return await store._execute(
+        return await execute(store, 
             "SELECT current_setting('application_name'), current_setting('statement_timeout')"
         )
 

@@ -9,7 +9,7 @@ import time
 import psycopg
 import pytest
 from pg_server import running_server
-from postgres_support import fresh_namespace, run, with_store
+from postgres_support import execute, fresh_namespace, run, with_store
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import (
@@ -124,7 +124,7 @@ def test_a_server_restart_fails_fast_applies_nothing_half_and_recovers(caplog: p
             assert found is not None
             assert [i.content for i in found] == ["before"]  # nothing half-applied
             # The pool's new connections carry the statement timeout too.
-            assert await store._execute("SELECT current_setting('statement_timeout')") == [("4s",)]
+            assert await execute(store, "SELECT current_setting('statement_timeout')") == [("4s",)]
             await store.store(MemoryItem(content="after"))
             assert [i.content for i in await store.search(MemoryQuery())] == ["before", "after"]
             await store.close()

@@ -11,7 +11,7 @@ from uuid import uuid4
 
 import psycopg
 import pytest
-from postgres_support import fresh_namespace, run, with_store
+from postgres_support import execute, fresh_namespace, run, with_store
 from store_contract import (
     assert_freed_once_dropped,
 )
@@ -98,7 +98,7 @@ def test_open_arguments_of_the_wrong_type_are_named_before_connecting(
 def test_statement_timeouts_reach_the_server_rounded_up_to_milliseconds(pg_url: str) -> None:
     # PostgreSQL reads 0 as no timeout at all; 0.4 ms used to become 0.
     async def setting(store: PostgresMemoryStore) -> list[tuple[Any, ...]]:
-        return await store._execute("SELECT current_setting('statement_timeout')")
+        return await execute(store, "SELECT current_setting('statement_timeout')")
 
     assert with_store(pg_url, setting, statement_timeout=2147483.647) == [("2147483647ms",)]
     assert with_store(pg_url, setting, statement_timeout=1.0001) == [("1001ms",)]

@@ -12,13 +12,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from sqlite_support import connect, run, with_store
+from sqlite_support import (
+    CHECKPOINT_AFTER,
+    connect,
+    on_worker,
+    on_writer,
+    run,
+    with_store,
+)
 from store_contract import (
     assert_freed_once_dropped,
 )
 
 from lionmem import MemoryItem, MemoryQuery
-from lionmem.adapters import sqlite as sqlite_module
 from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
@@ -41,7 +47,7 @@ def test_the_checkpoint_thread_copies_the_log_beside_the_writes(
         run_checkpoint(store)
 
     monkeypatch.setattr(SQLiteMemoryStore, "_run_checkpoint", recorded)
-    every = sqlite_module._CHECKPOINT_AFTER
+    every = CHECKPOINT_AFTER
     writes = 3 * every
 
     async def body(store: SQLiteMemoryStore) -> int:
@@ -55,8 +61,8 @@ def test_the_checkpoint_thread_copies_the_log_beside_the_writes(
             return found
 
         assert await asyncio.get_running_loop().run_in_executor(store._checkpointer, checkpoint_sync) == level
-        log_pages = await store._on_writer(
-            lambda: store._writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        log_pages = await on_writer(
+            store, lambda db: db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
         )
         assert log_pages == sqlite_connect._WRITER_CHECKPOINT_PAGES
         # The file alone, without the log: what the checkpoints have copied so far.
@@ -80,7 +86,7 @@ def test_checkpoints_reach_the_open_file_after_a_change_of_directory(
     (tmp_path / "first").mkdir()
     (tmp_path / "second #1?").mkdir()
     monkeypatch.chdir(tmp_path / "first")
-    every = sqlite_module._CHECKPOINT_AFTER
+    every = CHECKPOINT_AFTER
 
     async def body(store: SQLiteMemoryStore) -> int:
         monkeypatch.chdir(tmp_path / "second #1?")
@@ -103,7 +109,7 @@ def test_the_checkpoint_thread_creates_no_file_where_the_database_was_removed(tm
     async def body(store: SQLiteMemoryStore) -> None:
         await store.store(MemoryItem())
         path.unlink()  # the store's connections keep the removed file open
-        for n in range(sqlite_module._CHECKPOINT_AFTER):
+        for n in range(CHECKPOINT_AFTER):
             await store.store(MemoryItem(content=n))
         assert store._checkpointer is not None
         await asyncio.get_running_loop().run_in_executor(store._checkpointer, lambda: None)
@@ -129,7 +135,7 @@ def test_a_store_that_only_reads_starts_no_checkpoint_thread(tmp_path: Path) -> 
 
 def test_closing_copies_the_rest_of_the_log_and_removes_it(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
-    items = [MemoryItem(content=f"note {n}") for n in range(10 * sqlite_module._CHECKPOINT_AFTER)]
+    items = [MemoryItem(content=f"note {n}") for n in range(10 * CHECKPOINT_AFTER)]
 
     async def body(store: SQLiteMemoryStore) -> None:
         for item in items:
@@ -144,7 +150,7 @@ def test_closing_copies_the_rest_of_the_log_and_removes_it(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     ("writes", "threads"),
-    [(0, ["lionmem-sqlite"]), (sqlite_module._CHECKPOINT_AFTER, ["lionmem-sqlite", "lionmem-sqlite-checkpoint"])],
+    [(0, ["lionmem-sqlite"]), (CHECKPOINT_AFTER, ["lionmem-sqlite", "lionmem-sqlite-checkpoint"])],
     ids=["reader", "writer"],
 )
 def test_closing_ends_the_store_threads(tmp_path: Path, writes: int, threads: list[str]) -> None:
@@ -168,7 +174,7 @@ def test_closing_ends_the_store_threads(tmp_path: Path, writes: int, threads: li
 def test_a_closed_store_the_caller_drops_is_freed(tmp_path: Path) -> None:
     # Enough single writes to start the checkpoint thread, whose work holds the store too.
     opener = functools.partial(SQLiteMemoryStore.open, tmp_path / "m.db")
-    run(assert_freed_once_dropped(opener, sqlite_module._CHECKPOINT_AFTER))
+    run(assert_freed_once_dropped(opener, CHECKPOINT_AFTER))
 
 
 def test_close_waits_for_the_store_thread_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -204,11 +210,11 @@ def test_a_cancelled_close_still_closes_everything(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         store = await SQLiteMemoryStore.open(path)
-        for n in range(sqlite_module._CHECKPOINT_AFTER):  # starts the checkpoint thread
+        for n in range(CHECKPOINT_AFTER):  # starts the checkpoint thread
             await store.store(MemoryItem(content=n))
         assert store_threads() == ["lionmem-sqlite", "lionmem-sqlite-checkpoint"]
         release = threading.Event()
-        long_call = asyncio.ensure_future(store._on_writer(release.wait, 30))
+        long_call = asyncio.ensure_future(on_worker(store, release.wait, 30))
         await asyncio.sleep(0.05)
         cancelled = asyncio.ensure_future(store.close())
         await asyncio.sleep(0.05)
@@ -234,7 +240,7 @@ def test_a_cancelled_write_is_dropped_before_it_starts_and_finished_whole_after(
 
     async def body(store: SQLiteMemoryStore) -> None:
         release = threading.Event()
-        long_call = asyncio.ensure_future(store._on_writer(release.wait, 30))
+        long_call = asyncio.ensure_future(on_worker(store, release.wait, 30))
         queued = [MemoryItem(content="queued one"), *(MemoryItem(content=f"queued {n}") for n in range(50))]
         calls = [asyncio.ensure_future(store.store(queued[0])), asyncio.ensure_future(store.store_many(queued[1:]))]
         await asyncio.sleep(0.05)
@@ -281,7 +287,7 @@ def test_a_cancelled_close_finishes_on_its_own(tmp_path: Path) -> None:
         store = await SQLiteMemoryStore.open(path)
         await store.store(MemoryItem(content="kept"))
         release = threading.Event()
-        long_call = asyncio.ensure_future(store._on_writer(release.wait, 30))
+        long_call = asyncio.ensure_future(on_worker(store, release.wait, 30))
         await asyncio.sleep(0.05)
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(store.close(), 0.05)
@@ -300,7 +306,7 @@ def test_a_cancelled_close_finishes_on_its_own(tmp_path: Path) -> None:
 
 def test_a_failed_checkpoint_loses_nothing_and_writes_go_on(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
-    writes = 2 * sqlite_module._CHECKPOINT_AFTER
+    writes = 2 * CHECKPOINT_AFTER
 
     async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
         broken = connect(tmp_path / "elsewhere.db", check_same_thread=False)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlite_support import connect, run, with_store
+from sqlite_support import connect, on_writer, run, with_store
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.errors import StoreClosedError
@@ -84,8 +84,8 @@ def test_busy_timeout_reaches_sqlite_in_milliseconds_rounded_up(
 
     async def body(store: SQLiteMemoryStore) -> tuple[int, int]:
         (reader,) = store._live_reader().execute("PRAGMA busy_timeout").fetchone()
-        (writer,) = await store._on_writer(
-            lambda: store._writer.execute("PRAGMA busy_timeout").fetchone()
+        (writer,) = await on_writer(
+            store, lambda db: db.execute("PRAGMA busy_timeout").fetchone()
         )
         return reader, writer
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlite_support import run, traced_search, with_store
+from sqlite_support import on_writer, run, traced_search, with_store
 from store_contract import (
     assert_searches_agree,
 )
@@ -50,8 +51,8 @@ def test_every_plan_returns_insertion_order_when_sqlite_may_return_rows_in_any_o
         run(reference.store(item))
 
     async def body(store: SQLiteMemoryStore) -> None:
-        await store._on_writer(
-            lambda: store._writer.execute("PRAGMA reverse_unordered_selects = 1")
+        await on_writer(
+            store, lambda db: db.execute("PRAGMA reverse_unordered_selects = 1")
         )
         await store.store_many(items)
         await store.store(replaced)
@@ -203,11 +204,10 @@ def test_searches_read_only_rows_an_index_leads_to(tmp_path: Path) -> None:
             assert len(found) == 1
             statements += read
 
-        def plans() -> list[str]:
-            db = store._writer
+        def plans(db: sqlite3.Connection) -> list[str]:
             return [" / ".join(row[-1] for row in db.execute("EXPLAIN QUERY PLAN " + sql)) for sql in statements]
 
-        explained: list[str] = await store._on_writer(plans)
+        explained = await on_writer(store, plans)
         return explained
 
     plans = with_store(path, body)
