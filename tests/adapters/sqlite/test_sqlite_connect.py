@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sqlite3
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -148,3 +152,47 @@ def test_switching_to_wal_does_not_retry_other_errors(
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         with_store(path, lambda store: store.search(MemoryQuery()))
     assert len(tries) == 1
+
+
+def test_a_current_file_opens_and_reads_while_another_process_writes(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    item = MemoryItem(content="kept while another process writes")
+    with_store(path, lambda store: store.store(item))
+    holding = textwrap.dedent(f"""
+        import sqlite3, sys
+        db = sqlite3.connect({str(path)!r}, isolation_level=None)
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("CREATE TABLE scratch (x)")
+        print("writing", flush=True)
+        sys.stdin.read()
+        db.execute("ROLLBACK")
+    """)
+    with subprocess.Popen(
+        [sys.executable, "-c", holding], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as writer:
+        assert writer.stdin is not None and writer.stdout is not None
+        assert writer.stdout.readline() == "writing\n"
+
+        async def read(store: SQLiteMemoryStore) -> tuple[MemoryItem | None, list[MemoryItem]]:
+            return await store.retrieve(item.id), await store.search(MemoryQuery(text="another"))
+
+        # A busy timeout far shorter than the write: opening must not wait for it.
+        assert with_store(path, read, busy_timeout=0.2, create=False) == (item, [item])
+        for command in (["get", f"sqlite:///{path}", str(item.id)], ["search", f"sqlite:///{path}"]):
+            done = subprocess.run(
+                [sys.executable, "-m", "lionmem", *command], capture_output=True, text=True, timeout=120
+            )
+            assert (done.returncode, done.stderr) == (0, ""), command
+            assert json.loads(done.stdout)["content"] == item.content
+        writer.stdin.close()
+        assert writer.wait(timeout=60) == 0
+
+
+def test_opening_a_current_file_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with_store(path, lambda store: store.store(MemoryItem(content="x")))
+    db = connect(path, isolation_level=None)
+    (changes,) = db.execute("PRAGMA data_version").fetchone()
+    with_store(path, lambda store: store.search(MemoryQuery()))
+    # data_version moves when another connection commits a change to the file.
+    assert db.execute("PRAGMA data_version").fetchone() == (changes,)

@@ -97,17 +97,36 @@ _META_BY_VALUE = "CREATE INDEX item_meta_by_value ON item_meta (key, value, seq,
 def migrate(db: sqlite3.Connection, path: Path) -> None:
     """Bring the database up to `SCHEMA_VERSION` in one transaction.
 
-    Safe when several processes open the same new file at once: the version is read
-    again after taking the write lock, so each step runs exactly once.
+    A database already current is only read: opening it takes no write lock, so a
+    store opens, and reads, while another process is in a long write, as WAL allows.
+    Otherwise the write lock is taken and the version read again under it, so that
+    when several processes open the same new file at once each step runs exactly once.
     """
+    if _current(db, path):
+        return
     with write_transaction(db):
+        if _current(db, path):
+            return  # another process migrated it while this one waited for the lock
         (version,) = db.execute("PRAGMA user_version").fetchone()
-        if version > SCHEMA_VERSION:
-            raise IncompatibleDatabaseError(
-                f"{path} has schema version {version}, newer than this lionmem's "
-                f"{SCHEMA_VERSION}; upgrade lionmem to open it"
-            )
         for step in range(version + 1, SCHEMA_VERSION + 1):
             MIGRATIONS[step](db)
         db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _current(db: sqlite3.Connection, path: Path) -> bool:
+    """Whether the database holds this lionmem's schema, read in one snapshot.
+
+    Raises:
+        IncompatibleDatabaseError: its schema is newer than this lionmem's.
+    """
+    version, application_id = db.execute(
+        "SELECT (SELECT user_version FROM pragma_user_version),"
+        " (SELECT application_id FROM pragma_application_id)"
+    ).fetchone()
+    if version > SCHEMA_VERSION:
+        raise IncompatibleDatabaseError(
+            f"{path} has schema version {version}, newer than this lionmem's "
+            f"{SCHEMA_VERSION}; upgrade lionmem to open it"
+        )
+    return bool(version == SCHEMA_VERSION and application_id == APPLICATION_ID)
