@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import random
 import re
 import shutil
 import socket
@@ -231,3 +232,76 @@ def test_without_create_the_file_is_opened_read_write_so_never_made(
     with pytest.raises(sqlite3.OperationalError, match="unable to open database file"):
         with_store(tmp_path / "gone.db", lambda store: store.search(MemoryQuery()), create=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_log_file_the_store_cannot_write_is_named() -> None:
+    # SQLite said "attempt to write a readonly database", naming no file.
+    directory = Path(tempfile.mkdtemp())
+    path = directory / "m.db"
+    wal = path.with_name("m.db-wal")
+    try:
+        with_store(path, lambda store: store.store(MemoryItem(content="kept")))
+        other = connect(path, isolation_level=None)  # keeps the log while it is open
+        other.execute("PRAGMA journal_mode = WAL")
+        other.execute("CREATE TABLE scratch (x)")
+        assert wal.exists()
+        directory.chmod(0o777)
+        path.chmod(0o666)
+        path.with_name("m.db-shm").chmod(0o666)
+        wal.chmod(0o444)
+        assert _opened_without_root(path, create=False) == (
+            f"PermissionError: cannot open {path}: {wal} is not writable here, and the store "
+            "writes the database file and keeps its write-ahead log beside it, even to read"
+        )
+        wal.chmod(0o666)
+        assert _opened_without_root(path, create=False) == "found 1"
+    finally:
+        directory.chmod(0o700)
+        shutil.rmtree(directory)
+
+
+def test_each_log_file_is_asked_here_as_the_system_would_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Root may write anything: the test above refuses for real as nobody, this one
+    # takes the same decision here.
+    path = tmp_path / "m.db"
+    with_store(path, lambda store: store.store(MemoryItem(content="kept")))
+    for log in (path.with_name("m.db-wal"), path.with_name("m.db-shm")):
+        log.touch()
+        monkeypatch.setattr(os, "access", lambda place, mode, log=log: Path(place) != log)
+        with pytest.raises(PermissionError, match=f"^cannot open {re.escape(str(path))}: {re.escape(str(log))} is not"):
+            with_store(path, lambda store: store.search(MemoryQuery()))
+        log.unlink()
+
+
+def test_a_damaged_file_is_named_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with_store(path, lambda store: store.store_many([MemoryItem(content=f"note {n}" * 50) for n in range(200)]))
+    data = bytearray(path.read_bytes())
+    data[100:2100] = random.Random(7).randbytes(2000)  # the schema's page, after the header
+    path.write_bytes(bytes(data))
+    with pytest.raises(IncompatibleDatabaseError) as caught:
+        with_store(path, lambda store: store.search(MemoryQuery()))
+    assert str(caught.value) == (
+        f"{path} is damaged (SQLite: database disk image is malformed); left as it was. Restore "
+        f"it from a backup, or see what can be saved with: sqlite3 {path} .recover"
+    )
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    assert path.read_bytes() == bytes(data)
+
+
+def test_a_file_whose_version_was_lowered_by_hand_is_named_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    item = MemoryItem(content="kept")
+    with_store(path, lambda store: store.store(item))
+    connect(path, isolation_level=None).execute("PRAGMA user_version = 1")
+    with pytest.raises(IncompatibleDatabaseError, match=(
+        f"^{re.escape(str(path))} says it holds schema version 1, but its tables are not that "
+        r"version's \(SQLite: table item_tags already exists\); nothing was changed\."
+    )):
+        with_store(path, lambda store: store.search(MemoryQuery()))
+    db = connect(path, isolation_level=None)
+    assert db.execute("PRAGMA user_version").fetchone() == (1,)
+    db.execute("PRAGMA user_version = 4")
+    assert with_store(path, lambda store: store.retrieve(item.id)) == item

@@ -51,17 +51,30 @@ def test_an_older_schema_is_migrated_with_its_data(tmp_path: Path) -> None:
     assert connect(path).execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
 
 
-def test_a_failed_migration_leaves_the_old_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("failure", "raised", "message"),
+    [
+        # SQL the step could not run: the tables are not what the version says.
+        ("INSERT INTO no_such_table VALUES (1)", IncompatibleDatabaseError, "no such table: no_such_table"),
+        # Anything else, such as a full disk, is raised as SQLite reports it.
+        (None, sqlite3.OperationalError, "^database or disk is full$"),
+    ],
+)
+def test_a_failed_migration_leaves_the_old_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str | None, raised: type[Exception], message: str
+) -> None:
     path = tmp_path / "old.db"
     version_one_file(path, [MemoryItem(content="kept")])
     step_two = MIGRATIONS[2]
 
     def half_done(db: sqlite3.Connection) -> None:
         step_two(db)
-        db.execute("INSERT INTO no_such_table VALUES (1)")
+        if failure is None:
+            raise sqlite3.OperationalError("database or disk is full")
+        db.execute(failure)
 
     monkeypatch.setitem(sqlite_module.MIGRATIONS, 2, half_done)
-    with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
+    with pytest.raises(raised, match=message):
         with_store(path, lambda store: store.search(MemoryQuery()))
     db = connect(path)
     assert db.execute("PRAGMA user_version").fetchone() == (1,)

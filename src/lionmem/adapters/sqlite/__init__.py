@@ -137,13 +137,15 @@ class SQLiteMemoryStore(ClosesOnExit):
                 `InMemoryStore` is the store for memory that ends with the process),
                 or a bad setting.
             IncompatibleDatabaseError: the file is not a lionmem database, or is newer,
-                or `path` is a directory, a device, a pipe or a socket; with
-                `create=False`, an empty file or an empty SQLite database too.
+                or is damaged, or holds tables that are not those of the version it
+                records; or `path` is a directory, a device, a pipe or a socket; with
+                `create=False`, an empty file or an empty SQLite database too. The
+                file is left as it was.
             FileNotFoundError: the directory that should hold the file does not exist,
                 or, with `create=False`, the file does not.
-            PermissionError: this process may not write the file, or the directory
-                where SQLite keeps the write-ahead log; a store writes both, even to
-                read.
+            PermissionError: this process may not write the file, its write-ahead log
+                or the log's index, or the directory where SQLite keeps them; a store
+                writes all of them, even to read. The message names which.
             TypeError: `path` is neither a str nor a path, `busy_timeout` is not a
                 number, or `create` is not a bool.
         """

@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from lionmem.adapters.errors import IncompatibleDatabaseError
-from lionmem.adapters.sqlite._files import not_writable, refuse_foreign_file
+from lionmem.adapters.sqlite._files import log_files, not_writable, refuse_foreign_file
 from lionmem.adapters.sqlite.schema import APPLICATION_ID, migrate
 
 # SQLite's default page cache holds a small part of a large database, so a search
@@ -75,8 +75,9 @@ def _connect_and_migrate(
     refuse_foreign_file(path, create)
     # SQLite opens a file it cannot write read-only, fails at the first write with
     # "attempt to write a readonly database", and leaves a log and an index beside it.
-    if path.exists() and not os.access(path, os.W_OK):
-        raise not_writable(path, path)
+    for place in (path, *log_files(path)):
+        if place.exists() and not os.access(place, os.W_OK):
+            raise not_writable(path, place)
     try:
         return _connect_writer(path, uri, busy_ms, synchronous, create)
     except sqlite3.OperationalError as exc:
@@ -99,6 +100,14 @@ def _connect_writer(
         db.execute(f"PRAGMA wal_autocheckpoint = {_WRITER_CHECKPOINT_PAGES}")
         db.execute(_CACHE_SIZE)
         migrate(db, path)
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+            raise IncompatibleDatabaseError(
+                f"{path} is damaged (SQLite: {exc}); left as it was. Restore it from a "
+                f"backup, or see what can be saved with: sqlite3 {path} .recover"
+            ) from None
+        raise
     except BaseException:
         db.close()
         raise

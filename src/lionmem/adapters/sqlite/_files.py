@@ -15,6 +15,11 @@ from lionmem.adapters.errors import IncompatibleDatabaseError
 _HEADER = b"SQLite format 3\x00"
 
 
+def log_files(path: Path) -> tuple[Path, Path]:
+    """The write-ahead log and its index that SQLite keeps beside the database at `path`."""
+    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
+
+
 def not_writable(path: Path, place: Path) -> PermissionError:
     return PermissionError(
         f"cannot open {path}: {place} is not writable here, and the store writes the "

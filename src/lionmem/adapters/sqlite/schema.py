@@ -108,8 +108,17 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
         if _current(db, path):
             return  # another process migrated it while this one waited for the lock
         (version,) = db.execute("PRAGMA user_version").fetchone()
-        for step in range(version + 1, SCHEMA_VERSION + 1):
-            MIGRATIONS[step](db)
+        try:
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[step](db)
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_ERROR:
+                raise  # the disk, a lock: nothing about the schema itself
+            raise IncompatibleDatabaseError(
+                f"{path} says it holds schema version {version}, but its tables are not "
+                f"that version's (SQLite: {exc}); nothing was changed. Its user_version was "
+                "probably changed by hand: restore the file from a backup"
+            ) from None
         db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
