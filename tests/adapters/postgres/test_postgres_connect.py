@@ -138,3 +138,23 @@ def test_concurrent_writes_of_one_id_succeed_whatever_isolation_the_session_defa
         return [item.id.int for item in await store.search(MemoryQuery(limit=100))]
 
     assert sorted(with_store(pg_url, body, max_size=10)) == [1, 2, 3, 10, 11, 12, 13]
+
+
+@pytest.mark.parametrize(
+    ("setting", "refusal"),
+    [
+        ({"sslmode": "bogus"}, 'invalid sslmode value: "bogus"'),
+        ({"target_session_attrs": "nonsense"}, 'invalid target_session_attrs value: "nonsense"'),
+        ({"port": "44055x"}, 'invalid integer value "44055x" for connection option "port"'),
+    ],
+)
+def test_a_value_libpq_refuses_is_a_bad_dsn_not_an_outage(pg_url: str, setting: dict[str, str], refusal: str) -> None:
+    # Retry logic retries StoreUnavailableError; a misconfiguration would never pass.
+    dsn = psycopg.conninfo.make_conninfo(pg_url, password="s3cret-value", **setting)
+    started = time.monotonic()
+    with pytest.raises(ValueError) as failure:
+        run(open_only(dsn, namespace="n", timeout=5))
+    assert not isinstance(failure.value, StoreUnavailableError)
+    assert str(failure.value) == f"the dsn has a value libpq refuses: {refusal}"
+    assert failure.value.__cause__ is None and failure.value.__suppress_context__
+    assert time.monotonic() - started < 5

@@ -124,8 +124,9 @@ class PostgresMemoryStore(ClosesOnExit):
         readers that should not write tables into a database named by mistake.
 
         Raises:
-            ValueError: an invalid namespace, pool setting or connection string, or
-                a connection string that sets either timeout itself.
+            ValueError: an invalid namespace, pool setting or connection string (a
+                value libpq refuses, such as `sslmode=bogus`, included), or a
+                connection string that sets either timeout itself.
             IncompatibleDatabaseError: the database's encoding is not UTF8, or the
                 schema is newer than this lionmem or, with `create=False`, missing.
             StoreUnavailableError: the server cannot be reached in time.

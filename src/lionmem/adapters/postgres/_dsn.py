@@ -77,9 +77,19 @@ def redacted(conninfo: str) -> str:
     return make_conninfo("", **parts)
 
 
-def unavailable(conninfo: str, error: Exception) -> StoreUnavailableError:
-    message = str(error)
+_REFUSED_VALUE = re.compile(r'invalid (?:[a-z_]+ value: "|integer value "[^"]*" for connection option ")')
+"""How libpq words its refusal of an option's value (`invalid sslmode value: "x"`,
+`invalid integer value "5x" for connection option "port"`), before it connects."""
+
+
+def unavailable(conninfo: str, error: Exception) -> StoreUnavailableError | ValueError:
+    """What a failed connection attempt raises: `ValueError` when libpq refused a value
+    of the connection string, which no retry would change, else `StoreUnavailableError`;
+    each with the password masked and no exception chained, as that would show it."""
+    message = str(error).removeprefix("connection is bad: ")
     password = conninfo_to_dict(conninfo).get("password")
     if password:
         message = _masked(message, str(password))
+    if _REFUSED_VALUE.search(message):
+        return ValueError(f"the dsn has a value libpq refuses: {message}")
     return StoreUnavailableError(f"PostgreSQL at {redacted(conninfo)} is unavailable: {message}")
