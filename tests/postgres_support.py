@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, LiteralString
@@ -42,3 +43,11 @@ async def open_only(url: str, **kwargs: Any) -> None:
 async def execute(store: PostgresMemoryStore, statement: LiteralString, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
     """The rows of a statement of the test's own, run on the store's pool as its calls are."""
     return await store._execute(statement, params)
+
+
+def unused_port() -> int:
+    """A local port no server listens on (bound and released just now)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from typing import Any
 from uuid import UUID, uuid4
 
 import psycopg
 import pytest
-from postgres_support import fresh_namespace, open_only, run, with_store
+from postgres_support import fresh_namespace, open_only, run, unused_port, with_store
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from lionmem import MemoryItem, MemoryQuery
@@ -20,16 +19,9 @@ from lionmem.adapters.postgres import (
 )
 
 
-def _unused_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 def test_opening_says_why_the_server_cannot_be_used(pg_url: str) -> None:
     parts = psycopg.conninfo.conninfo_to_dict(pg_url)
-    nobody = f"postgresql://me:s3cret@127.0.0.1:{_unused_port()}/db"
+    nobody = f"postgresql://me:s3cret@127.0.0.1:{unused_port()}/db"
     wrong_password = psycopg.conninfo.make_conninfo(pg_url, password="not-the-s3cret")
     no_database = psycopg.conninfo.make_conninfo(pg_url, dbname=f"missing_{uuid4().hex[:8]}")
     for dsn, reason, secret in [
@@ -43,7 +35,7 @@ def test_opening_says_why_the_server_cannot_be_used(pg_url: str) -> None:
         message = str(failure.value)
         assert reason in message and secret not in message and "***" in message
         assert time.monotonic() - started < 5  # a refusal is reported at once, not at the timeout
-    without_password = f"postgresql://me@127.0.0.1:{_unused_port()}/db"
+    without_password = f"postgresql://me@127.0.0.1:{unused_port()}/db"
     with pytest.raises(StoreUnavailableError, match="refused") as failure:
         run(open_only(without_password, namespace="n", timeout=5))
     assert "user=me" in str(failure.value) and "***" not in str(failure.value)
@@ -156,5 +148,5 @@ def test_a_value_libpq_refuses_is_a_bad_dsn_not_an_outage(pg_url: str, setting: 
         run(open_only(dsn, namespace="n", timeout=5))
     assert not isinstance(failure.value, StoreUnavailableError)
     assert str(failure.value) == f"the dsn has a value libpq refuses: {refusal}"
-    assert failure.value.__cause__ is None and failure.value.__suppress_context__
+    assert failure.value.__cause__ is None and failure.value.__context__ is None
     assert time.monotonic() - started < 5

@@ -8,12 +8,14 @@ from typing import Any
 
 import psycopg
 import pytest
-from postgres_support import execute, open_only, run, with_store
+from postgres_support import execute, open_only, run, unused_port, with_store
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from lionmem.adapters.postgres import (
     PostgresMemoryStore,
     StoreUnavailableError,
 )
+from lionmem.cli import main
 
 
 def test_a_malformed_dsn_is_refused_before_connecting() -> None:
@@ -145,3 +147,64 @@ def test_options_from_the_environment_or_a_service_file_are_kept(
     monkeypatch.setenv("PGSERVICEFILE", str(services))
     dsn = psycopg.conninfo.make_conninfo(pg_url, service="lionmem")
     assert with_store(dsn, settings, statement_timeout=7) == [("from-service", "7s")]
+
+
+LIBPQ_SECRETS = sorted(o.keyword.decode() for o in psycopg.pq.Conninfo.get_defaults() if o.dispchar == b"*")
+"""The options this libpq marks as secret, asked of libpq as the store asks it."""
+
+
+def _chained(error: BaseException) -> list[BaseException]:
+    """`error` and every exception reachable from it as a cause or a context."""
+    found: list[BaseException] = []
+    pending: list[BaseException | None] = [error]
+    while pending:
+        current = pending.pop()
+        if current is not None and all(current is not seen for seen in found):
+            found.append(current)
+            pending += [current.__cause__, current.__context__]
+    return found
+
+
+def _shown(error: BaseException, secret: str) -> list[str]:
+    """Where `secret` shows in `error` or anything chained to it: its text, its
+    arguments, or the libpq connection a psycopg error keeps."""
+    return [
+        f"{type(each).__name__}: {place}"
+        for each in _chained(error)
+        for place, text in (("str", str(each)), ("args", repr(each.args)), ("pgconn", repr(getattr(each, "pgconn", None))))
+        if secret in text
+    ]
+
+
+def test_libpq_marks_the_three_secrets_this_store_is_tested_with() -> None:
+    assert {"password", "sslpassword", "oauth_client_secret"} <= set(LIBPQ_SECRETS)
+
+
+@pytest.mark.parametrize("option", LIBPQ_SECRETS)
+def test_each_secret_option_stays_out_of_repr_errors_and_their_chains(
+    pg_url: str, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = f"S3cret-{option}-KEYPASS"
+    unreachable = make_conninfo(f"postgresql://me@127.0.0.1:{unused_port()}/db", **{option: secret})
+    with pytest.raises(StoreUnavailableError) as failure:
+        run(open_only(unreachable, namespace="n", timeout=5))
+    assert _shown(failure.value, secret) == []
+    assert f"{option}=***" in str(failure.value)
+    # A broken percent-escape: libpq quotes the token whole.
+    with pytest.raises(ValueError) as refused:
+        run(open_only(f"postgresql://me@127.0.0.1/db?{option}={secret}%ZZ", namespace="n"))
+    assert _shown(refused.value, secret) == []
+    assert "invalid percent-encoded token" in str(refused.value)
+    # An open store shows none in its repr, nor the command line in its errors.
+    given = secret if option != "password" else str(conninfo_to_dict(pg_url)["password"])
+    reachable = make_conninfo(pg_url, **{option: given})
+
+    async def shown(store: PostgresMemoryStore) -> str:
+        return repr(store)
+
+    described = with_store(reachable, shown)
+    assert given not in described and f"{option}=***" in described
+    url = f"postgresql://me@127.0.0.1:{unused_port()}/db?namespace=n&{option}={secret}&connect_timeout=5"
+    assert main(["search", url.replace("&connect_timeout=5", "")]) == 1
+    out, err = capsys.readouterr()
+    assert secret not in out + err and "is unavailable" in err

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from functools import partial
-from typing import Any, Final, LiteralString
+from typing import Any, Final, LiteralString, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -40,6 +40,8 @@ __all__ = [
     "PostgresMemoryStore",
     "StoreUnavailableError",
 ]
+
+T = TypeVar("T")
 
 POSTGRES_PROFILE: Final = DURABLE_PROFILE
 """What `PostgresMemoryStore` promises: the same as the SQLite store, the profile of
@@ -148,12 +150,16 @@ class PostgresMemoryStore(ClosesOnExit):
         milliseconds("timeout", timeout, zero=False)
         statement_ms = milliseconds("statement_timeout", statement_timeout, zero=False)
         refuse_bare_at(dsn)
+        refusal: str | None = None
+        parsed: dict[str, Any] = {}
         try:
             parsed = conninfo_to_dict(dsn)
         except psycopg.ProgrammingError as exc:
-            raise ValueError(
-                f"dsn is not a libpq connection string or URL: {without_password(str(exc), dsn)}"
-            ) from None
+            refusal = without_password(str(exc), dsn)
+        if refusal is not None:
+            # Raised here, not in the handler, so that libpq's unmasked words are not
+            # chained to it as its context.
+            raise ValueError(f"dsn is not a libpq connection string or URL: {refusal}")
         # Both are set from the arguments, which would replace the dsn's own unseen.
         if "connect_timeout" in parsed:
             raise ValueError(
@@ -241,7 +247,7 @@ class PostgresMemoryStore(ClosesOnExit):
         *,
         prepare: bool | None = None,
     ) -> list[tuple[Any, ...]]:
-        async with self._connection() as conn:
+        async def execute(conn: psycopg.AsyncConnection[Any]) -> list[tuple[Any, ...]]:
             cursor = await conn.execute(query, list(params), prepare=prepare)
             rows: list[tuple[Any, ...]] = []
             # psycopg builds rows on the loop's thread as they are fetched: a slice at
@@ -252,6 +258,21 @@ class PostgresMemoryStore(ClosesOnExit):
                     break
                 await asyncio.sleep(0)
             return rows
+
+        return await self._on_connection(execute)
+
+    async def _on_connection(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]) -> T:
+        """`work` on a connection of the pool, held for it alone. An outage raises
+        `StoreUnavailableError` with no exception chained: psycopg's error keeps the
+        connection string, secrets and all."""
+        try:
+            async with self._connection() as conn:
+                return await work(conn)
+        except StoreUnavailableError as exc:
+            failure = exc
+        # Raised again out of the handler, where nothing becomes its context.
+        failure.__context__ = None
+        raise failure
 
     # -- the protocol ------------------------------------------------------------------
 
@@ -300,11 +321,15 @@ class PostgresMemoryStore(ClosesOnExit):
         """
         batch = as_batch(items)
         rows = await encode_batch(batch, partial(item_row, self.namespace))
-        async with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
-            # Two batches sharing ids could lock those rows in opposite orders and
-            # deadlock; one batch per namespace at a time cannot.
-            await cursor.execute(BATCH_LOCK, [LOCK_KEY, self.namespace])
-            await cursor.executemany(UPSERT, rows)
+
+        async def write(conn: psycopg.AsyncConnection[Any]) -> None:
+            async with conn.transaction(), conn.cursor() as cursor:
+                # Two batches sharing ids could lock those rows in opposite orders and
+                # deadlock; one batch per namespace at a time cannot.
+                await cursor.execute(BATCH_LOCK, [LOCK_KEY, self.namespace])
+                await cursor.executemany(UPSERT, rows)
+
+        await self._on_connection(write)
         return [item.id for item in batch]
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:

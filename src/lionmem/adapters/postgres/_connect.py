@@ -72,12 +72,18 @@ async def connect(
     # The schema is checked on a connection of its own before the pool opens: a pool
     # that cannot connect only reports that it timed out, while a direct attempt says
     # why (refused, unknown host, wrong password, no such database).
+    failure: Exception | None = None
+    trigram = False
     try:
         async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as conn:
             await configure(conn)
             trigram = await migrate(conn, create)
     except psycopg.OperationalError as exc:
-        raise unavailable(conninfo, exc) from None
+        failure = unavailable(conninfo, exc)
+    if failure is not None:
+        # Raised out of the handler: psycopg's error, chained as the context, would
+        # keep the connection string, secrets and all.
+        raise failure
     pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
         conninfo,
         min_size=min_size,
@@ -91,9 +97,11 @@ async def connect(
     try:
         await pool.open(wait=True, timeout=timeout)
     except (PoolTimeout, psycopg.OperationalError) as exc:
-        await pool.close()
-        raise unavailable(conninfo, exc) from None
+        failure = unavailable(conninfo, exc)
     except BaseException:
         await pool.close()
         raise
+    if failure is not None:
+        await pool.close()
+        raise failure
     return pool, trigram

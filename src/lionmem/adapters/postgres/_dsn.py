@@ -1,5 +1,7 @@
-"""Reading a connection string, and keeping its password out of everything the
-store shows: its `repr`, its errors and libpq's complaints.
+"""Reading a connection string, and keeping its secrets out of everything the store
+shows: its `repr`, its errors and libpq's complaints. A secret is whatever libpq
+marks as one (its password fields: `password`, `sslpassword`, ...), asked of libpq
+itself, not listed here.
 
 Governed by [ADR-0097][adr-0097].
 """
@@ -7,7 +9,9 @@ Governed by [ADR-0097][adr-0097].
 from __future__ import annotations
 
 import re
+from urllib.parse import unquote
 
+from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from lionmem.adapters.errors import StoreUnavailableError
@@ -15,6 +19,12 @@ from lionmem.adapters.errors import StoreUnavailableError
 # A server switch in libpq's `options`: `-c name=value` or `--name=value`, where the
 # server reads the name case-insensitively and a '-' in it as '_'.
 SETS_STATEMENT_TIMEOUT = re.compile(r"(?:^|\s)(?:-c\s*|--)(?i:statement[-_]timeout)=")
+
+
+SECRET_OPTIONS: frozenset[str] = frozenset(
+    option.keyword.decode() for option in pq.Conninfo.get_defaults() if option.dispchar == b"*"
+)
+"""The connection options this libpq marks as secret, to be shown as `***`."""
 
 
 def _url_parts(dsn: str) -> tuple[str, str]:
@@ -50,16 +60,29 @@ def _masked(message: str, password: str) -> str:
     return re.sub(rf"(?<![^{_APART}]){re.escape(password)}(?![^{_APART}])", "***", message)
 
 
+def _written_secrets(dsn: str) -> list[str]:
+    """The secrets of a URL `dsn` as written, unparsed: its userinfo's password and
+    each secret option of its query, raw and percent-decoded (libpq quotes either)."""
+    userinfo, at, _ = _url_parts(dsn)[0].rpartition("@")
+    found = [userinfo.partition(":")[2]] if at else []
+    for pair in dsn.partition("?")[2].split("&"):
+        key, _, value = pair.partition("=")
+        if unquote(key) in SECRET_OPTIONS:
+            found.append(value)
+    return [text for value in found if value for text in {value, unquote(value, errors="replace")}]
+
+
 def without_password(message: str, dsn: str) -> str:
-    """libpq's complaint about `dsn`, with what may be (part of) its password masked:
-    a URL's password as written (libpq quotes a malformed URL whole), or in a
-    `key=value` string holding one, each quoted word that the string does not use as
-    a key (libpq quotes the word after a space in an unquoted password)."""
+    """libpq's complaint about `dsn`, with what may be (part of) a secret masked: in
+    a URL, each secret as written (libpq quotes a malformed URL or a bad
+    percent-escape whole); in a `key=value` string holding one, each quoted word
+    that the string does not use as a key (libpq quotes the word after a space in an
+    unquoted password)."""
     if "://" in dsn:
-        userinfo, at, _ = _url_parts(dsn)[0].rpartition("@")
-        password = userinfo.partition(":")[2] if at else ""
-        return _masked(message, password) if password else message
-    if "password" not in dsn:
+        for secret in sorted(_written_secrets(dsn), key=len, reverse=True):
+            message = _masked(message, secret)
+        return message
+    if not any(option in dsn for option in SECRET_OPTIONS):
         return message
 
     def masked(word: re.Match[str]) -> str:
@@ -71,10 +94,20 @@ def without_password(message: str, dsn: str) -> str:
 
 
 def redacted(conninfo: str) -> str:
+    """`conninfo` with the value of each secret option shown as `***`."""
     parts = conninfo_to_dict(conninfo)
-    if "password" in parts:
-        parts["password"] = "***"
+    for option in SECRET_OPTIONS & parts.keys():
+        parts[option] = "***"
     return make_conninfo("", **parts)
+
+
+def masked_secrets(message: str, conninfo: str) -> str:
+    """`message` with every secret value of `conninfo` masked where it stands apart."""
+    parts = conninfo_to_dict(conninfo)
+    for secret in sorted((str(parts[o]) for o in SECRET_OPTIONS & parts.keys()), key=len, reverse=True):
+        if secret:
+            message = _masked(message, secret)
+    return message
 
 
 _REFUSED_VALUE = re.compile(r'invalid (?:[a-z_]+ value: "|integer value "[^"]*" for connection option ")')
@@ -86,10 +119,7 @@ def unavailable(conninfo: str, error: Exception) -> StoreUnavailableError | Valu
     """What a failed connection attempt raises: `ValueError` when libpq refused a value
     of the connection string, which no retry would change, else `StoreUnavailableError`;
     each with the password masked and no exception chained, as that would show it."""
-    message = str(error).removeprefix("connection is bad: ")
-    password = conninfo_to_dict(conninfo).get("password")
-    if password:
-        message = _masked(message, str(password))
+    message = masked_secrets(str(error).removeprefix("connection is bad: "), conninfo)
     if _REFUSED_VALUE.search(message):
         return ValueError(f"the dsn has a value libpq refuses: {message}")
     return StoreUnavailableError(f"PostgreSQL at {redacted(conninfo)} is unavailable: {message}")
