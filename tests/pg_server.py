@@ -10,6 +10,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -84,6 +85,30 @@ class Server:
 
     def stop(self, mode: str = "fast") -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop")
+
+    def _processes(self) -> list[int]:
+        """The postmaster's pid and those of every process it started."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        found = [postmaster]
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rpartition(")")[2].split()
+            except OSError:  # the process ended while this read
+                continue
+            if int(fields[1]) == postmaster:
+                found.append(int(stat.parent.name))
+        return found
+
+    def freeze(self) -> None:
+        """Stop every process of the server (SIGSTOP): it keeps its connections open
+        and answers nothing, as a host that hangs does."""
+        for pid in self._processes():
+            os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """Let every process of the server go on (SIGCONT)."""
+        for pid in self._processes():
+            os.kill(pid, signal.SIGCONT)
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)

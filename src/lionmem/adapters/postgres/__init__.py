@@ -23,11 +23,11 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import AsyncConnectionPool
 
 from lionmem._internal.arguments import as_uuid, require_type
-from lionmem._internal.timeouts import milliseconds
+from lionmem._internal.timeouts import MAX_TIMEOUT, milliseconds
 from lionmem.adapters._rows import DURABLE_PROFILE, MAX_SQL_LIMIT, SHARE_EVERY, as_batch, decode_item, encode_batch
 from lionmem.adapters.errors import StoreClosedError, StoreUnavailableError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
-from lionmem.adapters.postgres._connect import connect, outages_unavailable
+from lionmem.adapters.postgres._connect import answered, connect, outages_unavailable
 from lionmem.adapters.postgres._dsn import SETS_STATEMENT_TIMEOUT, redacted, refuse_bare_at, without_password
 from lionmem.adapters.postgres._planner import decode, plan_search
 from lionmem.adapters.postgres._writes import BATCH_LOCK, UPSERT, item_row
@@ -85,6 +85,7 @@ class PostgresMemoryStore(ClosesOnExit):
         namespace: str,
         conninfo: str,
         trigram: bool,
+        deadline: float = MAX_TIMEOUT,
     ) -> None:
         """Use [`open`][lionmem.adapters.postgres.PostgresMemoryStore.open] instead."""
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = pool
@@ -93,6 +94,10 @@ class PostgresMemoryStore(ClosesOnExit):
         self._pid = process_id()
         self._conninfo = conninfo
         self._in_use = 0
+        # How long one call may wait for its answer before the store gives up on a
+        # server that stopped answering: twice the statement timeout the server
+        # enforces, so that a healthy server always answers or times out first.
+        self._deadline = deadline
         self.namespace = namespace
         """The namespace this store reads and writes."""
         self.trigram = trigram
@@ -114,7 +119,10 @@ class PostgresMemoryStore(ClosesOnExit):
 
         `timeout` bounds waiting for a connection (and each connection attempt);
         `statement_timeout` bounds each statement on the server, in whole milliseconds
-        rounded up. Both are in seconds, up to
+        rounded up. A server that stops answering altogether (a frozen host) cannot
+        enforce that, so the store does too: checking a pooled connection gives up
+        after `timeout`, and a call after twice `statement_timeout`, closing the
+        connection and raising `StoreUnavailableError`. Both are in seconds, up to
         [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT]. They take the place
         of libpq's `connect_timeout` and the server's `statement_timeout`: a dsn that
         sets either is refused, and those of the environment or a service file give
@@ -267,7 +275,7 @@ class PostgresMemoryStore(ClosesOnExit):
         connection string, secrets and all."""
         try:
             async with self._connection() as conn:
-                return await work(conn)
+                return await answered(conn, work(conn), self._deadline)
         except StoreUnavailableError as exc:
             failure = exc
         # Raised again out of the handler, where nothing becomes its context.
@@ -402,4 +410,5 @@ async def _open(
     create: bool,
 ) -> PostgresMemoryStore:
     pool, trigram = await connect(conninfo, min_size, max_size, timeout, statement_ms, create)
-    return PostgresMemoryStore(pool, namespace, conninfo, trigram=trigram)
+    deadline = 2 * statement_ms / 1000
+    return PostgresMemoryStore(pool, namespace, conninfo, trigram=trigram, deadline=deadline)

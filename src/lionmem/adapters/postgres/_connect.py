@@ -6,9 +6,10 @@ Governed by [ADR-0097][adr-0097].
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Callable, Generator
-from typing import Any
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
@@ -16,6 +17,8 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from lionmem.adapters.errors import StoreUnavailableError
 from lionmem.adapters.postgres._dsn import unavailable
 from lionmem.adapters.postgres.schema import migrate
+
+T = TypeVar("T")
 
 _OUTAGES = frozenset({"57014", "57P01", "57P02", "57P03"})
 """SQLSTATEs besides connection exceptions (class 08) that mean the server did not
@@ -46,6 +49,32 @@ def outages_unavailable(
         if not _is_outage(exc):
             raise
         raise unavailable(conninfo, exc) from None
+
+
+async def answered(conn: psycopg.AsyncConnection[Any], call: Awaitable[T], seconds: float) -> T:
+    """What `call` on `conn` returns, or `psycopg.OperationalError` once `seconds` pass.
+
+    A server that stopped answering (a frozen host) enforces no statement timeout,
+    and cancelling a call on it waits for a cancel request it never answers. So at
+    the deadline the connection is closed under the call, which then ends at once,
+    and the pool discards the connection. A caller's own cancellation reaches the
+    call as before, and waits for its clean-up, as awaiting the call directly would.
+    """
+    running = asyncio.ensure_future(call)
+    try:
+        done, _ = await asyncio.wait({running}, timeout=seconds)
+    except asyncio.CancelledError:
+        running.cancel()
+        await asyncio.wait({running})
+        raise
+    if done:
+        return running.result()
+    await conn.close()
+    running.cancel()
+    await asyncio.wait({running})
+    if not running.cancelled():
+        running.exception()  # the connection is gone, whatever the call made of that
+    raise psycopg.OperationalError(f"the server did not answer within {seconds:g} s")
 
 
 async def connect(
@@ -91,7 +120,8 @@ async def connect(
         timeout=timeout,
         kwargs={"autocommit": True},
         configure=configure,
-        check=AsyncConnectionPool.check_connection,
+        # The pool's own check, bounded: on a frozen server it waited for ever.
+        check=lambda conn: answered(conn, AsyncConnectionPool.check_connection(conn), timeout),
         open=False,
     )
     try:
