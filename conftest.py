@@ -65,7 +65,7 @@ def evaluate_with_await(example: Example) -> None:
 
 
 def run_console(example: Example) -> str | None:
-    """Run each `$ python -m lionmem ...` line of a console block in its document's
+    """Run each `$ .venv/bin/python -m lionmem ...` line of a console block in its document's
     own directory and compare stdout and stderr with the lines below it (`...`
     matches anything)."""
     namespace = example.namespace
@@ -82,8 +82,9 @@ def run_console(example: Example) -> str | None:
     checker = OutputChecker()
     for command, expected in commands:
         argv = shlex.split(command)
-        if argv[:3] != ["python", "-m", "lionmem"]:
-            return f"only python -m lionmem runs here, not {command!r}"
+        # As typed after the README's commands, with the venv's Python: this one.
+        if argv[:3] != [".venv/bin/python", "-m", "lionmem"]:
+            return f"only .venv/bin/python -m lionmem runs here, not {command!r}"
         done = subprocess.run(
             [sys.executable, *argv[1:]], cwd=namespace["__cwd__"],
             capture_output=True, text=True, check=False,

@@ -36,3 +36,34 @@ def test_a_hung_test_ends_the_run_with_its_traceback(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Timeout (0:00:01)!" in done.stderr
     assert 'test_hangs.py", line 4 in test_hangs' in done.stderr
+
+
+BARE = re.compile(r"(?:^|&&|;|\||\()\s*(python|pip|mkdocs|pytest)(?=\s)")
+"""A tool named without the venv's path: `python -m lionmem`, `mkdocs serve`..."""
+
+
+def _commands(text: str) -> list[str]:
+    """The shell commands of a Markdown text: the lines of its bash and console blocks
+    (a console block's commands are its `$ ` lines) and its inline code."""
+    found: list[str] = []
+    for kind, block in re.findall(r"```(bash|console)\n(.*?)```", text, flags=re.S):
+        lines = block.splitlines()
+        found += [line[2:] for line in lines if line.startswith("$ ")] if kind == "console" else lines
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    # A table's cells name what was measured; they are not commands to type.
+    prose = "\n".join(line for line in prose.splitlines() if not line.startswith("|"))
+    found += re.findall(r"(?<!`)`([^`\n]+)`(?!`)", prose)
+    return found
+
+
+def test_every_command_in_the_readme_and_docs_works_as_typed_after_the_two_commands() -> None:
+    """The README's commands make `.venv` and never activate it, so a command typed
+    after them names the venv's tools by path; `python3` makes the venv."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    bare = [
+        f"{page.relative_to(ROOT)}: {command}"
+        for page in pages
+        for command in _commands(page.read_text(encoding="utf-8"))
+        if BARE.search(command)
+    ]
+    assert bare == []
