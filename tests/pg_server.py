@@ -59,8 +59,12 @@ class Server:
             owner = pwd.getpwnam("postgres")
             os.chown(self.root, owner.pw_uid, owner.pw_gid)
             self._as = ["runuser", "-u", "postgres", "--"]
-        self._run("initdb", "-D", str(self.data), "-U", self.user, "--auth=scram-sha-256",
-                  f"--pwfile={self._pwfile()}", "-E", "UTF8", "--no-sync")
+        try:
+            self._run("initdb", "-D", str(self.data), "-U", self.user, "--auth=scram-sha-256",
+                      f"--pwfile={self._pwfile()}", "-E", "UTF8", "--no-sync")
+        except BaseException:
+            self.remove()  # nothing of a server that never was is left behind
+            raise
 
     def _pwfile(self) -> Path:
         path = self.root / "pw"
@@ -71,8 +75,12 @@ class Server:
         return path
 
     def _run(self, tool: str, *args: str) -> None:
-        subprocess.run([*self._as, str(self.bindir / tool), *args], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        """Run one of the server's tools; a failure raises `RuntimeError` with what
+        the tool said, which `CalledProcessError` alone does not show."""
+        done = subprocess.run([*self._as, str(self.bindir / tool), *args],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{tool} failed with status {done.returncode}: {done.stderr.strip()}")
 
     @property
     def url(self) -> str:

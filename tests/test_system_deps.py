@@ -48,3 +48,4 @@ def test_a_python_without_venv_support_is_named(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "python3-venv" in done.stderr
+

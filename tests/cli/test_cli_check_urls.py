@@ -86,10 +86,14 @@ def test_check_prints_each_row_as_its_check_ends(tmp_path: Path) -> None:
                     await asyncio.Event().wait()
                 return await super().search(query)
     """))
+    # The child is killed in the middle of a check, so its workspace is never
+    # removed: it makes that workspace under this test's own directory.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     checker = subprocess.Popen(
         [sys.executable, "-m", "lionmem", "check", "stuck:StuckOnTags"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={**PIPED_ENV, "PYTHONPATH": str(tmp_path)},
+        env={**PIPED_ENV, "PYTHONPATH": str(tmp_path), "TMPDIR": str(scratch)},
     )
     assert checker.stdout is not None
     lines: list[str] = []
@@ -107,3 +111,5 @@ def test_check_prints_each_row_as_its_check_ends(tmp_path: Path) -> None:
         checker.stdout.close()
     assert [line.split()[0] for line in lines] == ["check", "protocol", "concurrent_writes", "text_match"]
     assert lines[3].rstrip().endswith("ok")
+    # What the killed child left is here, where pytest removes it, and nowhere else.
+    assert [path.name[:12] for path in scratch.iterdir()] == ["lionmem-kit-"]
