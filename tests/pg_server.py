@@ -24,7 +24,8 @@ import psycopg
 ENV_URL = "LIONMEM_TEST_POSTGRES_URL"
 
 
-def _bindir() -> Path:
+def bindir() -> Path:
+    """The directory of the PostgreSQL server binaries this machine has."""
     found = shutil.which("pg_ctl")
     if found:
         return Path(os.path.realpath(found)).parent
@@ -48,7 +49,7 @@ class Server:
     """One PostgreSQL cluster in a temporary directory."""
 
     def __init__(self) -> None:
-        self.bindir = _bindir()
+        self.bindir = bindir()
         self.root = Path(tempfile.mkdtemp(prefix="lionmem-pg-"))
         self.data = self.root / "data"
         self.port = _free_port()

@@ -19,7 +19,7 @@ def test_a_server_that_cannot_be_made_says_why_and_leaves_nothing(monkeypatch: p
         refusal = "initdb: error: could not create directory: Permission denied"
         (tools / "initdb").write_text(f"#!/bin/sh\necho '{refusal}' >&2\nexit 1\n")
         (tools / "initdb").chmod(0o755)
-        monkeypatch.setattr(pg_server, "_bindir", lambda: tools)
+        monkeypatch.setattr(pg_server, "bindir", lambda: tools)
         before = set(Path(tempfile.gettempdir()).glob("lionmem-pg-*"))
         with pytest.raises(RuntimeError, match=f"^initdb failed with status 1: {refusal}$"):
             pg_server.Server()
