@@ -119,6 +119,15 @@ class Server:
         for pid in self._processes():
             os.kill(pid, signal.SIGCONT)
 
+    @contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The server frozen for the block, and going on again after it."""
+        self.freeze()
+        try:
+            yield
+        finally:
+            self.thaw()
+
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 

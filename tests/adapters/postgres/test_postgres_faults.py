@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import psycopg
 import pytest
@@ -222,6 +224,19 @@ def test_a_batch_in_flight_when_the_server_dies_is_all_or_nothing() -> None:
         assert run(scenario()) in (0, len(batch))
 
 
+T = TypeVar("T")
+
+
+async def _once_served(call: Callable[[], Awaitable[T]]) -> T:
+    """`call()`'s result once the store serves again, trying for up to 10 s."""
+    for _ in range(19):
+        try:
+            return await call()
+        except StoreUnavailableError:
+            await asyncio.sleep(0.5)
+    return await call()
+
+
 def test_a_frozen_server_fails_each_call_in_time_and_is_served_again_once_it_resumes() -> None:
     # A host that hangs keeps its connections open and answers nothing: no statement
     # timeout fires, and calls waited for ever (a caller's wait_for of 30 s took 40).
@@ -233,8 +248,7 @@ def test_a_frozen_server_fails_each_call_in_time_and_is_served_again_once_it_res
             )
             kept = MemoryItem(content="before")
             await store.store(kept)  # the pool now holds a connection
-            server.freeze()
-            try:
+            with server.frozen():
                 for call in (
                     store.search(MemoryQuery()),
                     store.store(MemoryItem(content="during")),
@@ -246,34 +260,19 @@ def test_a_frozen_server_fails_each_call_in_time_and_is_served_again_once_it_res
                         await asyncio.wait_for(call, timeout=30)
                     # The pool's bounded check and its wait for a new connection.
                     assert time.monotonic() - start < 6
-            finally:
-                server.thaw()
-            found = None
-            for _ in range(20):  # the pool replaces the connections it gave up on
-                try:
-                    found = await store.search(MemoryQuery())
-                    break
-                except StoreUnavailableError:
-                    await asyncio.sleep(0.5)
-            assert found is not None and [i.content for i in found] == ["before"]
+            # The pool replaces the connections it gave up on.
+            found = await _once_served(lambda: store.search(MemoryQuery()))
+            assert [i.content for i in found] == ["before"]
             # A call the server took up before it froze fails at the store's own
             # deadline, twice the statement timeout, that the server cannot enforce.
             sleeping = asyncio.ensure_future(execute(store, "SELECT pg_sleep(1)"))
             await asyncio.sleep(0.3)
-            server.freeze()
-            try:
+            with server.frozen():
                 start = time.monotonic()
                 with pytest.raises(StoreUnavailableError, match="did not answer within 3 s"):
                     await asyncio.wait_for(sleeping, timeout=30)
                 assert time.monotonic() - start < 4
-            finally:
-                server.thaw()
-            for _ in range(20):
-                try:
-                    await store.store(MemoryItem(content="after"))
-                    break
-                except StoreUnavailableError:
-                    await asyncio.sleep(0.5)
+            await _once_served(lambda: store.store(MemoryItem(content="after")))
             assert [i.content for i in await store.search(MemoryQuery())] == ["before", "after"]
             await store.close()
 
