@@ -15,7 +15,7 @@ from lionmem.adapters.postgres import (
     PostgresMemoryStore,
     StoreUnavailableError,
 )
-from lionmem.adapters.postgres._dsn import SECRET_OPTIONS
+from lionmem.adapters.postgres._dsn import SECRET_OPTIONS, masked_secrets
 from lionmem.cli import main
 
 
@@ -211,3 +211,10 @@ def test_each_secret_option_stays_out_of_repr_errors_and_their_chains(
     assert main(["search", url.replace("&connect_timeout=5", "")]) == 1
     out, err = capsys.readouterr()
     assert secret not in out + err and "is unavailable" in err
+
+
+def test_an_empty_secret_masks_nothing() -> None:
+    # Masking the empty string would put *** between every two characters.
+    message = 'connection to server at "127.0.0.1", port 1 failed'
+    assert masked_secrets(message, "host=127.0.0.1 password='' sslpassword=''") == message
+    assert masked_secrets(message + " KEY", "host=127.0.0.1 sslpassword=KEY") == message + " ***"

@@ -72,8 +72,9 @@ async def answered(conn: psycopg.AsyncConnection[Any], call: Awaitable[T], secon
     await conn.close()
     running.cancel()
     await asyncio.wait({running})
-    if not running.cancelled():
-        running.exception()  # the connection is gone, whatever the call made of that
+    # Whether it ended cancelled or failing on the closed connection, its outcome is
+    # read, so that asyncio does not report an exception nobody retrieved.
+    _ = running.cancelled() or running.exception()
     raise psycopg.OperationalError(f"the server did not answer within {seconds:g} s")
 
 
