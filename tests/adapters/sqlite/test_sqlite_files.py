@@ -12,7 +12,7 @@ import socket
 import sqlite3
 import tempfile
 import warnings
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from pathlib import Path
 
 import pytest
@@ -77,6 +77,26 @@ def test_a_file_that_is_not_a_regular_file_is_refused_and_nothing_is_made_beside
         assert sorted(path.parent.iterdir()) == siblings
 
 
+@contextlib.contextmanager
+def _scratch() -> Iterator[Path]:
+    """A directory of its own, made here rather than in tmp_path, which only root can
+    enter, and removed afterwards whatever its mode."""
+    directory = Path(tempfile.mkdtemp())
+    try:
+        yield directory
+    finally:
+        directory.chmod(0o700)
+        shutil.rmtree(directory)
+
+
+def _refused(path: Path, place: Path) -> str:
+    """How the child reports that the store may not write `place` to open `path`."""
+    return (
+        f"PermissionError: cannot open {path}: {place} is not writable here, and the store "
+        "writes the database file and keeps its write-ahead log beside it, even to read"
+    )
+
+
 def _opened_without_root(path: Path, create: bool) -> str:
     """How opening `path` and searching it ended in a forked child that runs as
     `nobody` when this process is root, for whom permissions do not apply."""
@@ -113,29 +133,21 @@ def test_a_file_or_directory_the_store_cannot_write_is_named(
     file_mode: int | None, directory_mode: int, unwritable: str
 ) -> None:
     # SQLite said "attempt to write a readonly database" or "unable to open database
-    # file". The directory is made here, not in tmp_path, which only root can enter.
-    directory = Path(tempfile.mkdtemp())
-    path = directory / "m.db"
-    try:
+    # file".
+    with _scratch() as directory:
+        path = directory / "m.db"
         if file_mode is not None:
             with_store(path, lambda store: store.store(MemoryItem(content="kept")))
             path.chmod(file_mode)
         directory.chmod(directory_mode)
         before = sorted(directory.iterdir())
         place = directory if unwritable == "directory" else path
-        message = (
-            f"PermissionError: cannot open {path}: {place} is not writable here, and the store "
-            "writes the database file and keeps its write-ahead log beside it, even to read"
-        )
-        assert _opened_without_root(path, create=file_mode is None) == message
+        assert _opened_without_root(path, create=file_mode is None) == _refused(path, place)
         assert sorted(directory.iterdir()) == before
         directory.chmod(0o777)
         if file_mode is not None:
             path.chmod(0o666)
         assert _opened_without_root(path, create=True) == f"found {0 if file_mode is None else 1}"
-    finally:
-        directory.chmod(0o700)
-        shutil.rmtree(directory)
 
 
 def test_which_place_is_named_follows_what_the_system_allows(
@@ -236,10 +248,9 @@ def test_without_create_the_file_is_opened_read_write_so_never_made(
 
 def test_a_log_file_the_store_cannot_write_is_named() -> None:
     # SQLite said "attempt to write a readonly database", naming no file.
-    directory = Path(tempfile.mkdtemp())
-    path = directory / "m.db"
-    wal = path.with_name("m.db-wal")
-    try:
+    with _scratch() as directory:
+        path = directory / "m.db"
+        wal = path.with_name("m.db-wal")
         with_store(path, lambda store: store.store(MemoryItem(content="kept")))
         other = connect(path, isolation_level=None)  # keeps the log while it is open
         other.execute("PRAGMA journal_mode = WAL")
@@ -249,15 +260,9 @@ def test_a_log_file_the_store_cannot_write_is_named() -> None:
         path.chmod(0o666)
         path.with_name("m.db-shm").chmod(0o666)
         wal.chmod(0o444)
-        assert _opened_without_root(path, create=False) == (
-            f"PermissionError: cannot open {path}: {wal} is not writable here, and the store "
-            "writes the database file and keeps its write-ahead log beside it, even to read"
-        )
+        assert _opened_without_root(path, create=False) == _refused(path, wal)
         wal.chmod(0o666)
         assert _opened_without_root(path, create=False) == "found 1"
-    finally:
-        directory.chmod(0o700)
-        shutil.rmtree(directory)
 
 
 def test_each_log_file_is_asked_here_as_the_system_would_answer(
