@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,41 @@ def test_a_schema_committed_while_the_file_is_checked_is_not_taken_as_foreign(
     monkeypatch.undo()
     assert steps == ["id read", "committed"]
     assert [i.content for i in with_store(path, lambda store: store.search(MemoryQuery()))] == ["opened"]
+
+
+def test_a_schema_migrated_while_this_open_waits_for_the_lock_is_not_migrated_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Deterministic form of the race the concurrent-open test runs into only sometimes:
+    # this open finds the file new, and another process migrates it before this one
+    # holds the write lock. Running the steps again would fail on tables that exist.
+    path = tmp_path / "m.db"
+    ran: list[int] = []
+
+    def counted(step: int, migration: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
+        def run(db: sqlite3.Connection) -> None:
+            ran.append(step)
+            migration(db)
+
+        return run
+
+    for step, migration in MIGRATIONS.items():
+        monkeypatch.setitem(MIGRATIONS, step, counted(step, migration))
+
+    class OtherProcessMigratesFirst(sqlite3.Connection):
+        def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+            if sql == "BEGIN IMMEDIATE" and not ran:
+                other = sqlite3.connect(path, isolation_level=None)
+                sqlite_schema.migrate(other, path)
+                other.close()
+            return super().execute(sql, parameters)
+
+    db = sqlite3.connect(path, isolation_level=None, factory=OtherProcessMigratesFirst)
+    sqlite_schema.migrate(db, path)
+    assert ran == list(range(1, SCHEMA_VERSION + 1))  # each step once, by the other process
+    assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    assert not db.in_transaction
+    db.close()
 
 
 def _version_two(path: Path, items: list[MemoryItem]) -> None:
