@@ -459,6 +459,31 @@ async def assert_nesting_limit_holds(store: Batching) -> None:
     assert await store.retrieve(kept.id) is None
 
 
+UNREADABLE_CONTENT: list[object] = [10**5_000, nested(5_000)]
+"""Content whose `str()` raises: more digits than Python writes as text, and nesting
+far past the recursion limit. The reference stores both, and every text search of
+the store raises from then on ([ADR-0092][adr-0092-notes] declares the difference)."""
+
+
+async def assert_unreadable_content_refused(store: MemoryStore) -> None:
+    """Content the text rule cannot read is refused with `ValueError`, as new content
+    and as a replacement; the store keeps what it had, and text search still works."""
+    kept = MemoryItem(content="alpha kept")
+    replaced = MemoryItem(content="alpha first")
+    await store.store(kept)
+    await store.store(replaced)
+    for content in UNREADABLE_CONTENT:
+        fresh = MemoryItem(content=content)
+        with pytest.raises(ValueError, match="content"):
+            await store.store(fresh)
+        assert await store.retrieve(fresh.id) is None
+        with pytest.raises(ValueError, match="content"):
+            await store.store(MemoryItem(id=replaced.id, content=content))
+        back = await store.retrieve(replaced.id)
+        assert back is not None and back.content == "alpha first"
+    assert [i.id for i in await store.search(MemoryQuery(text="ALPHA"))] == [kept.id, replaced.id]
+
+
 async def assert_long_tags_agree(store: MemoryStore) -> None:
     """Tags of any length are kept and found as the reference finds them, and a
     replaced item is no longer found by its old long tag. Random characters, so that
@@ -696,6 +721,7 @@ STORE_CHECKS: list[StoreCheck] = [
     assert_unstorable_queries_agree,
     assert_forked_child_refused,
     assert_nesting_limit_holds,
+    assert_unreadable_content_refused,
     assert_size_limit_holds,
     assert_long_tags_agree,
     assert_created_at_bit_exact,

@@ -10,7 +10,11 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
-from store_contract import assert_call_arguments_checked, assert_unicode_text_agrees
+from store_contract import (
+    assert_call_arguments_checked,
+    assert_unicode_text_agrees,
+    assert_unreadable_content_refused,
+)
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Pile
 from lionmem.protocols import memory as memory_module
@@ -108,6 +112,46 @@ def test_store_of_a_non_memory_item_raises_type_error_and_stores_nothing() -> No
 
 def test_call_arguments_follow_the_rules_of_every_store() -> None:
     run(assert_call_arguments_checked(InMemoryStore()))
+
+
+def test_content_that_text_search_cannot_read_is_refused() -> None:
+    run(assert_unreadable_content_refused(InMemoryStore()))
+
+
+def test_a_refused_content_names_the_item_and_keeps_what_str_raised() -> None:
+    class Unprintable:
+        def __str__(self) -> str:
+            raise LookupError("no text for this")
+
+    item = MemoryItem(content=Unprintable())
+    store = filled(MemoryItem(content="kept"))
+    with pytest.raises(ValueError) as caught:
+        run(store.store(item))
+    assert str(caught.value) == (
+        f"item {item.id}: str(content) raised LookupError (no text for this), so no text "
+        "search could read it; nothing was stored"
+    )
+    assert isinstance(caught.value.__cause__, LookupError)
+    assert contents(search(store, text="KEPT")) == ["kept"]
+
+
+def test_content_other_than_a_plain_str_is_read_as_text_once_when_stored() -> None:
+    class Counted:
+        reads = 0
+
+        def __str__(self) -> str:
+            Counted.reads += 1
+            return "counted"
+
+    class Text(str):
+        def __str__(self) -> str:
+            raise AssertionError("a str subclass is read like any other object")
+
+    store = InMemoryStore()
+    run(store.store(MemoryItem(content=Counted())))
+    assert Counted.reads == 1
+    with pytest.raises(ValueError, match="AssertionError"):
+        run(store.store(MemoryItem(content=Text("x"))))
 
 
 def test_store_holds_a_pile_of_memory_items() -> None:
@@ -251,6 +295,8 @@ def test_predicates_apply_text_then_tags_then_filters() -> None:
         MemoryItem(content=Traced("miss"), tags=["t"], metadata={"k": TracedValue("b")}),
         MemoryItem(content=Traced("hit-c"), tags=["u"], metadata={"k": TracedValue("c")}),
     )
+    assert calls == ["text:hit-a", "text:miss", "text:hit-c"]  # read once as each is stored
+    calls.clear()
     found = search(store, text="hit", tags=["t"], filters={"k": "anything"}, limit=1000)
     assert len(found) == 1
     # Each group runs over what the previous groups let through, text first.

@@ -128,7 +128,13 @@ class InMemoryStore:
 
         Raises:
             TypeError: `item` is not a `MemoryItem`; nothing is stored.
+            ValueError: `str(item.content)` raises, so no text search could read the
+                item (an integer of more digits than Python writes as text, content
+                nested past the recursion limit); nothing is stored
+                ([ADR-0092][adr-0092-notes]).
         """
+        if type(getattr(item, "content", None)) is not str and isinstance(item, MemoryItem):
+            _check_matchable(item)
         self._items.include(item)
         return item.id
 
@@ -169,6 +175,20 @@ class InMemoryStore:
             if 0 <= limit <= len(matches):
                 break
         return matches[:limit]
+
+
+def _check_matchable(item: MemoryItem) -> None:
+    """Raise `ValueError` unless the text rule, `str(content)`, can read `item`.
+
+    Stored, such an item would make every later text search of the store raise.
+    """
+    try:
+        str(item.content)
+    except Exception as exc:
+        raise ValueError(
+            f"item {item.id}: str(content) raised {type(exc).__name__} ({exc}), so no text "
+            "search could read it; nothing was stored"
+        ) from exc
 
 
 # Seam for tests: `_MIN_CHUNK`, read to search across a chunk's edge.
