@@ -3,7 +3,9 @@ hangs under the README's test command ends the run."""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -67,3 +69,24 @@ def test_every_command_in_the_readme_and_docs_works_as_typed_after_the_two_comma
         if BARE.search(command)
     ]
     assert bare == []
+
+
+def test_the_documented_site_build_prints_only_mkdocs_own_lines(tmp_path: Path) -> None:
+    """Material prints a coloured notice on every build unless NO_MKDOCS_2_WARNING is
+    set, even into a file; every documented mkdocs command sets it."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    mkdocs = [c for page in pages for c in _commands(page.read_text(encoding="utf-8")) if "mkdocs " in c]
+    assert mkdocs and all(c.startswith("NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs ") for c in mkdocs), mkdocs
+    build = next(c for c in mkdocs if " build" in c)
+    # The README's venv is the one running this test, wherever it is.
+    argv = shlex.split(build.replace(".venv/bin/", f"{Path(sys.executable).parent}/"))
+    setting, *command = argv
+    name, _, value = setting.partition("=")
+    environment = {k: v for k, v in os.environ.items() if k != name}
+    done = subprocess.run(
+        [*command, "-d", str(tmp_path / "site")],
+        cwd=ROOT, capture_output=True, text=True, env={**environment, name: value}, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert lines and all(line.startswith("INFO    -  ") for line in lines), lines

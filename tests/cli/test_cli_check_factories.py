@@ -6,9 +6,8 @@ import subprocess
 
 import pytest
 
-from lionmem.testing import (
-    CHECKS,
-)
+from lionmem import InMemoryStore
+from lionmem.testing import CHECKS, REFERENCE_PROFILE, ConformanceKit
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -34,6 +33,21 @@ def test_cli_check_prints_a_table_and_exits_zero_when_clean() -> None:
     assert lines[0].split() == ["check", "declared", "observed"]
     assert len([line for line in lines if line.endswith("  ok")]) == len(CHECKS)
     assert lines[-1] == f"{len(CHECKS)} passed, 0 failed"
+
+
+def test_cli_check_wraps_a_long_cell_between_words() -> None:
+    done = run_cli("lionmem:InMemoryStore", "--only", "protocol")
+    lines = done.stdout.splitlines()
+    declared_at, observed_at = lines[0].index("declared"), lines[0].index("observed")
+    row = lines[1 : lines.index("")]
+    assert len(row) > 1 and row[0].endswith("  ok") and all(line.startswith(" ") for line in row[1:])
+    row[0] = row[0].removesuffix("ok")
+    declared = [line[declared_at:observed_at].strip() for line in row]
+    observed = [line[observed_at:].strip() for line in row]
+    result = ConformanceKit(InMemoryStore, REFERENCE_PROFILE).check("protocol")
+    # Joined again, each column is the whole text: no word was cut or dropped.
+    assert " ".join(filter(None, declared)) == result.declared
+    assert " ".join(filter(None, observed)) == result.observed
 
 
 def test_cli_check_exits_non_zero_on_a_mismatch() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -14,6 +15,18 @@ import pytest
 from cli_support import PIPED_ENV, run_cli, with_namespace
 
 from lionmem.cli import main
+
+STUCK_ON_TAGS = textwrap.dedent("""
+    import asyncio
+    from lionmem import InMemoryStore
+
+    class StuckOnTags(InMemoryStore):
+        async def search(self, query):
+            if query.tags:
+                await asyncio.Event().wait()
+            return await super().search(query)
+""")
+"""A store whose searches by tag never end: `check` holds at `tag_match`."""
 
 
 def test_check_opens_a_fresh_store_per_check_from_a_url(capsys: pytest.CaptureFixture[str]) -> None:
@@ -74,18 +87,31 @@ def test_check_reports_a_store_that_cannot_be_opened(capsys: pytest.CaptureFixtu
     assert "no/such is not a directory" in err
 
 
+def test_ctrl_c_during_check_ends_it_with_one_line_and_status_130(tmp_path: Path) -> None:
+    (tmp_path / "stuck.py").write_text(STUCK_ON_TAGS)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    checker = subprocess.Popen(
+        [sys.executable, "-m", "lionmem", "check", "stuck:StuckOnTags"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**PIPED_ENV, "PYTHONPATH": str(tmp_path), "TMPDIR": str(scratch)},
+    )
+    assert checker.stdout is not None
+    for line in checker.stdout:  # up to the row before the check that never ends
+        if line.startswith("text_match "):
+            break
+    time.sleep(0.3)  # into tag_match's search, which waits for ever
+    checker.send_signal(signal.SIGINT)
+    out, err = checker.communicate(timeout=30)
+    assert checker.returncode == 130
+    assert err == "python -m lionmem: interrupted\n"
+    assert "tag_match" not in out
+    assert list(scratch.iterdir()) == []  # the interrupted check's workspace was removed
+
+
 def test_check_prints_each_row_as_its_check_ends(tmp_path: Path) -> None:
     """So a store that never answers shows which check it holds up."""
-    (tmp_path / "stuck.py").write_text(textwrap.dedent("""
-        import asyncio
-        from lionmem import InMemoryStore
-
-        class StuckOnTags(InMemoryStore):
-            async def search(self, query):
-                if query.tags:
-                    await asyncio.Event().wait()
-                return await super().search(query)
-    """))
+    (tmp_path / "stuck.py").write_text(STUCK_ON_TAGS)
     # The child is killed in the middle of a check, so its workspace is never
     # removed: it makes that workspace under this test's own directory.
     scratch = tmp_path / "tmp"
@@ -109,7 +135,8 @@ def test_check_prints_each_row_as_its_check_ends(tmp_path: Path) -> None:
         reading.join()
         checker.wait()
         checker.stdout.close()
-    assert [line.split()[0] for line in lines] == ["check", "protocol", "concurrent_writes", "text_match"]
-    assert lines[3].rstrip().endswith("ok")
+    rows = [line for line in lines if not line.startswith(" ")]  # not a long cell's next line
+    assert [line.split()[0] for line in rows] == ["check", "protocol", "concurrent_writes", "text_match"]
+    assert rows[3].rstrip().endswith("ok")
     # What the killed child left is here, where pytest removes it, and nowhere else.
     assert [path.name[:12] for path in scratch.iterdir()] == ["lionmem-kit-"]

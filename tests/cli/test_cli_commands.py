@@ -88,7 +88,10 @@ def test_reading_a_database_that_does_not_exist_creates_nothing(
     mistyped = tmp_path / "notes.bd"
     status, out, err = run_cli(capsys, argv[0], f"sqlite:///{mistyped}", *argv[1:])
     assert (status, out) == (1, "")
-    assert err == f"python -m lionmem: error: there is no database at {mistyped}; nothing was created\n"
+    assert err == (
+        f"python -m lionmem: error: there is no database at {mistyped}; nothing was created"
+        " (`get` and `search` create nothing; `put` creates a store)\n"
+    )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -99,7 +102,10 @@ def test_reading_an_empty_file_writes_no_schema_into_it(
     empty.touch()
     status, out, err = run_cli(capsys, "search", f"sqlite:///{empty}")
     assert (status, out) == (1, "")
-    assert err == f"python -m lionmem: error: {empty} holds no lionmem schema; nothing was created (create=False)\n"
+    assert err == (
+        f"python -m lionmem: error: {empty} holds no lionmem schema; nothing was created"
+        " (`get` and `search` create nothing; `put` creates a store)\n"
+    )
     assert list(tmp_path.iterdir()) == [empty] and empty.stat().st_size == 0
 
 
@@ -173,6 +179,10 @@ def test_a_store_that_fails_exits_1_with_its_message(
         status, out, err = run_cli(capsys, "search", url)
         assert (status, out) == (1, "")
         assert err.startswith("python -m lionmem: error: ") and message in err
+    # `put` creates a store where it can; it is not pointed to when it cannot.
+    status, out, err = run_cli(capsys, "put", f"sqlite:///{missing_dir}", "x")
+    assert (status, out) == (1, "")
+    assert "no/such is not a directory" in err and "`put`" not in err
     assert foreign.read_bytes().startswith(b"not a database")
 
 
@@ -224,5 +234,8 @@ def test_reading_a_postgres_database_without_the_schema_creates_nothing(
     url = with_namespace(fresh_database(pg_url), "notes")
     status, out, err = run_cli(capsys, "search", url)
     assert (status, out) == (1, "")
-    assert err == "python -m lionmem: error: this database has no lionmem schema; nothing was created (create=False)\n"
+    assert err == (
+        "python -m lionmem: error: this database has no lionmem schema; nothing was created"
+        " (`get` and `search` create nothing; `put` creates a store)\n"
+    )
     assert lionmem_tables(url.partition("?")[0]) == []

@@ -20,7 +20,12 @@ def test_demo_stores_retrieves_and_searches(capsys: pytest.CaptureFixture[str]) 
         "search {'text': 'paris'} -> "
         "['Paris is the capital of France', 'The Seine flows through Paris']"
     )
-    assert lines[-1] == "search {'limit': -3} -> ['Paris is the capital of France']"
+    assert lines[3] == "  (text: a case-insensitive substring of the content)"
+    # Each search is followed by the rule it shows; the last is the least obvious one.
+    assert lines[-2:] == [
+        "search {'limit': -3} -> ['Paris is the capital of France']",
+        "  (a negative limit drops that many of the last matches, as items[:-3] does)",
+    ]
 
 
 def test_a_command_is_required(capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,7 +5,7 @@ Governed by [ADR-0096][adr-0096] and [ADR-0097][adr-0097].
 
 from __future__ import annotations
 
-__all__ = ["IncompatibleDatabaseError", "StoreClosedError", "StoreUnavailableError"]
+__all__ = ["IncompatibleDatabaseError", "MissingSchemaError", "StoreClosedError", "StoreUnavailableError"]
 
 
 class StoreClosedError(RuntimeError):
@@ -14,6 +14,14 @@ class StoreClosedError(RuntimeError):
 
 class IncompatibleDatabaseError(RuntimeError):
     """The database is not a lionmem database, or was written by a newer lionmem."""
+
+
+class MissingSchemaError(IncompatibleDatabaseError):
+    """Opened with `create=False`, the database (an empty SQLite file, a PostgreSQL
+    database without lionmem's tables) holds no lionmem schema, and none was created.
+
+    Opening it with `create=True`, the default, makes it a store.
+    """
 
 
 class StoreUnavailableError(ConnectionError):

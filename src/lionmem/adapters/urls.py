@@ -61,8 +61,8 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
         ModuleNotFoundError: a PostgreSQL URL without the `postgres` extra installed.
         FileNotFoundError: on entering, with `create=False`, a SQLite file that does
             not exist.
-        IncompatibleDatabaseError: on entering, with `create=False`, an empty SQLite
-            file or a PostgreSQL database without lionmem's schema.
+        MissingSchemaError: on entering, with `create=False`, an empty SQLite file
+            or a PostgreSQL database without lionmem's schema.
     """
     require_type(url, "url", str)
     require_type(create, "create", bool)

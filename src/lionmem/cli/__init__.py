@@ -4,8 +4,8 @@
 [`open_store`][lionmem.adapters.urls.open_store] and [ADR-0098][adr-0098]) and print
 items as JSON lines; `check` runs the kit of [ADR-0093][adr-0093] against a store
 factory or URL template. Exit status: 0 done, 1 nothing found or a store error, 2 bad
-usage. The parser, the commands, the check and the input and output each have a
-private module here.
+usage, 130 interrupted (Ctrl-C). The parser, the commands, the check and the input
+and output each have a private module here.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import cast
 
+from lionmem.adapters.errors import MissingSchemaError
 from lionmem.adapters.urls import open_store
 from lionmem.cli._check import check
 from lionmem.cli._commands import command_for, run
@@ -29,7 +30,19 @@ __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line and return its exit status (see [ADR-0098][adr-0098])."""
+    """Run the command line and return its exit status (see [ADR-0098][adr-0098]).
+
+    Ctrl-C ends any command with one line on stderr and status 130, the shell's
+    status for a process ended by SIGINT.
+    """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("python -m lionmem: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     usage: argparse.ArgumentParser = args.usage
@@ -56,7 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except _store_errors() as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        # `get` and `search` open with create=False, which the user never typed:
+        # say instead which command makes the store they expected.
+        missing = args.command in ("get", "search") and isinstance(exc, (FileNotFoundError, MissingSchemaError))
+        hint = " (`get` and `search` create nothing; `put` creates a store)" if missing else ""
+        print(f"{parser.prog}: error: {exc}{hint}", file=sys.stderr)
         return 1
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import sys
 import tempfile
+import textwrap
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -103,14 +104,19 @@ def check(
     kit = ConformanceKit(cast("StoreFactory", factory), profile, timeout=timeout)
     selected = names or list(CHECKS)
     # Each row prints as its check ends, so a slow or stuck check shows where it is;
-    # the widths come from what is known before any runs (observed is cut to declared's).
+    # the widths come from what is known before any runs (observed wraps at declared's).
     declared = ("declared", *(kit.declared(name) for name in selected))
     widths = [max(len(name) for name in ("check", *selected)), min(48, max(map(len, declared)))]
     widths.append(widths[1])
 
     def row(cells: tuple[str, str, str], status: str) -> None:
-        padded = [cell[:width].ljust(width) for cell, width in zip(cells, widths, strict=True)]
-        print("  ".join([*padded, status]).rstrip(), flush=True)
+        # A long cell goes on over more lines, broken between words; the status
+        # stays on the row's first line.
+        wrapped = [textwrap.wrap(cell, width) or [""] for cell, width in zip(cells, widths, strict=True)]
+        for n in range(max(map(len, wrapped))):
+            parts = [lines[n] if n < len(lines) else "" for lines in wrapped]
+            padded = [part.ljust(width) for part, width in zip(parts, widths, strict=True)]
+            print("  ".join([*padded, status if n == 0 else ""]).rstrip(), flush=True)
 
     results: list[CheckResult] = []
     for name in selected:

@@ -38,16 +38,23 @@ async def _demo(store: MemoryStore) -> int:
     print(f"stored {len(ids)} items")
     first = await store.retrieve(ids[0])
     print(f"retrieve {ids[0]} -> {first.content if first else None!r}")
-    for query in (
-        MemoryQuery(text="paris"),
-        MemoryQuery(tags=["science", "todo"]),
-        MemoryQuery(text="water", filters={"source": "textbook"}),
-        MemoryQuery(limit=-3),
-    ):
+    for query, rule in _DEMO_QUERIES:
         found = await store.search(query)
-        shown = query.model_dump(exclude_defaults=True) or "everything"
-        print(f"search {shown} -> {[item.content for item in found]}")
+        print(f"search {query.model_dump(exclude_defaults=True)} -> {[item.content for item in found]}")
+        print(f"  ({rule})")
     return 0
+
+
+_DEMO_QUERIES: list[tuple[MemoryQuery, str]] = [
+    (MemoryQuery(text="paris"), "text: a case-insensitive substring of the content"),
+    (MemoryQuery(tags=["science", "todo"]), "tags: items with any one of them"),
+    (
+        MemoryQuery(text="water", filters={"source": "textbook"}),
+        "text and filters: both must hold; a filter is metadata equal to the value",
+    ),
+    (MemoryQuery(limit=-3), "a negative limit drops that many of the last matches, as items[:-3] does"),
+]
+"""The demo's searches, each with the rule it shows (ADR-0092, D3)."""
 
 
 def command_for(args: argparse.Namespace) -> Callable[[MemoryStore], Awaitable[int]]:

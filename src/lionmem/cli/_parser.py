@@ -14,7 +14,7 @@ _HELP = """\
 Read and write any lionmem store a URL names, run a demo, or check an adapter.
 Items print as JSON lines. In --meta and --filter, KEY=TEXT is a string and
 KEY:=JSON any JSON value. Exit status: 0 done, 1 no such item or a store error,
-2 bad usage."""
+2 bad usage, 130 interrupted (Ctrl-C)."""
 
 
 def build_parser() -> argparse.ArgumentParser:

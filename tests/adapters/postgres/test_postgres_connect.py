@@ -34,11 +34,23 @@ def test_opening_says_why_the_server_cannot_be_used(pg_url: str) -> None:
             run(open_only(dsn, namespace="n", timeout=5))
         message = str(failure.value)
         assert reason in message and secret not in message and "***" in message
+        assert "\n" not in message and "\t" not in message  # libpq's hint joins the line
         assert time.monotonic() - started < 5  # a refusal is reported at once, not at the timeout
     without_password = f"postgresql://me@127.0.0.1:{unused_port()}/db"
     with pytest.raises(StoreUnavailableError, match="refused") as failure:
         run(open_only(without_password, namespace="n", timeout=5))
     assert "user=me" in str(failure.value) and "***" not in str(failure.value)
+    hint = "Is the server running on that host and accepting TCP/IP connections?"
+    assert str(failure.value).endswith(f"failed: Connection refused. {hint}")
+    # Each host libpq tried has its lines; all of them make one line, in order.
+    ports = unused_port(), unused_port()
+    two_hosts = f"host=127.0.0.1,127.0.0.1 port={ports[0]},{ports[1]} user=me dbname=db"
+    with pytest.raises(StoreUnavailableError) as failure:
+        run(open_only(two_hosts, namespace="n", timeout=5))
+    message = str(failure.value)
+    assert "\n" not in message and "\t" not in message
+    for port in ports:
+        assert f'port {port} failed: Connection refused. {hint}' in message
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from store_contract import (
 from together import start_together
 
 from lionmem import MemoryItem, MemoryQuery
-from lionmem.adapters.errors import IncompatibleDatabaseError
+from lionmem.adapters.errors import IncompatibleDatabaseError, MissingSchemaError
 from lionmem.adapters.postgres import (
     SCHEMA_VERSION,
     PostgresMemoryStore,
@@ -83,7 +83,7 @@ def test_many_processes_creating_the_schema_at_once(pg_url: str, tmp_path: Path)
 
 def test_without_create_a_database_without_the_schema_is_refused_and_left_alone(pg_url: str) -> None:
     url = fresh_database(pg_url)
-    with pytest.raises(IncompatibleDatabaseError, match="no lionmem schema; nothing was created"):
+    with pytest.raises(MissingSchemaError, match="^this database has no lionmem schema; nothing was created$"):
         with_store(url, lambda store: store.search(MemoryQuery()), create=False)
     assert lionmem_tables(url) == []
     item = MemoryItem(content="kept")

@@ -138,7 +138,9 @@ class PostgresMemoryStore(ClosesOnExit):
                 value libpq refuses, such as `sslmode=bogus`, included), or a
                 connection string that sets either timeout itself.
             IncompatibleDatabaseError: the database's encoding is not UTF8, or the
-                schema is newer than this lionmem or, with `create=False`, missing.
+                schema is newer than this lionmem.
+            MissingSchemaError: with `create=False`, the database has no lionmem
+                schema (an `IncompatibleDatabaseError`).
             StoreUnavailableError: the server cannot be reached in time.
             TypeError: an argument of the wrong type: `dsn` and `namespace` are
                 str, the pool sizes int, the timeouts numbers, `create` a bool.

@@ -115,11 +115,19 @@ _REFUSED_VALUE = re.compile(r'invalid (?:[a-z_]+ value: "|integer value "[^"]*" 
 `invalid integer value "5x" for connection option "port"`), before it connects."""
 
 
+def _one_line(message: str) -> str:
+    """libpq's message in one line: it puts a hint ("Is the server running...?"), and
+    each host it tried, on lines of their own, which split a log line or an error."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    ended = [line if line.endswith((".", "?", ":")) else f"{line}." for line in lines[:-1]]
+    return " ".join([*ended, *lines[-1:]])
+
+
 def unavailable(conninfo: str, error: Exception) -> StoreUnavailableError | ValueError:
     """What a failed connection attempt raises: `ValueError` when libpq refused a value
     of the connection string, which no retry would change, else `StoreUnavailableError`;
     each with the password masked and no exception chained, as that would show it."""
-    message = masked_secrets(str(error).removeprefix("connection is bad: "), conninfo)
+    message = _one_line(masked_secrets(str(error).removeprefix("connection is bad: "), conninfo))
     if _REFUSED_VALUE.search(message):
         return ValueError(f"the dsn has a value libpq refuses: {message}")
     return StoreUnavailableError(f"PostgreSQL at {redacted(conninfo)} is unavailable: {message}")

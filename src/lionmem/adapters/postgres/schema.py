@@ -10,7 +10,7 @@ from typing import Any, Final, LiteralString
 
 import psycopg
 
-from lionmem.adapters.errors import IncompatibleDatabaseError
+from lionmem.adapters.errors import IncompatibleDatabaseError, MissingSchemaError
 from lionmem.adapters.postgres._writes import INDEXED_TAG_BYTES, tag_key
 
 __all__ = ["SCHEMA_VERSION"]
@@ -97,9 +97,7 @@ async def migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
             )
             version = 0
         else:
-            raise IncompatibleDatabaseError(
-                "this database has no lionmem schema; nothing was created (create=False)"
-            )
+            raise MissingSchemaError("this database has no lionmem schema; nothing was created")
         if version > SCHEMA_VERSION:
             raise IncompatibleDatabaseError(
                 f"the lionmem schema in this database is version {version}, newer than this "

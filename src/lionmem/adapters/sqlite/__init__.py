@@ -138,9 +138,10 @@ class SQLiteMemoryStore(ClosesOnExit):
                 or a bad setting.
             IncompatibleDatabaseError: the file is not a lionmem database, or is newer,
                 or is damaged, or holds tables that are not those of the version it
-                records; or `path` is a directory, a device, a pipe or a socket; with
-                `create=False`, an empty file or an empty SQLite database too. The
+                records; or `path` is a directory, a device, a pipe or a socket. The
                 file is left as it was.
+            MissingSchemaError: with `create=False`, an empty file or an SQLite
+                database without lionmem's schema (an `IncompatibleDatabaseError`).
             FileNotFoundError: the directory that should hold the file does not exist,
                 or, with `create=False`, the file does not.
             PermissionError: this process may not write the file, its write-ahead log

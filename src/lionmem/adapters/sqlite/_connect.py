@@ -15,7 +15,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from lionmem.adapters.errors import IncompatibleDatabaseError
+from lionmem.adapters.errors import IncompatibleDatabaseError, MissingSchemaError
 from lionmem.adapters.sqlite._files import log_files, not_writable, refuse_foreign_file
 from lionmem.adapters.sqlite.schema import APPLICATION_ID, migrate
 
@@ -141,6 +141,4 @@ def _refuse_foreign_schema(db: sqlite3.Connection, path: Path, create: bool) -> 
             f"(application_id {application_id:#x}, {tables} schema objects); left untouched"
         )
     if application_id != APPLICATION_ID and not create:  # empty, or SQLite with no tables
-        raise IncompatibleDatabaseError(
-            f"{path} holds no lionmem schema; nothing was created (create=False)"
-        )
+        raise MissingSchemaError(f"{path} holds no lionmem schema; nothing was created")
