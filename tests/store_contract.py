@@ -163,16 +163,20 @@ async def assert_call_arguments_checked(store: MemoryStore) -> None:
 
 
 @asynccontextmanager
-async def ticking() -> AsyncIterator[Callable[[], int]]:
+async def ticking(interval: float = 0) -> AsyncIterator[Callable[[], int]]:
     """Run a task that counts its turns on the event loop while the block runs; the
-    block gets the count so far, to see whether the loop ran between two points."""
+    block gets the count so far, to see whether the loop ran between two points.
+
+    With the default interval the task takes every turn the loop offers; with one
+    above 0 it sleeps that long between turns, which leaves the GIL to a worker
+    thread (a loop spinning at full speed slows one under coverage a hundredfold)."""
     turns = 0
 
     async def tick() -> None:
         nonlocal turns
         while True:
             turns += 1
-            await asyncio.sleep(0)
+            await asyncio.sleep(interval)
 
     ticker = asyncio.ensure_future(tick())
     await asyncio.sleep(0)

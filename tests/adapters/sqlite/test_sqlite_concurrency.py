@@ -60,7 +60,7 @@ def test_a_long_search_does_not_hold_the_event_loop(tmp_path: Path) -> None:
 
     async def body(store: SQLiteMemoryStore) -> None:
         await store.store_many(items)
-        async with ticking() as turns:
+        async with ticking(interval=0.001) as turns:
             before = turns()
             found = await store.search(MemoryQuery(filters={"k": 1.0}, limit=-1))
             after = turns()
