@@ -23,12 +23,14 @@ import warnings
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import datetime, timezone
 from typing import Any, Protocol, cast
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+from lionmem.protocols.forgetting import ForgettingStore
 from lionmem._internal.json_values import MAX_NESTING
 from lionmem.adapters._rows import ENCODE_EVERY, MAX_ITEM_BYTES
 from lionmem.adapters.errors import StoreClosedError
@@ -463,6 +465,111 @@ async def assert_nesting_limit_holds(store: Batching) -> None:
     assert await store.retrieve(kept.id) is None
 
 
+async def assert_forgetting_follows_the_reference(store: MemoryStore) -> None:
+    """The extension of ADR-0100: what each call deletes and returns, how it refuses
+    bad arguments (deleting nothing), and that a deleted id stored again comes last."""
+    assert isinstance(store, ForgettingStore)
+    items = [
+        MemoryItem(content=f"note {n}", tags=["odd" if n % 2 else "even"], metadata={"n": n}, created_at=n)
+        for n in range(12)
+    ]
+    for item in items:
+        await store.store(item)
+
+    async def contents() -> list[object]:
+        return [i.content for i in await store.search(MemoryQuery(limit=100))]
+
+    assert await store.delete(items[0].id) is True
+    assert await store.delete(str(items[0].id)) is False  # type: ignore[arg-type]
+    await store.store(items[0])  # comes back last, as a new item
+    assert (await contents())[-1] == "note 0" and (await contents())[0] == "note 1"
+    for bad, error in [("nope", ValueError), (7, TypeError)]:
+        with pytest.raises(error, match="item_id"):
+            await store.delete(bad)  # type: ignore[arg-type]
+    before = await contents()
+    for bad_ids, error in [([items[1].id, "nope"], ValueError), ([items[1].id, 3], TypeError), ("abc", TypeError)]:
+        with pytest.raises(error, match="item_ids"):
+            await store.delete_many(bad_ids)  # type: ignore[arg-type]
+    assert await contents() == before  # a bad id anywhere deletes nothing
+    assert await store.delete_many([]) == 0
+    mixed = iter([items[1].id, str(items[3].id), items[1].id, uuid4()])  # a string id is taken too
+    assert await store.delete_many(mixed) == 2  # type: ignore[arg-type]
+    assert "note 1" not in await contents() and "note 3" not in await contents()
+
+    odd = MemoryQuery(tags=["odd"], limit=2)
+    assert await store.count(odd) == 4  # 5, 7, 9, 11: the limit does not cut a count
+    assert await store.count(MemoryQuery()) == 10
+    expected = [i.id for i in await store.search(odd)]
+    assert await store.delete_matching(odd) == 2
+    assert [await store.retrieve(item_id) for item_id in expected] == [None, None]
+    assert await store.count(MemoryQuery(tags=["odd"])) == 2
+    assert await store.delete_matching(MemoryQuery(tags=["odd"], limit=-1)) == 1  # all but the last
+    assert await store.count(MemoryQuery(tags=["odd"])) == 1
+    assert await store.delete_matching(MemoryQuery(limit=0)) == 0
+    with pytest.raises(TypeError, match="MemoryQuery"):
+        await store.delete_matching({"tags": ["odd"]})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="MemoryQuery"):
+        await store.count("odd")  # type: ignore[arg-type]
+
+    left = await contents()
+    for bad, error in [(True, TypeError), ("5", TypeError), (math.nan, ValueError), (10**400, ValueError)]:
+        with pytest.raises(error, match="cutoff"):
+            await store.delete_created_before(bad)  # type: ignore[arg-type]
+    assert await contents() == left
+    remaining = {i.content: i.created_at for i in await store.search(MemoryQuery(limit=100))}
+    assert await store.delete_created_before(2) == len([t for t in remaining.values() if t < 2]) == 1
+    naive = datetime(1970, 1, 1, 0, 0, 6)  # read as UTC: 6.0
+    assert await store.delete_created_before(naive) == len([t for t in remaining.values() if 2 <= t < 6])
+    aware = datetime(1970, 1, 1, 0, 0, 9, tzinfo=timezone.utc)
+    assert await store.delete_created_before(aware) == len([t for t in remaining.values() if 6 <= t < 9])
+    assert all(i.created_at >= 9 for i in await store.search(MemoryQuery(limit=100)))
+    zero = MemoryItem(content="negative zero", created_at=-0.0)
+    await store.store(zero)
+    assert await store.delete_created_before(0.0) == 0  # -0.0 is not before 0.0
+    assert await store.delete_created_before(1e-300) == 1
+
+
+async def assert_forgetting_agrees_with_the_reference(store: MemoryStore, *, seed: int = 5, rounds: int = 120) -> None:
+    """Random stores, replacements and each kind of delete, on `store` and an
+    `InMemoryStore`: every call returns the same, and the two hold the same items in
+    the same order after each."""
+    assert isinstance(store, ForgettingStore)
+    reference = InMemoryStore()
+    rng = random.Random(seed)
+    ids = [uuid4() for _ in range(30)]
+    for step in range(rounds):
+        kind = rng.choice(["store", "store", "store", "delete", "many", "matching", "before", "count"])
+        if kind == "store":
+            item = MemoryItem(
+                id=rng.choice(ids), content=f"v{step} {rng.choice(['red', 'blue'])}",
+                tags=rng.sample(["x", "y"], rng.randrange(3)), metadata={"k": rng.randrange(3)},
+                created_at=float(step),
+            )
+            assert await store.store(item) == await reference.store(item)
+            continue
+        outcome: tuple[int, int]
+        query = MemoryQuery(
+            text=rng.choice([None, "red"]), tags=rng.choice([None, ["x"]]),
+            filters=rng.choice([None, {"k": 1}]), limit=rng.choice([-2, 0, 1, 3, 100]),
+        )
+        if kind == "delete":
+            chosen = rng.choice(ids)
+            outcome = (await store.delete(chosen), await reference.delete(chosen))
+        elif kind == "many":
+            chosen_ids = rng.sample(ids, 4)
+            outcome = (await store.delete_many(chosen_ids), await reference.delete_many(chosen_ids))
+        elif kind == "matching":
+            outcome = (await store.delete_matching(query), await reference.delete_matching(query))
+        elif kind == "before":
+            cutoff = rng.uniform(0, step)
+            outcome = (await store.delete_created_before(cutoff), await reference.delete_created_before(cutoff))
+        else:
+            outcome = (await store.count(query), await reference.count(query))
+        assert outcome[0] == outcome[1], (step, kind, query)
+        everything = MemoryQuery(limit=1000)
+        assert [i.id for i in await store.search(everything)] == [i.id for i in await reference.search(everything)]
+
+
 UNREADABLE_CONTENT: list[object] = [10**5_000, nested(5_000)]
 """Content whose `str()` raises: more digits than Python writes as text, and nesting
 far past the recursion limit. The reference stores both, and every text search of
@@ -726,6 +833,8 @@ STORE_CHECKS: list[StoreCheck] = [
     assert_forked_child_refused,
     assert_nesting_limit_holds,
     assert_unreadable_content_refused,
+    assert_forgetting_follows_the_reference,
+    assert_forgetting_agrees_with_the_reference,
     assert_size_limit_holds,
     assert_long_tags_agree,
     assert_created_at_bit_exact,

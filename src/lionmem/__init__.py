@@ -19,6 +19,7 @@ import importlib as _importlib
 _LAZY: dict[str, str] = {
     "Branch": "lionmem.session.branch",
     "Element": "lionmem.protocols.generic.element",
+    "ForgettingStore": "lionmem.protocols.forgetting",
     "InMemoryStore": "lionmem.protocols.memory",
     "MemoryItem": "lionmem.protocols.memory",
     "MemoryQuery": "lionmem.protocols.memory",
@@ -31,6 +32,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "Branch",
     "Element",
+    "ForgettingStore",
     "InMemoryStore",
     "MemoryItem",
     "MemoryQuery",

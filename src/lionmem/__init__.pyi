@@ -1,3 +1,4 @@
+from lionmem.protocols.forgetting import ForgettingStore as ForgettingStore
 from lionmem.protocols.generic.element import Element as Element
 from lionmem.protocols.generic.pile import Pile as Pile
 from lionmem.protocols.generic.progression import Progression as Progression
@@ -11,6 +12,7 @@ from lionmem.session.session import Session as Session
 __all__ = [
     "Branch",
     "Element",
+    "ForgettingStore",
     "InMemoryStore",
     "MemoryItem",
     "MemoryQuery",

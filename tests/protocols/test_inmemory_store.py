@@ -13,6 +13,8 @@ import pytest
 from store_contract import (
     assert_call_arguments_checked,
     assert_unicode_text_agrees,
+    assert_forgetting_agrees_with_the_reference,
+    assert_forgetting_follows_the_reference,
     assert_unreadable_content_refused,
 )
 
@@ -152,6 +154,11 @@ def test_content_other_than_a_plain_str_is_read_as_text_once_when_stored() -> No
     assert Counted.reads == 1
     with pytest.raises(ValueError, match="AssertionError"):
         run(store.store(MemoryItem(content=Text("x"))))
+
+
+def test_forgetting_follows_the_rules_every_forgetting_store_shares() -> None:
+    run(assert_forgetting_follows_the_reference(InMemoryStore()))
+    run(assert_forgetting_agrees_with_the_reference(InMemoryStore()))
 
 
 def test_store_holds_a_pile_of_memory_items() -> None:

@@ -86,7 +86,7 @@ def test_backend_exceptions_propagate_unchanged() -> None:
 
 
 def test_types_module_reexports_the_contract() -> None:
-    from lionmem.protocols import memory
+    from lionmem.protocols import forgetting, memory
     from lionmem.protocols.generic import element, pile, progression
 
     assert types.MemoryItem is memory.MemoryItem
@@ -96,6 +96,7 @@ def test_types_module_reexports_the_contract() -> None:
     assert types.Element is element.Element
     assert types.Pile is pile.Pile
     assert types.Progression is progression.Progression
+    assert types.ForgettingStore is forgetting.ForgettingStore
     assert sorted(types.__all__) == sorted(
-        ["MemoryItem", "MemoryQuery", "MemoryStore", "InMemoryStore", "Element", "Pile", "Progression"]
+        ["MemoryItem", "MemoryQuery", "MemoryStore", "ForgettingStore", "InMemoryStore", "Element", "Pile", "Progression"]
     )

@@ -6,9 +6,13 @@ Governed by [ADR-0095][adr-0095].
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import cast
 from uuid import UUID
 
-__all__ = ["as_uuid", "kind_of", "require_type"]
+__all__ = ["as_cutoff", "as_uuid", "as_uuids", "kind_of", "require_type"]
 
 
 def as_uuid(value: object, name: str) -> UUID:
@@ -26,6 +30,41 @@ def as_uuid(value: object, name: str) -> UUID:
         except ValueError:
             raise ValueError(f"{name} {value!r} is not a UUID") from None
     raise TypeError(f"{name} must be a UUID or its string form, got {type(value).__name__}")
+
+
+def as_uuids(values: object, name: str) -> list[UUID]:
+    """Each of `values` as a UUID (see `as_uuid`), in order, each once.
+
+    Raises:
+        TypeError: `values` is a str, bytes or not iterable, or holds something
+            that is neither a UUID nor a string.
+        ValueError: `values` holds a string that is not a UUID.
+    """
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be an iterable of ids, got {kind_of(values)}")
+    given = cast("Iterable[object]", values)
+    return list(dict.fromkeys(as_uuid(value, f"{name} item") for value in given))
+
+
+def as_cutoff(value: object, name: str) -> float:
+    """`value` as a UTC timestamp to compare `created_at` with: a finite number, or a
+    datetime (a naive one read as UTC, as `created_at` reads it).
+
+    Raises:
+        TypeError: neither a number nor a datetime (a bool is not a number here).
+        ValueError: a number that is NaN or infinite.
+    """
+    if isinstance(value, datetime):
+        return (value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)).timestamp()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a timestamp or a datetime, got {kind_of(value)}")
+    try:
+        cutoff = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} is an integer too large for a timestamp") from None
+    if not math.isfinite(cutoff):
+        raise ValueError(f"{name} must be a finite timestamp, got {value!r}")
+    return cutoff
 
 
 def kind_of(value: object) -> str:

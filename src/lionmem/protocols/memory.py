@@ -5,13 +5,14 @@ Governed by [ADR-0092][adr-0092] (schemas D1, protocol D2, reference store D3).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any, ClassVar, Protocol, runtime_checkable
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lionmem._internal.arguments import as_uuid
+from lionmem._internal.arguments import as_cutoff, as_uuid, as_uuids
 from lionmem._internal.rules import with_any_tag, with_filters
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
@@ -155,26 +156,90 @@ class InMemoryStore:
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
         """
-        if type(query) is not MemoryQuery and not isinstance(query, MemoryQuery):
-            raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
-        snapshot = self._items.values()
-        limit = query.limit
+        _check_query(query)
+        return _matches(self._items.values(), _predicates(query), query.limit)
+
+    # -- forgetting: the optional extension of ADR-0100 --------------------------------
+
+    async def delete(self, item_id: UUID) -> bool:
+        """Delete the item with `item_id`; return whether there was one.
+
+        Storing an item with that id afterwards adds it at the end of the order
+        ([ADR-0100][adr-0100]).
+
+        Raises:
+            ValueError: `item_id` is a string that is not a UUID.
+            TypeError: `item_id` is neither a UUID nor a string.
+        """
+        return bool(self._items.exclude_ids([as_uuid(item_id, "item_id")]))
+
+    async def delete_many(self, item_ids: Iterable[UUID]) -> int:
+        """Delete the items with these ids in one step; return how many there were.
+
+        Raises:
+            TypeError: `item_ids` is a string or not iterable, or holds something
+                that is neither a UUID nor a string; nothing is deleted.
+            ValueError: `item_ids` holds a string that is not a UUID; nothing is
+                deleted.
+        """
+        return len(self._items.exclude_ids(as_uuids(item_ids, "item_ids")))
+
+    async def delete_matching(self, query: MemoryQuery) -> int:
+        """Delete exactly the items `search(query)` would return, `limit` included,
+        in one step; return how many ([ADR-0100][adr-0100]).
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+        """
+        _check_query(query)
         predicates = _predicates(query)
-        if not predicates:
-            return snapshot[:limit]
-        size = len(snapshot)
-        # With a small non-negative limit, scan in chunks and stop once enough items
-        # match: the first `limit` matches are the same as those of a full scan.
-        step = max(_MIN_CHUNK, size if limit < 0 else 4 * limit)
-        matches: list[MemoryItem] = []
-        for start in range(0, size, step):
-            part = snapshot[start : start + step]
-            for predicate in predicates:
-                part = predicate(part)
-            matches += part
-            if 0 <= limit <= len(matches):
-                break
-        return matches[:limit]
+        return len(self._items.exclude_where(lambda items: _matches(items, predicates, query.limit)))
+
+    async def count(self, query: MemoryQuery) -> int:
+        """The number of items `query`'s text, tags and filters match; `limit` is
+        not applied.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+        """
+        _check_query(query)
+        return len(_matches(self._items.values(), _predicates(query), None))
+
+    async def delete_created_before(self, cutoff: float | datetime) -> int:
+        """Delete every item whose `created_at` is before `cutoff`, in one step;
+        return how many.
+
+        Raises:
+            TypeError: `cutoff` is neither a number nor a datetime.
+            ValueError: `cutoff` is NaN or infinite.
+        """
+        before = as_cutoff(cutoff, "cutoff")
+        return len(self._items.exclude_where(lambda items: [i for i in items if i.created_at < before]))
+
+
+def _check_query(query: object) -> None:
+    if type(query) is not MemoryQuery and not isinstance(query, MemoryQuery):
+        raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
+
+
+def _matches(snapshot: list[MemoryItem], predicates: list[_Predicate], limit: int | None) -> list[MemoryItem]:
+    """The items of `snapshot` every predicate lets through, cut to `[:limit]`
+    (`None`: not cut)."""
+    if not predicates:
+        return snapshot if limit is None else snapshot[:limit]
+    size = len(snapshot)
+    # With a small non-negative limit, scan in chunks and stop once enough items
+    # match: the first `limit` matches are the same as those of a full scan.
+    step = max(_MIN_CHUNK, size if limit is None or limit < 0 else 4 * limit)
+    matches: list[MemoryItem] = []
+    for start in range(0, size, step):
+        part = snapshot[start : start + step]
+        for predicate in predicates:
+            part = predicate(part)
+        matches += part
+        if limit is not None and 0 <= limit <= len(matches):
+            break
+    return matches if limit is None else matches[:limit]
 
 
 def _check_matchable(item: MemoryItem) -> None:

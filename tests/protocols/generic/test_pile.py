@@ -113,6 +113,35 @@ def test_get_by_uuid_or_string_with_and_without_default() -> None:
         pile.get(7)  # type: ignore[call-overload]
 
 
+def test_exclude_ids_removes_those_present_and_a_returning_one_comes_last() -> None:
+    a, b, c = Element(), Element(), Element()
+    pile = Pile([a, b, c], item_type=Element)
+    assert pile.exclude_ids([c.id, uuid4(), a.id, a.id]) == [c, a]
+    assert pile.keys() == [b.id]
+    pile.include(a)
+    assert pile.keys() == [b.id, a.id]
+
+
+def test_exclude_where_picks_from_the_elements_in_order_and_removes_nothing_if_it_raises() -> None:
+    elements = [Element(metadata={"n": n}) for n in range(5)]
+    pile = Pile(elements, item_type=Element)
+    seen: list[list[Element]] = []
+
+    def odd(current: list[Element]) -> list[Element]:
+        seen.append(current)
+        return [e for e in current if e.metadata["n"] % 2]
+
+    assert pile.exclude_where(odd) == [elements[1], elements[3]]
+    assert seen == [elements] and pile.values() == [elements[0], elements[2], elements[4]]
+
+    def fails(current: list[Element]) -> list[Element]:
+        raise LookupError("no")
+
+    with pytest.raises(LookupError):
+        pile.exclude_where(fails)
+    assert pile.values() == [elements[0], elements[2], elements[4]]
+
+
 def test_exclude_removes_and_returns() -> None:
     a, b = MemoryItem(), MemoryItem()
     pile = Pile([a, b], item_type=MemoryItem)

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import re
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from datetime import datetime
 from functools import partial
 from typing import Any, Final, LiteralString, TypeVar
 from uuid import UUID
@@ -22,7 +23,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import AsyncConnectionPool
 
-from lionmem._internal.arguments import as_uuid, require_type
+from lionmem._internal.arguments import as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.timeouts import MAX_TIMEOUT, milliseconds
 from lionmem.adapters._rows import DURABLE_PROFILE, MAX_SQL_LIMIT, SHARE_EVERY, as_batch, decode_item, encode_batch
 from lionmem.adapters.errors import StoreClosedError, StoreUnavailableError
@@ -257,19 +258,7 @@ class PostgresMemoryStore(ClosesOnExit):
         *,
         prepare: bool | None = None,
     ) -> list[tuple[Any, ...]]:
-        async def execute(conn: psycopg.AsyncConnection[Any]) -> list[tuple[Any, ...]]:
-            cursor = await conn.execute(query, list(params), prepare=prepare)
-            rows: list[tuple[Any, ...]] = []
-            # psycopg builds rows on the loop's thread as they are fetched: a slice at
-            # a time, letting other tasks run between slices of a long result.
-            while cursor.description and (chunk := await cursor.fetchmany(SHARE_EVERY)):
-                rows += chunk
-                if len(chunk) < SHARE_EVERY:
-                    break
-                await asyncio.sleep(0)
-            return rows
-
-        return await self._on_connection(execute)
+        return await self._on_connection(lambda conn: _fetch(conn, query, list(params), prepare))
 
     async def _on_connection(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]) -> T:
         """`work` on a connection of the pool, held for it alone. An outage raises
@@ -372,22 +361,120 @@ class PostgresMemoryStore(ClosesOnExit):
             RuntimeError: called from an event loop other than the one that opened
                 the store, or in a process forked from the one that opened it.
         """
-        plan = plan_search(self.namespace, query)
-        statement, params, limit = plan.statement, plan.params, query.limit
-        if plan.pushed:
-            return await decode(await self._select(statement, params), plan, limit)
-        if limit < 0:
-            rows = await self._select(statement, params)
-            return (await decode(rows, plan, limit))[:limit]
-        # Python re-checks some rows, so SQL cannot stop at `limit` itself; read growing
-        # prefixes of the ordered rows until they hold `limit` matches or run out.
-        window = min(max(_FIRST_WINDOW, 4 * limit), MAX_SQL_LIMIT)
-        while True:
-            rows = await self._select(statement + sql.SQL(" LIMIT %s"), [*params, window])
-            found = await decode(rows, plan, limit)
-            if len(found) >= limit or len(rows) < window:
-                return found
-            window = min(window * 4, MAX_SQL_LIMIT)
+        return await _search(self.namespace, query, self._select)
+
+    # -- forgetting: the optional extension of ADR-0100 --------------------------------
+
+    async def delete(self, item_id: UUID) -> bool:
+        """Delete the item with `item_id` in this namespace; return whether there was one.
+
+        Storing an item with that id afterwards adds it at the end of the order.
+        What the server keeps of it, and for how long, is in [ADR-0100][adr-0100].
+
+        Raises:
+            ValueError: `item_id` is a string that is not a UUID.
+            TypeError: `item_id` is neither a UUID nor a string.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the delete; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        key = as_uuid(item_id, "item_id")
+        return await self._delete("id = %s", [key]) > 0
+
+    async def delete_many(self, item_ids: Iterable[UUID]) -> int:
+        """Delete the items with these ids in one statement; return how many there were.
+
+        Raises:
+            TypeError: `item_ids` is a string or not iterable, or holds something
+                that is neither a UUID nor a string; nothing is deleted.
+            ValueError: `item_ids` holds a string that is not a UUID; nothing is
+                deleted.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the delete; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        keys = as_uuids(item_ids, "item_ids")
+        return await self._delete("id = ANY(%s)", [keys]) if keys else 0
+
+    async def delete_matching(self, query: MemoryQuery) -> int:
+        """Delete exactly the items `search(query)` would return, `limit` included,
+        in one transaction; return how many ([ADR-0100][adr-0100]).
+
+        The search and the delete read one snapshot (repeatable read): an item another
+        client changes in between fails the call rather than being deleted unseen.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the delete, such as
+                `psycopg.errors.SerializationFailure` when another client changed a
+                found item meanwhile; nothing is deleted, and the call may be retried.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        _check_query(query)
+
+        async def delete(conn: psycopg.AsyncConnection[Any]) -> int:
+            async with conn.transaction():
+                await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                found = await _search(
+                    self.namespace, query, lambda statement, params: _fetch(conn, statement, params, False)
+                )
+                if not found:
+                    return 0
+                cursor = await conn.execute(
+                    "DELETE FROM lionmem_items WHERE namespace = %s AND id = ANY(%s)",
+                    [self.namespace, [item.id for item in found]],
+                )
+                return cursor.rowcount
+
+        return await self._on_connection(delete)
+
+    async def count(self, query: MemoryQuery) -> int:
+        """The number of items in this namespace that `query`'s text, tags and filters
+        match; `limit` is not applied.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        _check_query(query)
+        if not (query.text or query.tags or query.filters):
+            rows = await self._execute("SELECT count(*) FROM lionmem_items WHERE namespace = %s", [self.namespace])
+            return int(rows[0][0])
+        return len(await self.search(query.model_copy(update={"limit": _EVERY})))
+
+    async def delete_created_before(self, cutoff: float | datetime) -> int:
+        """Delete every item in this namespace whose `created_at` is before `cutoff`,
+        in one statement; return how many.
+
+        Raises:
+            TypeError: `cutoff` is neither a number nor a datetime.
+            ValueError: `cutoff` is NaN or infinite.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the delete; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        return await self._delete("created_at < %s", [as_cutoff(cutoff, "cutoff")])
+
+    async def _delete(self, where: LiteralString, params: list[object]) -> int:
+        async def delete(conn: psycopg.AsyncConnection[Any]) -> int:
+            cursor = await conn.execute(
+                "DELETE FROM lionmem_items WHERE namespace = %s AND " + where, [self.namespace, *params]
+            )
+            return cursor.rowcount
+
+        return await self._on_connection(delete)
 
     async def explain(self, query: MemoryQuery) -> str:
         """The server's plan for `query`, as `EXPLAIN` prints it."""
@@ -400,6 +487,55 @@ class PostgresMemoryStore(ClosesOnExit):
         # keep one plan for all values. A search's best plan depends on its values
         # (ADR-0097), so searches are planned afresh each time.
         return await self._execute(statement, params, prepare=False)
+
+
+_EVERY = 2**63 - 1
+"""A limit no store reaches: `count` cuts nothing."""
+
+_Select = Callable[[sql.Composed, list[object]], Awaitable[list[tuple[Any, ...]]]]
+
+
+def _check_query(query: object) -> None:
+    if not isinstance(query, MemoryQuery):
+        raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
+
+
+async def _search(namespace: str, query: MemoryQuery, select: _Select) -> list[MemoryItem]:
+    """The items of `namespace` matching `query`, read through `select`."""
+    plan = plan_search(namespace, query)
+    statement, params, limit = plan.statement, plan.params, query.limit
+    if plan.pushed:
+        return await decode(await select(statement, params), plan, limit)
+    if limit < 0:
+        rows = await select(statement, params)
+        return (await decode(rows, plan, limit))[:limit]
+    # Python re-checks some rows, so SQL cannot stop at `limit` itself; read growing
+    # prefixes of the ordered rows until they hold `limit` matches or run out.
+    window = min(max(_FIRST_WINDOW, 4 * limit), MAX_SQL_LIMIT)
+    while True:
+        rows = await select(statement + sql.SQL(" LIMIT %s"), [*params, window])
+        found = await decode(rows, plan, limit)
+        if len(found) >= limit or len(rows) < window:
+            return found
+        window = min(window * 4, MAX_SQL_LIMIT)
+
+
+async def _fetch(
+    conn: psycopg.AsyncConnection[Any],
+    query: sql.Composed | LiteralString,
+    params: list[object],
+    prepare: bool | None,
+) -> list[tuple[Any, ...]]:
+    cursor = await conn.execute(query, params, prepare=prepare)
+    rows: list[tuple[Any, ...]] = []
+    # psycopg builds rows on the loop's thread as they are fetched: a slice at
+    # a time, letting other tasks run between slices of a long result.
+    while cursor.description and (chunk := await cursor.fetchmany(SHARE_EVERY)):
+        rows += chunk
+        if len(chunk) < SHARE_EVERY:
+            break
+        await asyncio.sleep(0)
+    return rows
 
 
 async def _open(

@@ -17,17 +17,18 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
+from datetime import datetime
 from typing import Any, Final, Literal, cast
 from uuid import UUID
 
-from lionmem._internal.arguments import as_uuid, require_type
+from lionmem._internal.arguments import as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.timeouts import milliseconds
 from lionmem.adapters._rows import DURABLE_PROFILE, as_batch, decode_item, encode_batch
 from lionmem.adapters.errors import StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
 from lionmem.adapters.sqlite._connect import connect
 from lionmem.adapters.sqlite._planner import COLUMNS, search
-from lionmem.adapters.sqlite._writes import Write, put, write_transaction
+from lionmem.adapters.sqlite._writes import Write, delete_rows, put, write_transaction
 from lionmem.adapters.sqlite.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
@@ -47,6 +48,12 @@ profile as every durable store's."""
 # its own checkpoint restarts the log from the beginning under a stream of writes.
 # Seam for tests: `_CHECKPOINT_AFTER`, read to write just enough to start a checkpoint.
 _CHECKPOINT_AFTER = 32
+
+_IDS_AT_ONCE = 500
+"""Ids a delete names in one statement, well under SQLite's limit on parameters."""
+
+_EVERY = 2**63 - 1
+"""A limit no store reaches: `count` cuts nothing."""
 
 
 class SQLiteMemoryStore(ClosesOnExit):
@@ -108,6 +115,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         self._checkpoint: Future[None] | None = None
         self._checkpoint_sync = 0  # the writer's PRAGMA synchronous, read with the thread
         self._written = 0
+        self._forgot = False  # whether a delete ran, so closing must merge the text index
         self._closing: Future[None] | None = None
         self._pid = process_id()
 
@@ -319,12 +327,127 @@ class SQLiteMemoryStore(ClosesOnExit):
             RuntimeError: called in a process forked from the one that opened
                 the store.
         """
-        if not isinstance(query, MemoryQuery):
-            raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
+        _check_query(query)
         found: list[MemoryItem] = await self._on_writer(search, self._writer, query)
         return found
 
+    # -- forgetting: the optional extension of ADR-0100 --------------------------------
+
+    async def delete(self, item_id: UUID) -> bool:
+        """Delete the item with `item_id`; return whether there was one.
+
+        Its bytes leave the file by the time the store is closed ([ADR-0100][adr-0100]).
+        Storing an item with that id afterwards adds it at the end of the order.
+
+        Raises:
+            ValueError: `item_id` is a string that is not a UUID.
+            TypeError: `item_id` is neither a UUID nor a string.
+            sqlite3.OperationalError: as for `store`; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        key = as_uuid(item_id, "item_id")
+        return bool(await self._on_writer(self._delete_ids, [key]))
+
+    async def delete_many(self, item_ids: Iterable[UUID]) -> int:
+        """Delete the items with these ids in one transaction; return how many there were.
+
+        Raises:
+            TypeError: `item_ids` is a string or not iterable, or holds something
+                that is neither a UUID nor a string; nothing is deleted.
+            ValueError: `item_ids` holds a string that is not a UUID; nothing is
+                deleted.
+            sqlite3.OperationalError: as for `store`; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        keys = as_uuids(item_ids, "item_ids")
+        deleted: int = await self._on_writer(self._delete_ids, keys)
+        return deleted
+
+    async def delete_matching(self, query: MemoryQuery) -> int:
+        """Delete exactly the items `search(query)` would return, `limit` included,
+        in one transaction; return how many ([ADR-0100][adr-0100]).
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            sqlite3.OperationalError: as for `store`; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        _check_query(query)
+        deleted: int = await self._on_writer(self._delete_matching, query)
+        return deleted
+
+    async def count(self, query: MemoryQuery) -> int:
+        """The number of items `query`'s text, tags and filters match; `limit` is
+        not applied.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        _check_query(query)
+        counted: int = await self._on_writer(self._count, query)
+        return counted
+
+    async def delete_created_before(self, cutoff: float | datetime) -> int:
+        """Delete every item whose `created_at` is before `cutoff`, in one
+        transaction; return how many.
+
+        Raises:
+            TypeError: `cutoff` is neither a number nor a datetime.
+            ValueError: `cutoff` is NaN or infinite.
+            sqlite3.OperationalError: as for `store`; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        before = as_cutoff(cutoff, "cutoff")
+        # -0.0 is kept as its 8 bytes (see `stored_time`), which SQL would sort after
+        # every number; it is compared as the zero it is.
+        where = "(CASE WHEN typeof(created_at) = 'blob' THEN 0.0 ELSE created_at END) < ?"
+        deleted: int = await self._on_writer(self._delete_where, where, [before])
+        return deleted
+
     # -- on the worker thread -------------------------------------------------------
+
+    def _delete_ids(self, keys: list[UUID]) -> int:
+        with write_transaction(self._writer):
+            deleted = 0
+            for start in range(0, len(keys), _IDS_AT_ONCE):
+                chunk = [str(key) for key in keys[start : start + _IDS_AT_ONCE]]
+                deleted += delete_rows(self._writer, f"id IN ({', '.join('?' * len(chunk))})", chunk)
+        self._forgot = self._forgot or deleted > 0
+        return deleted
+
+    def _delete_matching(self, query: MemoryQuery) -> int:
+        with write_transaction(self._writer):
+            # Read inside the transaction, so the items deleted are those it found.
+            keys = [item.id for item in search(self._writer, query)]
+            deleted = 0
+            for start in range(0, len(keys), _IDS_AT_ONCE):
+                chunk = [str(key) for key in keys[start : start + _IDS_AT_ONCE]]
+                deleted += delete_rows(self._writer, f"id IN ({', '.join('?' * len(chunk))})", chunk)
+        self._forgot = self._forgot or deleted > 0
+        return deleted
+
+    def _delete_where(self, where: str, params: list[object]) -> int:
+        with write_transaction(self._writer):
+            deleted = delete_rows(self._writer, where, params)
+        self._forgot = self._forgot or deleted > 0
+        return deleted
+
+    def _count(self, query: MemoryQuery) -> int:
+        if not (query.text or query.tags or query.filters):
+            (counted,) = self._writer.execute("SELECT count(*) FROM items").fetchone()
+            return int(counted)
+        return len(search(self._writer, query.model_copy(update={"limit": _EVERY})))
 
     def _write(self, writes: Sequence[Write]) -> None:
         db = self._writer
@@ -347,8 +470,13 @@ class SQLiteMemoryStore(ClosesOnExit):
             self._writer.execute("INSERT INTO items_text (items_text) VALUES ('optimize')")
 
     # Seam for tests: `_close_on_worker`, `_write` and `_run_checkpoint`, replaced to make
-    # closing, a write or a checkpoint slow or fail.
+    # closing, a write or a checkpoint slow or fail. Seam for tests: `_optimize`, traced
+    # to see when closing merges the text index.
     def _close_on_worker(self) -> None:
+        if self._forgot:
+            # The text index drops a deleted row's words only when its segments are
+            # merged; merged into one, none of them is left (ADR-0100).
+            self._optimize()
         self._writer.close()
         # No write is left to ask for a checkpoint. Closed last, the checkpoint
         # connection copies what the log still holds into the file and removes the log.
@@ -378,6 +506,11 @@ class SQLiteMemoryStore(ClosesOnExit):
     def _close_checkpoint_db(self) -> None:
         if self._checkpoint_db is not None:
             self._checkpoint_db.close()
+
+
+def _check_query(query: object) -> None:
+    if not isinstance(query, MemoryQuery):
+        raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
 
 
 async def _open(path: Path, busy_ms: int, synchronous: str, create: bool) -> SQLiteMemoryStore:

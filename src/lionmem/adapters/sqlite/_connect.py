@@ -97,6 +97,9 @@ def _connect_writer(
         _refuse_foreign_schema(db, path, create)
         _switch_to_wal(db, busy_ms)
         db.execute(f"PRAGMA synchronous = {synchronous}")
+        # Deleted and replaced rows, and freed pages, are overwritten with zeros, so
+        # that what a store forgets leaves the file (ADR-0100).
+        db.execute("PRAGMA secure_delete = ON")
         db.execute(f"PRAGMA wal_autocheckpoint = {_WRITER_CHECKPOINT_PAGES}")
         db.execute(_CACHE_SIZE)
         migrate(db, path)

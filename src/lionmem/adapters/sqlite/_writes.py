@@ -3,7 +3,8 @@ transaction around them.
 
 Governed by [ADR-0096][adr-0096].
 
-Seam for tests: `_writes`, whose `index` a test replaces to fail a write midway.
+Seam for tests: `_writes`, whose `index` a test replaces to fail a write midway, and
+whose `_unindex` one replaces to fail a delete midway.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import struct
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from typing import Any, NamedTuple, cast
 
@@ -95,6 +96,15 @@ def _unindex(db: sqlite3.Connection, seq: int, folded: str) -> None:
     )
     db.execute("DELETE FROM item_tags WHERE seq = ?", (seq,))
     db.execute("DELETE FROM item_meta WHERE seq = ?", (seq,))
+
+
+def delete_rows(db: sqlite3.Connection, where: str, params: Sequence[object]) -> int:
+    """Delete the items `where` selects, with their index rows; return how many."""
+    rows = db.execute(f"SELECT seq, folded FROM items WHERE {where}", params).fetchall()
+    for seq, folded in rows:
+        _unindex(db, seq, folded)
+    db.executemany("DELETE FROM items WHERE seq = ?", [(seq,) for seq, _ in rows])
+    return len(rows)
 
 
 @contextmanager

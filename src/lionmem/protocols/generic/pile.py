@@ -6,7 +6,7 @@ Governed by [ADR-0092][adr-0092-d3].
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from typing import Generic, TypeVar, overload
 from uuid import UUID
@@ -150,6 +150,27 @@ class Pile(Generic[T]):
                 return self._items.pop(item_id)
             except KeyError:
                 raise KeyError(f"{item_id} is not in the pile") from None
+
+    def exclude_ids(self, keys: Iterable[UUID]) -> list[T]:
+        """Remove the elements whose ids are among `keys`, in one step; return them.
+
+        Ids not in the pile are passed over. An element included again afterwards
+        goes at the end of the order, as a new one.
+        """
+        with self._lock:
+            return [found for key in keys if (found := self._items.pop(key, None)) is not None]
+
+    def exclude_where(self, select: Callable[[list[T]], list[T]]) -> list[T]:
+        """Remove the elements `select` picks from the current ones (given in order),
+        in one step that no other thread's change can split; return them.
+
+        If `select` raises, nothing is removed.
+        """
+        with self._lock:
+            chosen = select(list(self._items.values()))
+            for element in chosen:
+                del self._items[element.id]
+            return chosen
 
     async def ainclude(self, item: T) -> None:
         """Async form of [`include`][lionmem.protocols.generic.pile.Pile.include]."""
