@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, assert_type
 from uuid import UUID, uuid4
 
-from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore, Session
+from lionmem import Branch, ForgettingStore, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore, Session
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
@@ -79,10 +79,18 @@ async def durable_stores(path: Path, dsn: str) -> None:
     assert_type(postgres, PostgresMemoryStore)
     Session(memory=postgres)
     await postgres.close()
-    assert_type(open_store("memory:"), AbstractAsyncContextManager[MemoryStore])
+    assert_type(open_store("memory:"), AbstractAsyncContextManager[ForgettingStore])
     async with open_store("sqlite:///notes.db") as named:
-        assert_type(named, MemoryStore)
+        assert_type(named, ForgettingStore)
         Branch(memory=named)
+        assert_type(await named.delete_matching(MemoryQuery(tags=["old"])), int)
+        assert_type(await named.delete(uuid4()), bool)
+
+
+def forgetting_stores(memory: InMemoryStore, sqlite: SQLiteMemoryStore, postgres: PostgresMemoryStore) -> None:
+    """Every store lionmem ships is a ForgettingStore (ADR-0100)."""
+    stores: list[ForgettingStore] = [memory, sqlite, postgres]
+    wants_a_store(stores[0])
 
 
 def conformance_kits() -> None:

@@ -90,7 +90,7 @@ def test_reading_a_database_that_does_not_exist_creates_nothing(
     assert (status, out) == (1, "")
     assert err == (
         f"python -m lionmem: error: there is no database at {mistyped}; nothing was created"
-        " (`get` and `search` create nothing; `put` creates a store)\n"
+        " (`put` creates a store; this command creates none)\n"
     )
     assert list(tmp_path.iterdir()) == []
 
@@ -104,7 +104,7 @@ def test_reading_an_empty_file_writes_no_schema_into_it(
     assert (status, out) == (1, "")
     assert err == (
         f"python -m lionmem: error: {empty} holds no lionmem schema; nothing was created"
-        " (`get` and `search` create nothing; `put` creates a store)\n"
+        " (`put` creates a store; this command creates none)\n"
     )
     assert list(tmp_path.iterdir()) == [empty] and empty.stat().st_size == 0
 
@@ -236,6 +236,6 @@ def test_reading_a_postgres_database_without_the_schema_creates_nothing(
     assert (status, out) == (1, "")
     assert err == (
         "python -m lionmem: error: this database has no lionmem schema; nothing was created"
-        " (`get` and `search` create nothing; `put` creates a store)\n"
+        " (`put` creates a store; this command creates none)\n"
     )
     assert lionmem_tables(url.partition("?")[0]) == []

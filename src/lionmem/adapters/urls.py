@@ -20,7 +20,8 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from lionmem._internal.arguments import require_type
-from lionmem.protocols.memory import InMemoryStore, MemoryStore
+from lionmem.protocols.forgetting import ForgettingStore
+from lionmem.protocols.memory import InMemoryStore
 
 __all__ = ["SCHEMES", "open_store"]
 
@@ -30,7 +31,7 @@ SCHEMES: Final = ("memory", "sqlite", "postgresql", "postgres")
 _SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout"})
 
 
-def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
+def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
     """The store `url` names, to open with `async with`, which also closes it.
 
     The URL is checked before anything is opened; no error message repeats it, so a
@@ -73,14 +74,14 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
     if scheme == "memory":
         if url != "memory:":
             raise ValueError("a memory: URL takes nothing after the colon")
-        store: MemoryStore = InMemoryStore()
+        store: ForgettingStore = InMemoryStore()
         return contextlib.nullcontext(store)
     if scheme == "sqlite":
         return _sqlite(url, create)
     return _postgres(url, create)
 
 
-def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
+def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
     parts = urlsplit(url)
     if not url.startswith("sqlite:///"):
         raise ValueError(
@@ -106,7 +107,7 @@ def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[Me
     return SQLiteMemoryStore.open(path, create=create, **settings)
 
 
-def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[MemoryStore]:
+def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
     parts = urlsplit(url)
     if parts.fragment:
         # libpq gives a fragment no meaning; more often it is a password's unescaped #.

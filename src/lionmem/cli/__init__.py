@@ -58,7 +58,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         command = command_for(args)
         # Checks the URL and opens nothing yet; reading never creates a database file.
-        opening = open_store(args.url, create=args.command in ("put", "demo"))
+        opening = open_store(args.url, create=args.command in _CREATING)
     except (ValueError, ModuleNotFoundError) as exc:
         usage.error(str(exc))
     try:
@@ -69,12 +69,16 @@ def _main(argv: Sequence[str] | None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except _store_errors() as exc:
-        # `get` and `search` open with create=False, which the user never typed:
-        # say instead which command makes the store they expected.
-        missing = args.command in ("get", "search") and isinstance(exc, (FileNotFoundError, MissingSchemaError))
-        hint = " (`get` and `search` create nothing; `put` creates a store)" if missing else ""
+        # Every command but `put` and `demo` opens with create=False, which the user
+        # never typed: say instead which command makes the store they expected.
+        missing = args.command not in _CREATING and isinstance(exc, (FileNotFoundError, MissingSchemaError))
+        hint = " (`put` creates a store; this command creates none)" if missing else ""
         print(f"{parser.prog}: error: {exc}{hint}", file=sys.stderr)
         return 1
+
+
+_CREATING = ("put", "demo")
+"""The commands that create a store where there is none; the others only open one."""
 
 
 def _store_errors() -> tuple[type[Exception], ...]:

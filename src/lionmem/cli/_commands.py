@@ -1,4 +1,4 @@
-"""What `demo`, `put`, `get` and `search` do with the store a URL names.
+"""What `demo`, `put`, `get`, `search`, `delete` and `forget` do with the store a URL names.
 
 Governed by [ADR-0098][adr-0098].
 """
@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
+from functools import partial
 from typing import Any
 from uuid import UUID, uuid5
 
-from lionmem.cli._input import json_value, pairs, uuid_of
+from lionmem.cli._input import json_value, pairs, seconds_of, uuid_of
 from lionmem.cli._output import print_items
+from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
 _DEMO_IDS = UUID("5f0c3d9e-4b1a-4e8f-9a2b-6c7d8e9f0a1b")
@@ -57,7 +60,7 @@ _DEMO_QUERIES: list[tuple[MemoryQuery, str]] = [
 """The demo's searches, each with the rule it shows (ADR-0092, D3)."""
 
 
-def command_for(args: argparse.Namespace) -> Callable[[MemoryStore], Awaitable[int]]:
+def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitable[int]]:
     """What to do with the opened store; every argument is checked here, before."""
     if args.command == "demo":
         return _demo
@@ -89,9 +92,27 @@ def command_for(args: argparse.Namespace) -> Callable[[MemoryStore], Awaitable[i
             return 0
 
         return get
+    if args.command == "delete":
+        ids = list(dict.fromkeys(uuid_of(text) for text in args.ids))
+
+        async def delete(store: ForgettingStore) -> int:
+            missing = [item_id for item_id in ids if await store.retrieve(item_id) is None]
+            deleted = await store.delete_many(ids)
+            print(f"deleted {deleted} of {_items(len(ids))}")
+            for item_id in missing:
+                print(f"no item {item_id}", file=sys.stderr)
+            return 1 if missing else 0
+
+        return delete
     query = MemoryQuery(
-        text=args.text, tags=args.tag, filters=pairs(args.filter, "--filter") or None, limit=args.limit
+        text=args.text,
+        tags=args.tag,
+        filters=pairs(args.filter, "--filter") or None,
+        limit=_EVERY if args.limit is None else args.limit,
     )
+    if args.command == "forget":
+        older_than = None if args.older_than is None else seconds_of(args.older_than)
+        return partial(_forget, query, older_than, args.dry_run)
 
     async def search(store: MemoryStore) -> int:
         found = await store.search(query)
@@ -103,6 +124,35 @@ def command_for(args: argparse.Namespace) -> Callable[[MemoryStore], Awaitable[i
     return search
 
 
+_EVERY = 2**63 - 1
+"""`forget`'s limit when none is given: every match."""
+
+
+async def _forget(query: MemoryQuery, older_than: float | None, dry_run: bool, store: ForgettingStore) -> int:
+    """Say how many items `query` (and the age) selects, then delete them unless
+    `dry_run`. Without an age, the count and the delete are those of `count` and
+    `delete_matching`; with one, the items a search returns are narrowed by age and
+    deleted by id."""
+    if older_than is None:
+        ids = None
+        selected = len(range(await store.count(query))[: query.limit])
+    else:
+        cutoff = time.time() - older_than
+        ids = [item.id for item in await store.search(query) if item.created_at < cutoff]
+        selected = len(ids)
+    print(f"{_items(selected)} match" if selected != 1 else "1 item matches")
+    if dry_run:
+        print("dry run: nothing deleted")
+        return 0
+    deleted = await (store.delete_matching(query) if ids is None else store.delete_many(ids))
+    print(f"deleted {_items(deleted)}")
+    return 0
+
+
+def _items(count: int) -> str:
+    return "1 item" if count == 1 else f"{count} items"
+
+
 async def note_if_empty(store: MemoryStore) -> None:
     """Say on stderr when a read found nothing because the store holds nothing: a
     mistyped PostgreSQL namespace is not an error, only an empty namespace."""
@@ -111,7 +161,7 @@ async def note_if_empty(store: MemoryStore) -> None:
 
 
 async def run(
-    opening: AbstractAsyncContextManager[MemoryStore], command: Callable[[MemoryStore], Awaitable[int]]
+    opening: AbstractAsyncContextManager[ForgettingStore], command: Callable[[ForgettingStore], Awaitable[int]]
 ) -> int:
     async with opening as store:
         return await command(store)

@@ -7,6 +7,7 @@ Governed by [ADR-0098][adr-0098].
 from __future__ import annotations
 
 import json
+import re
 import math
 from typing import Any, NoReturn, cast
 from uuid import UUID
@@ -65,6 +66,23 @@ def pairs(given: list[str] | None, option: str) -> dict[str, Any]:
             raise ValueError(f"{option} gives the key {key!r} twice")
         pairs[key] = json_value(value, f"{option} {key!r}") if is_json else value
     return pairs
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800}
+
+
+def seconds_of(text: str) -> float:
+    """A duration such as `90s`, `15m`, `12h`, `30d` or `2w`, in seconds.
+
+    Raises:
+        ValueError: not a number followed by one of s, m, h, d, w.
+    """
+    matched = _DURATION.fullmatch(text.strip())
+    if matched is None:
+        raise ValueError(f"--older-than {text!r} is not a duration such as 90s, 15m, 12h, 30d or 2w")
+    number, unit = matched.groups()
+    return float(number) * _UNIT_SECONDS[unit]
 
 
 def uuid_of(text: str) -> UUID:

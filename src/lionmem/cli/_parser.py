@@ -1,5 +1,5 @@
 """The command line's arguments: one subcommand each for the demo, `put`, `get`,
-`search` and `check`.
+`search`, `delete`, `forget` and `check`.
 
 Governed by [ADR-0098][adr-0098].
 """
@@ -15,6 +15,18 @@ Read and write any lionmem store a URL names, run a demo, or check an adapter.
 Items print as JSON lines. In --meta and --filter, KEY=TEXT is a string and
 KEY:=JSON any JSON value. Exit status: 0 done, 1 no such item or a store error,
 2 bad usage, 130 interrupted (Ctrl-C)."""
+
+
+def _search_options(command: argparse.ArgumentParser, default_limit: str) -> None:
+    command.add_argument("--text", help="a substring of the content, any case")
+    command.add_argument("--tag", action="append", help="any one of these tags (repeatable)")
+    command.add_argument(
+        "--filter", action="append", metavar="KEY=TEXT|KEY:=JSON", help="metadata[KEY] equals (repeatable)"
+    )
+    command.add_argument(
+        "--limit", type=int, default=20 if default_limit == "20" else None,
+        help=f"results[:LIMIT] (default: {default_limit})",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,12 +49,19 @@ def build_parser() -> argparse.ArgumentParser:
     get.add_argument("id", help="the item's UUID")
     search = commands.add_parser("search", help="print the matching items as JSON lines")
     search.add_argument("url", help=url_help)
-    search.add_argument("--text", help="a substring of the content, any case")
-    search.add_argument("--tag", action="append", help="any one of these tags (repeatable)")
-    search.add_argument(
-        "--filter", action="append", metavar="KEY=TEXT|KEY:=JSON", help="metadata[KEY] equals (repeatable)"
+    _search_options(search, default_limit="20")
+    delete = commands.add_parser("delete", help="delete the items with these ids")
+    delete.add_argument("url", help=url_help)
+    delete.add_argument("ids", nargs="+", metavar="ID", help="an item's UUID")
+    forget = commands.add_parser(
+        "forget", help="delete every item a search finds (all of them unless --limit), saying how many first"
     )
-    search.add_argument("--limit", type=int, default=20, help="results[:LIMIT] (default: 20)")
+    forget.add_argument("url", help=url_help)
+    _search_options(forget, default_limit="every match")
+    forget.add_argument(
+        "--older-than", metavar="DURATION", help="only items created longer ago than this: 90s, 15m, 12h, 30d, 2w"
+    )
+    forget.add_argument("--dry-run", action="store_true", help="say how many items match; delete nothing")
     check = commands.add_parser("check", help="check a store against its fidelity profile")
     check.add_argument("factory", nargs="?", help="module:callable that builds a fresh store")
     check.add_argument(
@@ -63,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=30.0, metavar="SECONDS",
         help="fail a check whose store takes longer to open, close or answer one call (default: 30)",
     )
-    for command in (demo, put, get, search, check):
+    for command in (demo, put, get, search, delete, forget, check):
         # Bad usage found after parsing is reported with the command's own usage, as
         # argparse reports what it finds itself.
         command.set_defaults(usage=command)

@@ -1,0 +1,119 @@
+"""`delete` and `forget`: what they delete, what they say first, `--dry-run`,
+`--older-than`, and an SQLite file left erased when the command returns (ADR-0100)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from uuid import uuid4
+
+import pytest
+from cli_support import lines_of, run_cli, with_namespace
+
+from lionmem import MemoryItem
+from lionmem.adapters.urls import open_store
+
+MARKER = "qzqzxjxjwvwv"
+
+
+def _fill(url: str, items: list[MemoryItem]) -> None:
+    async def fill() -> None:
+        async with open_store(url) as store:
+            for item in items:
+                await store.store(item)
+
+    asyncio.run(fill())
+
+
+def _contents(capsys: pytest.CaptureFixture[str], url: str) -> list[object]:
+    status, out, _ = run_cli(capsys, "search", url, "--limit", "1000")
+    assert status == 0
+    return [line["content"] for line in lines_of(out)]
+
+
+def test_delete_removes_the_items_named_and_names_those_it_did_not_find(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    items = [MemoryItem(content=f"note {n}") for n in range(3)]
+    _fill(url, items)
+    status, out, err = run_cli(capsys, "delete", url, str(items[0].id), str(items[2].id), str(items[0].id))
+    assert (status, out, err) == (0, "deleted 2 of 2 items\n", "")
+    assert _contents(capsys, url) == ["note 1"]
+    missing = uuid4()
+    status, out, err = run_cli(capsys, "delete", url, str(items[1].id), str(missing))
+    assert (status, out, err) == (1, "deleted 1 of 2 items\n", f"no item {missing}\n")
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(capsys, "delete", url, "not-a-uuid")
+    out, err = capsys.readouterr()
+    assert exit_info.value.code == 2 and "'not-a-uuid' is not a UUID" in err and out == ""
+
+
+def test_forget_says_how_many_match_and_dry_run_deletes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    _fill(url, [MemoryItem(content=f"note {n}", tags=["odd" if n % 2 else "even"]) for n in range(30)])
+    assert run_cli(capsys, "forget", url, "--tag", "odd", "--dry-run") == (
+        0, "15 items match\ndry run: nothing deleted\n", ""
+    )
+    assert len(_contents(capsys, url)) == 30
+    # Without --limit, every match: more than search's default of 20.
+    assert run_cli(capsys, "forget", url, "--text", "NOTE", "--tag", "even", "--limit", "-2") == (
+        0, "13 items match\ndeleted 13 items\n", ""
+    )
+    assert run_cli(capsys, "forget", url, "--tag", "odd") == (0, "15 items match\ndeleted 15 items\n", "")
+    assert _contents(capsys, url) == ["note 26", "note 28"]
+    assert run_cli(capsys, "forget", url, "--filter", "n:=1") == (0, "0 items match\ndeleted 0 items\n", "")
+    assert run_cli(capsys, "forget", url, "--text", "26")[1] == "1 item matches\ndeleted 1 item\n"
+
+
+def test_forget_older_than_a_duration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    now = time.time()
+    _fill(url, [
+        MemoryItem(content="last month", tags=["a"], created_at=now - 31 * 86_400),
+        MemoryItem(content="last week", tags=["b"], created_at=now - 7 * 86_400),
+        MemoryItem(content="an hour ago", tags=["a"], created_at=now - 3_600),
+        MemoryItem(content="now", tags=["a"], created_at=now + 60),
+    ])
+    assert run_cli(capsys, "forget", url, "--older-than", "30d", "--dry-run")[1] == (
+        "1 item matches\ndry run: nothing deleted\n"
+    )
+    assert run_cli(capsys, "forget", url, "--older-than", "2w", "--tag", "a")[1] == "1 item matches\ndeleted 1 item\n"
+    assert run_cli(capsys, "forget", url, "--older-than", "1.5d")[1] == "1 item matches\ndeleted 1 item\n"
+    assert run_cli(capsys, "forget", url, "--older-than", "30m")[1] == "1 item matches\ndeleted 1 item\n"
+    assert _contents(capsys, url) == ["now"]
+    for bad in ("3x", "1.5.5d", "d", "5 days"):
+        with pytest.raises(SystemExit) as exit_info:
+            run_cli(capsys, "forget", url, "--older-than", bad)
+        out, err = capsys.readouterr()
+        assert (exit_info.value.code, out) == (2, "") and "is not a duration such as 90s, 15m, 12h, 30d" in err
+
+
+def test_delete_and_forget_leave_an_sqlite_file_erased_when_they_return(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    secrets = [MemoryItem(content=f"{MARKER} {n}", tags=[MARKER]) for n in range(2)]
+    _fill(url, [*secrets, *(MemoryItem(content=f"item {n}") for n in range(100))])
+    assert run_cli(capsys, "delete", url, str(secrets[0].id))[0] == 0
+    assert run_cli(capsys, "forget", url, "--tag", MARKER)[1] == "1 item matches\ndeleted 1 item\n"
+    data = b"".join(path.read_bytes() for path in tmp_path.iterdir())
+    assert MARKER[:6].encode() not in data and len(_contents(capsys, url)) == 100
+
+
+def test_delete_and_forget_on_postgres(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    url = with_namespace(pg_url, f"cli-{uuid4().hex[:12]}")
+    items = [MemoryItem(content=f"note {n}", metadata={"n": n}) for n in range(4)]
+    _fill(url, items)
+    assert run_cli(capsys, "delete", url, str(items[0].id))[:2] == (0, "deleted 1 of 1 item\n")
+    assert run_cli(capsys, "forget", url, "--filter", "n:=2")[1] == "1 item matches\ndeleted 1 item\n"
+    assert _contents(capsys, url) == ["note 1", "note 3"]
+
+
+def test_delete_on_a_missing_file_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "forget", f"sqlite:///{tmp_path / 'none.db'}", "--dry-run")
+    assert (status, out) == (1, "") and "(`put` creates a store; this command creates none)" in err
+    assert list(tmp_path.iterdir()) == []
