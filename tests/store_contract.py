@@ -570,6 +570,37 @@ async def assert_forgetting_agrees_with_the_reference(store: MemoryStore, *, see
         assert [i.id for i in await store.search(everything)] == [i.id for i in await reference.search(everything)]
 
 
+async def assert_scan_hands_over_everything_in_order(store: MemoryStore) -> None:
+    """`scan` yields every item once, in insertion order, in lists of at most
+    `batch_size` (none empty); an item stored during a scan comes at its end or not
+    at all, and no item comes twice."""
+    assert isinstance(store, ForgettingStore)
+    assert [batch async for batch in store.scan()] == []
+    for bad, error in [(0, ValueError), (-1, ValueError), (True, TypeError), ("5", TypeError), (1.5, TypeError)]:
+        with pytest.raises(error, match="batch_size"):
+            store.scan(bad)  # type: ignore[arg-type]
+    items = [MemoryItem(content=f"n{n}", metadata={"n": n}) for n in range(23)]
+    for item in items:
+        await store.store(item)
+    await store.store(MemoryItem(id=items[3].id, content="replaced"))  # keeps its place
+    await store.delete(items[5].id)
+    await store.store(items[5])  # comes last
+    expected = [i.id for i in await store.search(MemoryQuery(limit=1000))]
+    for size in (1, 5, 6, 24, 500):
+        batches = [batch async for batch in store.scan(batch_size=size)]
+        assert all(0 < len(batch) <= size for batch in batches), size
+        assert [i.id for batch in batches for i in batch] == expected, size
+    assert [i.content for batch in [b async for b in store.scan()] for i in batch][3] == "replaced"
+    late = MemoryItem(content="stored during the scan")
+    seen: list[UUID] = []
+    async for batch in store.scan(batch_size=10):
+        if not seen:
+            await store.store(late)
+            await store.store(MemoryItem(id=items[0].id, content="replaced during the scan"))
+        seen += [i.id for i in batch]
+    assert seen in ([*expected, late.id], expected)
+
+
 UNREADABLE_CONTENT: list[object] = [10**5_000, nested(5_000)]
 """Content whose `str()` raises: more digits than Python writes as text, and nesting
 far past the recursion limit. The reference stores both, and every text search of
@@ -835,6 +866,7 @@ STORE_CHECKS: list[StoreCheck] = [
     assert_unreadable_content_refused,
     assert_forgetting_follows_the_reference,
     assert_forgetting_agrees_with_the_reference,
+    assert_scan_hands_over_everything_in_order,
     assert_size_limit_holds,
     assert_long_tags_agree,
     assert_created_at_bit_exact,

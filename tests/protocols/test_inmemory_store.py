@@ -15,6 +15,7 @@ from store_contract import (
     assert_unicode_text_agrees,
     assert_forgetting_agrees_with_the_reference,
     assert_forgetting_follows_the_reference,
+    assert_scan_hands_over_everything_in_order,
     assert_unreadable_content_refused,
 )
 
@@ -159,6 +160,7 @@ def test_content_other_than_a_plain_str_is_read_as_text_once_when_stored() -> No
 def test_forgetting_follows_the_rules_every_forgetting_store_shares() -> None:
     run(assert_forgetting_follows_the_reference(InMemoryStore()))
     run(assert_forgetting_agrees_with_the_reference(InMemoryStore()))
+    run(assert_scan_hands_over_everything_in_order(InMemoryStore()))
 
 
 def test_store_holds_a_pile_of_memory_items() -> None:

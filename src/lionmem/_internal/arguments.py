@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import cast
 from uuid import UUID
 
-__all__ = ["as_cutoff", "as_uuid", "as_uuids", "kind_of", "require_type"]
+__all__ = ["as_batch_size", "as_cutoff", "as_uuid", "as_uuids", "kind_of", "require_type"]
 
 
 def as_uuid(value: object, name: str) -> UUID:
@@ -65,6 +65,20 @@ def as_cutoff(value: object, name: str) -> float:
     if not math.isfinite(cutoff):
         raise ValueError(f"{name} must be a finite timestamp, got {value!r}")
     return cutoff
+
+
+def as_batch_size(value: object) -> int:
+    """`value` as the number of items a batch holds: an int of at least 1.
+
+    Raises:
+        TypeError: not an int (a bool is not one here).
+        ValueError: less than 1.
+    """
+    require_type(value, "batch_size", int)
+    size = cast(int, value)
+    if size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {size}")
+    return size
 
 
 def kind_of(value: object) -> str:

@@ -77,7 +77,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 1
 
 
-_CREATING = ("put", "demo")
+_CREATING = ("put", "demo", "import")
 """The commands that create a store where there is none; the others only open one."""
 
 

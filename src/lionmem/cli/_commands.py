@@ -1,4 +1,5 @@
-"""What `demo`, `put`, `get`, `search`, `delete` and `forget` do with the store a URL names.
+"""What `demo`, `put`, `get`, `search`, `delete`, `forget`, `export` and `import` do
+with the store a URL names.
 
 Governed by [ADR-0098][adr-0098].
 """
@@ -8,13 +9,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from functools import partial
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 from uuid import UUID, uuid5
 
 from lionmem.cli._input import json_value, pairs, seconds_of, uuid_of
+from lionmem.cli._transfer import batches, check_file, export
 from lionmem.cli._output import print_items
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
@@ -104,12 +107,24 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
             return 1 if missing else 0
 
         return delete
+    if args.command == "import":
+        path = Path(args.file)
+        try:
+            count = check_file(path)  # every line, before a store is opened
+        except OSError as exc:
+            raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+        return partial(_import, path, count)
     query = MemoryQuery(
         text=args.text,
         tags=args.tag,
         filters=pairs(args.filter, "--filter") or None,
         limit=_EVERY if args.limit is None else args.limit,
     )
+    if args.command == "export":
+        # With no search option, every item, read in batches (scan) rather than at once.
+        everything = not (args.text or args.tag or args.filter or args.limit is not None)
+        output = None if args.output is None else Path(args.output)
+        return partial(_export, None if everything else query, output)
     if args.command == "forget":
         older_than = None if args.older_than is None else seconds_of(args.older_than)
         return partial(_forget, query, older_than, args.dry_run)
@@ -146,6 +161,34 @@ async def _forget(query: MemoryQuery, older_than: float | None, dry_run: bool, s
         return 0
     deleted = await (store.delete_matching(query) if ids is None else store.delete_many(ids))
     print(f"deleted {_items(deleted)}")
+    return 0
+
+
+async def _export(query: MemoryQuery | None, output: Path | None, store: ForgettingStore) -> int:
+    written = await export(store, query, output)
+    # On stderr when the export itself is on stdout, which must hold nothing else.
+    print(f"exported {_items(written)}", file=sys.stderr if output is None else sys.stdout)
+    return 0
+
+
+@runtime_checkable
+class _Batching(Protocol):
+    async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]: ...
+
+
+async def _import(path: Path, count: int, store: ForgettingStore) -> int:
+    """Store the items of `path`, checked already, in batches; by id, so a second run
+    replaces each item by itself, and a run after an interrupted one completes it."""
+    imported = 0
+    for batch in batches(path):
+        if isinstance(store, _Batching):
+            await store.store_many(batch)
+        else:
+            for item in batch:
+                await store.store(item)
+        imported += len(batch)
+    print(f"imported {_items(imported)}")
+    assert imported == count  # the file was checked whole before anything was written
     return 0
 
 

@@ -7,12 +7,13 @@ Governed by [ADR-0098][adr-0098].
 from __future__ import annotations
 
 import json
-import re
 import math
+import re
 from typing import Any, NoReturn, cast
 from uuid import UUID
 
 from lionmem._internal.json_values import MAX_NESTING
+
 
 def _not_json(constant: str) -> NoReturn:
     raise ValueError(f"{constant} is not a JSON value")

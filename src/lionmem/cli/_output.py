@@ -27,12 +27,19 @@ def stdout_takes_any_text() -> bool:
     return encoding is None or codecs.lookup(encoding).name == "utf-8"
 
 
+def item_line(item: MemoryItem, *, ascii_only: bool = False) -> str:
+    """One item as one line of JSON, without the line's end.
+
+    Not model_dump_json: pydantic writes at most 255 levels of content, and the
+    durable stores keep up to MAX_NESTING. With `ascii_only`, for a stream that cannot
+    take every character, JSON's own escapes keep the line valid JSON of the same value.
+    """
+    fields = {name: getattr(item, name) for name in MemoryItem.model_fields}
+    fields["id"] = str(item.id)
+    return (_ascii_dumps if ascii_only else dumps)(fields).translate(_LINE_BREAKS)
+
+
 def print_items(items: list[MemoryItem]) -> None:
-    # Not model_dump_json: pydantic writes at most 255 levels of content, and the
-    # durable stores keep up to MAX_NESTING. Where stdout cannot take every character,
-    # JSON's own escapes keep each line valid JSON of the same value.
-    encode = dumps if stdout_takes_any_text() else _ascii_dumps
+    ascii_only = not stdout_takes_any_text()
     for item in items:
-        fields = {name: getattr(item, name) for name in MemoryItem.model_fields}
-        fields["id"] = str(item.id)
-        print(encode(fields).translate(_LINE_BREAKS))
+        print(item_line(item, ascii_only=ascii_only))

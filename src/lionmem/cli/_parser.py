@@ -1,5 +1,5 @@
 """The command line's arguments: one subcommand each for the demo, `put`, `get`,
-`search`, `delete`, `forget` and `check`.
+`search`, `delete`, `forget`, `export`, `import` and `check`.
 
 Governed by [ADR-0098][adr-0098].
 """
@@ -62,6 +62,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--older-than", metavar="DURATION", help="only items created longer ago than this: 90s, 15m, 12h, 30d, 2w"
     )
     forget.add_argument("--dry-run", action="store_true", help="say how many items match; delete nothing")
+    export = commands.add_parser(
+        "export", help="write the items, in insertion order, as a lionmem export: JSON lines after a header"
+    )
+    export.add_argument("url", help=url_help)
+    _search_options(export, default_limit="every match")
+    export.add_argument(
+        "--output", "-o", metavar="FILE", help="write FILE, whole or not at all, instead of standard output"
+    )
+    import_ = commands.add_parser(
+        "import", help="store the items of a lionmem export, in its order; running it again changes nothing"
+    )
+    import_.add_argument("url", help=url_help)
+    import_.add_argument("file", help="a file `export` wrote")
     check = commands.add_parser("check", help="check a store against its fidelity profile")
     check.add_argument("factory", nargs="?", help="module:callable that builds a fresh store")
     check.add_argument(
@@ -82,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=30.0, metavar="SECONDS",
         help="fail a check whose store takes longer to open, close or answer one call (default: 30)",
     )
-    for command in (demo, put, get, search, delete, forget, check):
+    for command in (demo, put, get, search, delete, forget, export, import_, check):
         # Bad usage found after parsing is reported with the command's own usage, as
         # argparse reports what it finds itself.
         command.set_defaults(usage=command)

@@ -6,19 +6,20 @@ forget offers these methods besides. Governed by [ADR-0100][adr-0100].
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 from uuid import UUID
 
-from lionmem.protocols.memory import MemoryQuery, MemoryStore
+from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
 __all__ = ["ForgettingStore"]
 
 
 @runtime_checkable
 class ForgettingStore(MemoryStore, Protocol):
-    """A `MemoryStore` that can delete, count and expire its items.
+    """A `MemoryStore` that can delete, count and expire its items, and hand all of
+    them over in order, to export or copy them before they are forgotten.
 
     Every call is atomic: it deletes all it names or, on error, nothing. A deleted
     item is gone: storing an item with its id afterwards adds a new item at the end
@@ -48,4 +49,13 @@ class ForgettingStore(MemoryStore, Protocol):
     async def delete_created_before(self, cutoff: float | datetime) -> int:
         """Delete every item whose `created_at` is before `cutoff` (a UTC timestamp,
         or a datetime, naive ones read as UTC); return how many."""
+        ...
+
+    def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
+        """Every item, in insertion order, in lists of at most `batch_size`, none
+        empty, so that memory stays bounded whatever the store's size.
+
+        Every item present from start to end comes once; an item stored during the
+        scan comes at its end, or not at all.
+        """
         ...

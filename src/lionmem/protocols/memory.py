@@ -5,14 +5,14 @@ Governed by [ADR-0092][adr-0092] (schemas D1, protocol D2, reference store D3).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import datetime
 from typing import Any, ClassVar, Protocol, runtime_checkable
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lionmem._internal.arguments import as_cutoff, as_uuid, as_uuids
+from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids
 from lionmem._internal.rules import with_any_tag, with_filters
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
@@ -215,6 +215,21 @@ class InMemoryStore:
         """
         before = as_cutoff(cutoff, "cutoff")
         return len(self._items.exclude_where(lambda items: [i for i in items if i.created_at < before]))
+
+    def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
+        """The live items, in insertion order, in lists of at most `batch_size`, from a
+        snapshot taken now.
+
+        Raises:
+            TypeError: `batch_size` is not an int.
+            ValueError: `batch_size` is less than 1.
+        """
+        return _scan(self._items.values(), as_batch_size(batch_size))
+
+
+async def _scan(snapshot: list[MemoryItem], size: int) -> AsyncIterator[list[MemoryItem]]:
+    for start in range(0, len(snapshot), size):
+        yield snapshot[start : start + size]
 
 
 def _check_query(query: object) -> None:

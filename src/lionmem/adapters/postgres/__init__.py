@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from datetime import datetime
 from functools import partial
 from typing import Any, Final, LiteralString, TypeVar
@@ -23,9 +23,17 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import AsyncConnectionPool
 
-from lionmem._internal.arguments import as_cutoff, as_uuid, as_uuids, require_type
+from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.timeouts import MAX_TIMEOUT, milliseconds
-from lionmem.adapters._rows import DURABLE_PROFILE, MAX_SQL_LIMIT, SHARE_EVERY, as_batch, decode_item, encode_batch
+from lionmem.adapters._rows import (
+    DURABLE_PROFILE,
+    MAX_SQL_LIMIT,
+    SHARE_EVERY,
+    as_batch,
+    decode_in_slices,
+    decode_item,
+    encode_batch,
+)
 from lionmem.adapters.errors import StoreClosedError, StoreUnavailableError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
 from lionmem.adapters.postgres._connect import answered, connect, outages_unavailable
@@ -466,6 +474,39 @@ class PostgresMemoryStore(ClosesOnExit):
                 the store, or in a process forked from the one that opened it.
         """
         return await self._delete("created_at < %s", [as_cutoff(cutoff, "cutoff")])
+
+    def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
+        """Copies of every item in this namespace, in insertion order, in lists of at
+        most `batch_size`.
+
+        Each list is one query, from where the last one ended; an item written while a
+        scan runs is in it if it comes after that point, and a replacement keeps its
+        place, so no item comes twice.
+
+        Raises:
+            TypeError: `batch_size` is not an int.
+            ValueError: `batch_size` is less than 1.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed (raised by the first list).
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        return self._pages(as_batch_size(batch_size))
+
+    async def _pages(self, size: int) -> AsyncIterator[list[MemoryItem]]:
+        after = 0
+        while True:
+            rows = await self._execute(
+                "SELECT seq, id::text, created_at, body FROM lionmem_items"
+                " WHERE namespace = %s AND seq > %s ORDER BY seq LIMIT %s",
+                [self.namespace, after, size],
+            )
+            if rows:
+                after = rows[-1][0]
+                page = [row[1:] for row in rows]
+                yield decode_in_slices(page) if len(page) <= SHARE_EVERY else await asyncio.to_thread(decode_in_slices, page)
+            if len(rows) < size:
+                return
 
     async def _delete(self, where: LiteralString, params: list[object]) -> int:
         async def delete(conn: psycopg.AsyncConnection[Any]) -> int:

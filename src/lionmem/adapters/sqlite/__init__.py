@@ -13,7 +13,7 @@ import asyncio
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -21,9 +21,9 @@ from datetime import datetime
 from typing import Any, Final, Literal, cast
 from uuid import UUID
 
-from lionmem._internal.arguments import as_cutoff, as_uuid, as_uuids, require_type
+from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.timeouts import milliseconds
-from lionmem.adapters._rows import DURABLE_PROFILE, as_batch, decode_item, encode_batch
+from lionmem.adapters._rows import DURABLE_PROFILE, as_batch, decode_in_slices, decode_item, encode_batch
 from lionmem.adapters.errors import StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
 from lionmem.adapters.sqlite._connect import connect
@@ -415,7 +415,39 @@ class SQLiteMemoryStore(ClosesOnExit):
         deleted: int = await self._on_writer(self._delete_where, where, [before])
         return deleted
 
+    def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
+        """Copies of every item, in insertion order, in lists of at most `batch_size`.
+
+        Each list is one read, from where the last one ended; an item written while a
+        scan runs is in it if it comes after that point, and a replacement keeps its
+        place, so no item comes twice.
+
+        Raises:
+            TypeError: `batch_size` is not an int.
+            ValueError: `batch_size` is less than 1.
+            StoreClosedError: the store is closed (raised by the first list).
+            RuntimeError: called in a process forked from the one that opened
+                the store (raised by the first list).
+        """
+        return self._pages(as_batch_size(batch_size))
+
+    async def _pages(self, size: int) -> AsyncIterator[list[MemoryItem]]:
+        after = 0
+        while True:
+            seqs, items = await self._on_writer(self._page, after, size)
+            if items:
+                after = seqs[-1]
+                yield items
+            if len(items) < size:
+                return
+
     # -- on the worker thread -------------------------------------------------------
+
+    def _page(self, after: int, size: int) -> tuple[list[int], list[MemoryItem]]:
+        rows = self._writer.execute(
+            "SELECT seq, id, created_at, body FROM items WHERE seq > ? ORDER BY seq LIMIT ?", (after, size)
+        ).fetchall()
+        return [row[0] for row in rows], decode_in_slices([row[1:] for row in rows])
 
     def _delete_ids(self, keys: list[UUID]) -> int:
         with write_transaction(self._writer):

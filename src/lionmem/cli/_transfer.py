@@ -1,0 +1,135 @@
+"""`export` and `import`: a store's items as a versioned file of JSON lines.
+
+The first line is the header, `{"format": "lionmem-export", "version": 1}`; each
+other line is one item, with the fields `put` and `search` print, in the store's
+insertion order. Governed by [ADR-0100][adr-0100]; the format is published as a JSON
+Schema on the docs site.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, cast
+
+from pydantic import ValidationError
+
+from lionmem._internal.json_values import dumps, loads
+from lionmem.cli._output import item_line, stdout_takes_any_text
+from lionmem.protocols.forgetting import ForgettingStore
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+
+FORMAT = "lionmem-export"
+VERSION = 1
+"""The export format this lionmem writes, and the newest it reads."""
+
+BATCH = 500
+"""Items read from a store, or written to one, at a time."""
+
+
+def header() -> str:
+    return dumps({"format": FORMAT, "version": VERSION})
+
+
+async def export(store: ForgettingStore, query: MemoryQuery | None, output: Path | None) -> int:
+    """Write the header and the items (all of them in order, or those `query` finds)
+    to `output`, or stdout; return how many. A file appears whole or not at all: it is
+    written beside its name and renamed once complete."""
+    if output is None:
+        return await _write(store, query, sys.stdout, ascii_only=not stdout_takes_any_text())
+    partial = output.with_name(output.name + ".partial")
+    try:
+        with partial.open("w", encoding="utf-8") as file:
+            written = await _write(store, query, file, ascii_only=False)
+        os.replace(partial, output)
+    finally:
+        partial.unlink(missing_ok=True)
+    return written
+
+
+async def _write(store: ForgettingStore, query: MemoryQuery | None, out: IO[str], *, ascii_only: bool) -> int:
+    out.write(header() + "\n")
+    written = 0
+    if query is None:
+        async for batch in store.scan(BATCH):
+            out.writelines(item_line(item, ascii_only=ascii_only) + "\n" for item in batch)
+            written += len(batch)
+    else:
+        found = await store.search(query)
+        out.writelines(item_line(item, ascii_only=ascii_only) + "\n" for item in found)
+        written = len(found)
+    return written
+
+
+class ImportFileError(ValueError):
+    """A line of an import file is not what the format says; names the file and line."""
+
+
+def check_file(path: Path) -> int:
+    """Read every line of `path` as the format says and return how many items it
+    holds, before anything is written.
+
+    Raises:
+        ImportFileError: no header, a newer format, or a line that is not an item,
+            named by its number.
+        OSError: the file cannot be read.
+    """
+    return sum(len(batch) for batch in batches(path))
+
+
+def batches(path: Path) -> Iterator[list[MemoryItem]]:
+    """The items of `path`, in order, in lists of at most `BATCH`."""
+    with path.open(encoding="utf-8") as file:
+        lines = enumerate(file, start=1)
+        first = next(lines, None)
+        if first is None:
+            raise ImportFileError(f"{path} is empty, not a lionmem export")
+        _check_header(path, first[1])
+        batch: list[MemoryItem] = []
+        for number, line in lines:
+            batch.append(_item(path, number, line))
+            if len(batch) == BATCH:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+
+def _check_header(path: Path, line: str) -> None:
+    try:
+        found: object = loads(line)
+    except ValueError:
+        found = None
+    fields = cast("dict[str, object]", found) if isinstance(found, dict) else {}
+    if fields.get("format") != FORMAT:
+        raise ImportFileError(f"{path} line 1: not a lionmem export (its first line is no export header)")
+    version = fields.get("version")
+    if type(version) is not int or version < 1:
+        raise ImportFileError(f"{path} line 1: the export format version must be a whole number, got {version!r}")
+    if version > VERSION:
+        raise ImportFileError(
+            f"{path} was written in export format version {version}, newer than this lionmem "
+            f"reads ({VERSION}); upgrade lionmem to import it"
+        )
+
+
+def _item(path: Path, number: int, line: str) -> MemoryItem:
+    try:
+        fields: object = loads(line)
+    except ValueError as exc:
+        raise ImportFileError(f"{path} line {number}: not JSON ({exc})") from None
+    if not isinstance(fields, dict) or frozenset(cast("dict[str, object]", fields)) != _FIELDS:
+        raise ImportFileError(
+            f"{path} line {number}: not an item; an item is a JSON object with exactly the "
+            f"fields {', '.join(sorted(_FIELDS))}"
+        )
+    try:
+        return MemoryItem.model_validate(fields)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ImportFileError(f"{path} line {number}: not an item ({problems})") from None
+
+
+_FIELDS = frozenset(MemoryItem.model_fields)

@@ -1,0 +1,201 @@
+"""`export` and `import`: an exact round trip in order, a second import that changes
+nothing, an interrupted one that a second run completes, and files refused by line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import struct
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import pytest
+from cli_support import run_cli, with_namespace
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.adapters.sqlite import SQLiteMemoryStore
+from lionmem.adapters.urls import open_store
+
+AWKWARD = [
+    MemoryItem(content=None, created_at=-0.0),
+    MemoryItem(content="line\u2028separator \U0001f600 é", tags=["ü", ""], created_at=1e-300),
+    MemoryItem(content={"deep": [[[[["x"]]]]], "big": 10**30, "f": 0.1}, metadata={"n": [1, {"k": None}]}),
+    MemoryItem(content=[1, 2.5, True, "s"], created_at=2.0**53 + 2, metadata={"big": -(10**40)}),
+]
+
+
+def _fill(url: str, items: list[MemoryItem]) -> None:
+    async def fill() -> None:
+        async with open_store(url) as store:
+            for start in range(0, len(items), 400):
+                for item in items[start : start + 400]:
+                    await store.store(item)
+
+    asyncio.run(fill())
+
+
+def _everything(url: str) -> list[MemoryItem]:
+    async def read() -> list[MemoryItem]:
+        async with open_store(url) as store:
+            return await store.search(MemoryQuery(limit=10**6))
+
+    return asyncio.run(read())
+
+
+def _exactly(items: list[MemoryItem]) -> list[tuple[Any, ...]]:
+    """Each item's fields, with `created_at` as its bits."""
+    return [(i.id, struct.pack("<d", i.created_at), i.content, i.tags, i.metadata) for i in items]
+
+
+def _items(count: int) -> list[MemoryItem]:
+    notes = [MemoryItem(content=f"note {n}", tags=[f"t{n % 3}"], created_at=float(n)) for n in range(count)]
+    return [*AWKWARD, *notes]
+
+
+def test_an_export_imported_elsewhere_is_the_same_store_item_for_item_and_in_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, copy = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+    items = _items(1_203)  # across the batches of 500
+    _fill(source, items)
+    _fill(source, [MemoryItem(id=items[10].id, content="replaced in place")])
+    exported = tmp_path / "export.jsonl"
+    assert run_cli(capsys, "export", source, "--output", str(exported)) == (0, "exported 1207 items\n", "")
+    lines = exported.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0]) == {"format": "lionmem-export", "version": 1} and len(lines) == 1_208
+    assert run_cli(capsys, "import", copy, str(exported)) == (0, "imported 1207 items\n", "")
+    assert _exactly(_everything(copy)) == _exactly(_everything(source))
+    again = tmp_path / "again.jsonl"
+    run_cli(capsys, "export", copy, "-o", str(again))
+    assert again.read_bytes() == exported.read_bytes()
+    # A second import of the same file changes nothing, order included.
+    assert run_cli(capsys, "import", copy, str(exported))[:2] == (0, "imported 1207 items\n")
+    run_cli(capsys, "export", copy, "-o", str(again))
+    assert again.read_bytes() == exported.read_bytes()
+
+
+def test_export_to_standard_output_and_by_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    _fill(url, _items(30))
+    status, out, err = run_cli(capsys, "export", url)
+    assert (status, err) == (0, "exported 34 items\n")
+    assert out.splitlines()[0] == '{"format":"lionmem-export","version":1}' and len(out.splitlines()) == 35
+    status, out, err = run_cli(capsys, "export", url, "--tag", "t1", "--limit", "-1")
+    assert [json.loads(line)["content"] for line in out.splitlines()[1:]] == [f"note {n}" for n in range(1, 28, 3)]
+    assert err == "exported 9 items\n"
+
+
+def test_an_interrupted_import_is_completed_by_running_it_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+    _fill(source, _items(1_100))
+    exported = tmp_path / "export.jsonl"
+    run_cli(capsys, "export", source, "-o", str(exported))
+    store_many = SQLiteMemoryStore.store_many
+    calls: list[int] = []
+
+    async def fails_on_the_second_batch(store: SQLiteMemoryStore, items: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("the disk went away")
+        return await store_many(store, items)
+
+    monkeypatch.setattr(SQLiteMemoryStore, "store_many", fails_on_the_second_batch)
+    status, out, err = run_cli(capsys, "import", target, str(exported))
+    assert (status, out) == (1, "") and "the disk went away" in err
+    assert len(_everything(target)) == 500  # the first batch, whole; nothing of the second
+    monkeypatch.undo()
+    assert run_cli(capsys, "import", target, str(exported))[:2] == (0, "imported 1104 items\n")
+    assert _exactly(_everything(target)) == _exactly(_everything(source))
+
+
+def test_a_file_that_is_not_an_export_is_refused_by_line_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    header = '{"format":"lionmem-export","version":1}\n'
+    good = json.dumps({"id": str(uuid4()), "created_at": 1.0, "metadata": {}, "content": "x", "tags": []}) + "\n"
+    cases = {
+        "": "is empty, not a lionmem export",
+        '{"format":"something-else","version":1}\n': "line 1: not a lionmem export",
+        "not json\n": "line 1: not a lionmem export",
+        '{"format":"lionmem-export","version":2}\n': "written in export format version 2, newer than this lionmem reads (1)",
+        '{"format":"lionmem-export","version":"1"}\n': "line 1: the export format version must be a whole number, got '1'",
+        header + good + "{broken\n": "line 3: not JSON",
+        header + good + '{"id":"x"}\n': "line 3: not an item; an item is a JSON object with exactly the fields",
+        header + good.replace('"tags": []', '"tags": [], "extra": 1'): "line 2: not an item",
+        header + good.replace('"created_at": 1.0', '"created_at": "soon"'): "line 2: not an item (created_at:",
+        header + good.replace(str(json.loads(good)["id"]), "not-a-uuid"): "line 2: not an item (id:",
+    }
+    target = tmp_path / "store.db"
+    for number, (text, message) in enumerate(cases.items()):
+        bad = tmp_path / f"bad{number}.jsonl"
+        bad.write_text(text, encoding="utf-8")
+        with pytest.raises(SystemExit) as exit_info:
+            run_cli(capsys, "import", f"sqlite:///{target}", str(bad))
+        _, err = capsys.readouterr()
+        assert exit_info.value.code == 2 and f"{bad}" in err and message in err, (text, err)
+    assert not target.exists()
+    with pytest.raises(SystemExit):
+        run_cli(capsys, "import", f"sqlite:///{target}", str(tmp_path / "missing.jsonl"))
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_a_failed_export_leaves_no_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    _fill(url, _items(600))
+    scan = SQLiteMemoryStore.scan
+
+    async def breaks_after_one_batch(store: SQLiteMemoryStore, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
+        async for batch in scan(store, batch_size):
+            yield batch
+            raise OSError("the disk is full")
+
+    monkeypatch.setattr(SQLiteMemoryStore, "scan", breaks_after_one_batch)
+    output = tmp_path / "export.jsonl"
+    status, out, err = run_cli(capsys, "export", url, "-o", str(output))
+    assert (status, out) == (1, "") and "the disk is full" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db"]
+
+
+def test_sqlite_to_postgres_and_back(tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    source = f"sqlite:///{tmp_path / 'a.db'}"
+    postgres = with_namespace(pg_url, f"cli-{uuid4().hex[:12]}")
+    _fill(source, _items(700))
+    exported, back = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    run_cli(capsys, "export", source, "-o", str(exported))
+    assert run_cli(capsys, "import", postgres, str(exported))[:2] == (0, "imported 704 items\n")
+    run_cli(capsys, "export", postgres, "-o", str(back))
+    assert back.read_bytes() == exported.read_bytes()
+
+
+def test_an_import_of_whole_batches_into_a_store_without_batches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`memory:` stores one item at a time (InMemoryStore has no `store_many`); a file
+    of exactly one batch ends without an empty one."""
+    source = f"sqlite:///{tmp_path / 'a.db'}"
+    _fill(source, _items(496))
+    exported = tmp_path / "export.jsonl"
+    run_cli(capsys, "export", source, "-o", str(exported))
+    assert run_cli(capsys, "import", "memory:", str(exported)) == (0, "imported 500 items\n", "")
+
+
+def test_the_published_schema_describes_what_export_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = json.loads((Path(__file__).parents[2] / "docs/assets/lionmem-export-v1.schema.json").read_text())
+    header, item = schema["$defs"]["header"], schema["$defs"]["item"]
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    _fill(url, AWKWARD)
+    lines = [json.loads(line) for line in run_cli(capsys, "export", url)[1].splitlines()]
+    assert lines[0] == {key: rule["const"] for key, rule in header["properties"].items()}
+    assert set(header["required"]) == set(lines[0]) and header["additionalProperties"] is False
+    assert set(item["properties"]) == set(item["required"]) == set(MemoryItem.model_fields)
+    kinds = {"string": str, "number": float, "object": dict, "array": list}
+    for line in lines[1:]:
+        assert set(line) == set(item["required"])
+        for field, rule in item["properties"].items():
+            assert "type" not in rule or isinstance(line[field], kinds[rule["type"]]), (field, line)
