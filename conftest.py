@@ -24,7 +24,7 @@ from sybil.parsers.rest import DocTestParser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
 
-from pg_server import postgres_url  # noqa: E402
+from pg_server import fresh_database, postgres_url  # noqa: E402
 from sqlite_support import close_opened  # noqa: E402
 
 # The kit's plugin, which installed users get through its pytest11 entry point; the
@@ -67,7 +67,8 @@ def evaluate_with_await(example: Example) -> None:
 def run_console(example: Example) -> str | None:
     """Run each `$ .venv/bin/python -m lionmem ...` line of a console block in its document's
     own directory and compare stdout and stderr with the lines below it (`...`
-    matches anything)."""
+    matches anything). `$DATABASE_URL` in a command is the URL of a database made
+    for the document on the test server, as a shell would expand it."""
     namespace = example.namespace
     if "__cwd__" not in namespace:
         namespace["__cwd__"] = tempfile.mkdtemp(prefix="lionmem-docs-")
@@ -81,7 +82,9 @@ def run_console(example: Example) -> str | None:
             return f"output before any command: {line!r}"
     checker = OutputChecker()
     for command, expected in commands:
-        argv = shlex.split(command)
+        if "$DATABASE_URL" in command and "__database_url__" not in namespace:
+            namespace["__database_url__"] = fresh_database(namespace["pg_url"])  # empty, each run
+        argv = shlex.split(command.replace("$DATABASE_URL", namespace.get("__database_url__", "")))
         # As typed after the README's commands, with the venv's Python: this one.
         if argv[:3] != [".venv/bin/python", "-m", "lionmem"]:
             return f"only .venv/bin/python -m lionmem runs here, not {command!r}"

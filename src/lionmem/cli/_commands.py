@@ -1,5 +1,5 @@
-"""What `demo`, `put`, `get`, `search`, `delete`, `forget`, `export` and `import` do
-with the store a URL names.
+"""What `demo`, `put`, `get`, `search`, `delete`, `forget`, `export`, `import` and
+`copy` do with the store a URL names.
 
 Governed by [ADR-0098][adr-0098].
 """
@@ -9,15 +9,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 from uuid import UUID, uuid5
 
+from lionmem.adapters.urls import open_store
+from lionmem.cli._copy import copy, state_path
 from lionmem.cli._input import json_value, pairs, seconds_of, uuid_of
-from lionmem.cli._transfer import batches, check_file, export
+from lionmem.cli._transfer import batches, check_file, export, store_batch
 from lionmem.cli._output import print_items
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
@@ -107,6 +109,15 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
             return 1 if missing else 0
 
         return delete
+    if args.command == "copy":
+        target = open_store(args.target)  # the URL is checked now; nothing opens yet
+        state = state_path(args.url, args.target)
+
+        async def copy_into(store: ForgettingStore) -> int:
+            async with target as destination:
+                return await copy(store, destination, state)
+
+        return copy_into
     if args.command == "import":
         path = Path(args.file)
         try:
@@ -171,21 +182,12 @@ async def _export(query: MemoryQuery | None, output: Path | None, store: Forgett
     return 0
 
 
-@runtime_checkable
-class _Batching(Protocol):
-    async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]: ...
-
-
 async def _import(path: Path, count: int, store: ForgettingStore) -> int:
     """Store the items of `path`, checked already, in batches; by id, so a second run
     replaces each item by itself, and a run after an interrupted one completes it."""
     imported = 0
     for batch in batches(path):
-        if isinstance(store, _Batching):
-            await store.store_many(batch)
-        else:
-            for item in batch:
-                await store.store(item)
+        await store_batch(store, batch)
         imported += len(batch)
     print(f"imported {_items(imported)}")
     assert imported == count  # the file was checked whole before anything was written

@@ -1,5 +1,5 @@
 """The command line's arguments: one subcommand each for the demo, `put`, `get`,
-`search`, `delete`, `forget`, `export`, `import` and `check`.
+`search`, `delete`, `forget`, `export`, `import`, `copy` and `check`.
 
 Governed by [ADR-0098][adr-0098].
 """
@@ -75,6 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     import_.add_argument("url", help=url_help)
     import_.add_argument("file", help="a file `export` wrote")
+    copy = commands.add_parser(
+        "copy",
+        help="copy every item of one store into an empty one, in order, then check both hold the same; "
+        "run again after an interruption, it goes on where it stopped",
+    )
+    copy.add_argument("url", metavar="SOURCE", help="the store to read: " + url_help)
+    copy.add_argument("target", metavar="DESTINATION", help="an empty store to fill, created if need be")
     check = commands.add_parser("check", help="check a store against its fidelity profile")
     check.add_argument("factory", nargs="?", help="module:callable that builds a fresh store")
     check.add_argument(
@@ -95,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=30.0, metavar="SECONDS",
         help="fail a check whose store takes longer to open, close or answer one call (default: 30)",
     )
-    for command in (demo, put, get, search, delete, forget, export, import_, check):
+    for command in (demo, put, get, search, delete, forget, export, import_, copy, check):
         # Bad usage found after parsing is reported with the command's own usage, as
         # argparse reports what it finds itself.
         command.set_defaults(usage=command)

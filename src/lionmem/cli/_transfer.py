@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Protocol, cast, runtime_checkable
+from uuid import UUID
 
 from pydantic import ValidationError
 
@@ -61,6 +62,21 @@ async def _write(store: ForgettingStore, query: MemoryQuery | None, out: IO[str]
         out.writelines(item_line(item, ascii_only=ascii_only) + "\n" for item in found)
         written = len(found)
     return written
+
+
+@runtime_checkable
+class _Batching(Protocol):
+    async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]: ...
+
+
+async def store_batch(store: ForgettingStore, batch: list[MemoryItem]) -> None:
+    """Store `batch` in one call where the store takes batches (atomically, in the
+    durable stores), else one item at a time."""
+    if isinstance(store, _Batching):
+        await store.store_many(batch)
+    else:
+        for item in batch:
+            await store.store(item)
 
 
 class ImportFileError(ValueError):

@@ -451,29 +451,28 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     def _delete_ids(self, keys: list[UUID]) -> int:
         with write_transaction(self._writer):
-            deleted = 0
-            for start in range(0, len(keys), _IDS_AT_ONCE):
-                chunk = [str(key) for key in keys[start : start + _IDS_AT_ONCE]]
-                deleted += delete_rows(self._writer, f"id IN ({', '.join('?' * len(chunk))})", chunk)
-        self._forgot = self._forgot or deleted > 0
-        return deleted
+            return self._deleted(self._delete_keys(keys))
 
     def _delete_matching(self, query: MemoryQuery) -> int:
         with write_transaction(self._writer):
             # Read inside the transaction, so the items deleted are those it found.
-            keys = [item.id for item in search(self._writer, query)]
-            deleted = 0
-            for start in range(0, len(keys), _IDS_AT_ONCE):
-                chunk = [str(key) for key in keys[start : start + _IDS_AT_ONCE]]
-                deleted += delete_rows(self._writer, f"id IN ({', '.join('?' * len(chunk))})", chunk)
+            return self._deleted(self._delete_keys([item.id for item in search(self._writer, query)]))
+
+    def _delete_keys(self, keys: list[UUID]) -> int:
+        deleted = 0
+        for start in range(0, len(keys), _IDS_AT_ONCE):
+            chunk = [str(key) for key in keys[start : start + _IDS_AT_ONCE]]
+            deleted += delete_rows(self._writer, f"id IN ({', '.join('?' * len(chunk))})", chunk)
+        return deleted
+
+    def _deleted(self, deleted: int) -> int:
+        """Note that closing must merge the text index, if anything was deleted."""
         self._forgot = self._forgot or deleted > 0
         return deleted
 
     def _delete_where(self, where: str, params: list[object]) -> int:
         with write_transaction(self._writer):
-            deleted = delete_rows(self._writer, where, params)
-        self._forgot = self._forgot or deleted > 0
-        return deleted
+            return self._deleted(delete_rows(self._writer, where, params))
 
     def _count(self, query: MemoryQuery) -> int:
         if not (query.text or query.tags or query.filters):

@@ -1,0 +1,117 @@
+"""`copy`: every item of one store into another, in batches and in order, resumable,
+and checked at the end by count and digest.
+
+Governed by [ADR-0100][adr-0100].
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from lionmem.cli._output import item_line
+from lionmem.cli._transfer import store_batch
+from lionmem.protocols.forgetting import ForgettingStore
+from lionmem.protocols.memory import MemoryQuery
+
+BATCH = 500
+"""Items read from the source, and written to the target, at a time."""
+
+
+def state_path(source_url: str, target_url: str) -> Path:
+    """Where a copy between these two stores records how far it got: in the current
+    directory, named by a digest of both URLs (which may hold passwords)."""
+    digest = hashlib.sha256(f"{source_url}\n{target_url}".encode()).hexdigest()[:16]
+    return Path(f".lionmem-copy-{digest}.json")
+
+
+async def copy(source: ForgettingStore, target: ForgettingStore, state: Path) -> int:
+    """Copy `source` into `target` and check the result; return the exit status.
+
+    An empty target is filled; one that holds items is refused, unless `state`
+    records a copy into it that did not finish, which then goes on after the items
+    it had copied, provided the source still has the recorded item at that point
+    (else the copy starts over: items are written by id, so nothing doubles).
+    """
+    done, last = _resume_point(state)
+    held = await target.count(MemoryQuery())
+    if held and not done:
+        print(
+            f"python -m lionmem: error: the destination holds {held} items; copy fills an "
+            "empty store, or resumes its own interrupted copy",
+            file=sys.stderr,
+        )
+        return 1
+    total = await source.count(MemoryQuery())
+    from tqdm import tqdm  # only here: `import lionmem` and --help never load it
+
+    with tqdm(total=total, unit="item", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
+        copied = await _fill(source, target, state, done if held >= done else 0, last, bar.update)
+        if copied is None:
+            bar.reset()
+            copied = await _fill(source, target, state, 0, "", bar.update)
+    assert copied is not None  # a copy from the start has no resume point to miss
+    source_digest, target_digest = await _digest(source), await _digest(target)
+    state.unlink(missing_ok=True)
+    if source_digest != target_digest:
+        print(
+            "python -m lionmem: error: the destination does not hold the source's items exactly: "
+            f"{source_digest[0]} items, sha256 {source_digest[1]} in the source; "
+            f"{target_digest[0]} items, sha256 {target_digest[1]} in the destination",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"copied {copied} items; both stores hold {copied} items, sha256 {source_digest[1]}")
+    return 0
+
+
+async def _fill(
+    source: ForgettingStore, target: ForgettingStore, state: Path, done: int, last: str, advance: Callable[[int], object]
+) -> int | None:
+    """Write the source's items after the first `done` into the target, recording
+    progress after each batch; return how many the source holds, or `None` when the
+    item before the resume point is no longer `last`."""
+    position = 0
+    async for batch in source.scan(BATCH):
+        start, position = position, position + len(batch)
+        if position < done:
+            advance(len(batch))
+            continue
+        skip = 0
+        if start < done:  # the batch that holds the resume point
+            if str(batch[done - start - 1].id) != last:
+                return None
+            skip = done - start
+        if batch[skip:]:
+            await store_batch(target, batch[skip:])
+        _record(state, position, str(batch[-1].id))
+        advance(len(batch))
+    return position if position >= done else None
+
+
+def _resume_point(state: Path) -> tuple[int, str]:
+    try:
+        recorded = json.loads(state.read_text(encoding="utf-8"))
+        return int(recorded["done"]), str(recorded["last"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0, ""
+
+
+def _record(state: Path, done: int, last: str) -> None:
+    partial = state.with_name(state.name + ".partial")
+    partial.write_text(json.dumps({"done": done, "last": last}), encoding="utf-8")
+    partial.replace(state)
+
+
+async def _digest(store: ForgettingStore) -> tuple[int, str]:
+    """How many items `store` holds, and the SHA-256 of their export lines in order."""
+    digest = hashlib.sha256()
+    count = 0
+    async for batch in store.scan(BATCH):
+        for item in batch:
+            digest.update(item_line(item).encode() + b"\n")
+        count += len(batch)
+    return count, digest.hexdigest()

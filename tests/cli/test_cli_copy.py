@@ -1,0 +1,154 @@
+"""`copy`: every item into an empty store in order, checked by count and digest;
+resumed after an interruption; a progress bar on a terminal only (ADR-0100)."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import pytest
+from cli_support import PIPED_ENV, run_cli, with_namespace
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.adapters.sqlite import SQLiteMemoryStore
+from lionmem.adapters.urls import open_store
+
+
+def _fill(url: str, count: int) -> list[MemoryItem]:
+    items = [
+        MemoryItem(content=f"note {n} é", tags=[f"t{n % 7}"], metadata={"n": n}, created_at=n / 3)
+        for n in range(count)
+    ]
+
+    async def fill() -> None:
+        async with SQLiteMemoryStore.open(url.removeprefix("sqlite:///")) as store:
+            await store.store_many(items)
+
+    asyncio.run(fill())
+    return items
+
+
+def _exactly(url: str) -> list[tuple[Any, ...]]:
+    async def read() -> list[MemoryItem]:
+        async with open_store(url) as store:
+            return await store.search(MemoryQuery(limit=10**6))
+
+    return [(i.id, struct.pack("<d", i.created_at), i.content, i.tags, i.metadata) for i in asyncio.run(read())]
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # where copy keeps its resume file
+
+
+def test_copy_fills_an_empty_store_in_order_and_checks_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+    _fill(source, 10_000)
+    status, out, err = run_cli(capsys, "copy", source, target)
+    assert (status, err) == (0, "")  # no progress bar: stderr is not a terminal
+    assert out.startswith("copied 10000 items; both stores hold 10000 items, sha256 ")
+    assert _exactly(target) == _exactly(source)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "b.db"]  # no resume file left
+    status, out, err = run_cli(capsys, "copy", source, target)
+    assert (status, out) == (1, "") and "the destination holds 10000 items; copy fills an empty store" in err
+
+
+def test_an_interrupted_copy_goes_on_where_it_stopped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+    _fill(source, 2_300)  # five batches of at most 500
+    store_many = SQLiteMemoryStore.store_many
+    written: list[int] = []
+
+    async def counted(store: SQLiteMemoryStore, items: Any) -> Any:
+        if len(written) == 2 and fail:
+            raise OSError("the connection was lost")
+        written.append(len(items))
+        return await store_many(store, items)
+
+    fail = True
+    monkeypatch.setattr(SQLiteMemoryStore, "store_many", counted)
+    status, out, err = run_cli(capsys, "copy", source, target)
+    assert (status, out) == (1, "") and "the connection was lost" in err
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".lionmem-copy-")] != []
+    fail = False
+    written.clear()
+    status, out, _ = run_cli(capsys, "copy", source, target)
+    assert status == 0 and out.startswith("copied 2300 items; both stores hold 2300 items")
+    assert written == [500, 500, 300]  # only what the first run had not written
+    assert _exactly(target) == _exactly(source)
+
+
+def test_a_copy_whose_source_changed_since_it_stopped_starts_over_and_says_what_differs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+    items = _fill(source, 1_200)
+    store_many = SQLiteMemoryStore.store_many
+    calls: list[int] = []
+
+    async def fails_once(store: SQLiteMemoryStore, batch: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("interrupted")
+        return await store_many(store, batch)
+
+    monkeypatch.setattr(SQLiteMemoryStore, "store_many", fails_once)
+    assert run_cli(capsys, "copy", source, target)[0] == 1
+    monkeypatch.setattr(SQLiteMemoryStore, "store_many", store_many)
+
+    async def forget_one() -> None:
+        async with open_store(source) as store:
+            await store.delete(items[10].id)  # before the resume point: it moves
+
+    asyncio.run(forget_one())
+    status, out, err = run_cli(capsys, "copy", source, target)
+    # Started over, by id: the item copied before it was deleted is still there.
+    assert (status, out) == (1, "")
+    assert "does not hold the source's items exactly: 1199 items" in err and "1200 items, sha256" in err
+
+
+def test_copy_from_sqlite_to_postgres(tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    source = f"sqlite:///{tmp_path / 'a.db'}"
+    target = with_namespace(pg_url, f"copy-{uuid4().hex[:12]}")
+    _fill(source, 1_234)
+    status, out, _ = run_cli(capsys, "copy", source, target)
+    assert status == 0 and out.startswith("copied 1234 items; both stores hold 1234 items")
+    assert _exactly(target) == _exactly(source)
+
+
+def test_copy_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+    _fill(source, 1_500)
+    leader, follower = pty.openpty()
+    # A terminal of 100 columns: with no size, as a new pty has, tqdm draws nothing.
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "lionmem", "copy", source, target],
+            stdout=subprocess.PIPE, stderr=follower, text=True, env=PIPED_ENV, cwd=tmp_path, timeout=120,
+        )
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65_536)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0 and done.stdout.startswith("copied 1500 items")
+    assert b"1500/1500" in shown and b"100%" in shown
