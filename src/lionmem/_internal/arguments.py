@@ -12,7 +12,16 @@ from datetime import datetime, timezone
 from typing import cast
 from uuid import UUID
 
-__all__ = ["as_batch_size", "as_cutoff", "as_uuid", "as_uuids", "kind_of", "require_type"]
+__all__ = [
+    "as_batch_size",
+    "as_cutoff",
+    "as_uuid",
+    "as_uuids",
+    "kind_of",
+    "require_type",
+    "timestamp_of_datetime",
+    "timestamp_of_number",
+]
 
 
 def as_uuid(value: object, name: str) -> UUID:
@@ -55,16 +64,32 @@ def as_cutoff(value: object, name: str) -> float:
         ValueError: a number that is NaN or infinite.
     """
     if isinstance(value, datetime):
-        return (value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)).timestamp()
+        return timestamp_of_datetime(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{name} must be a timestamp or a datetime, got {kind_of(value)}")
+    return timestamp_of_number(value, name)
+
+
+def timestamp_of_number(value: int | float, name: str) -> float:
+    """`value` as a UTC timestamp, a float.
+
+    Raises:
+        ValueError: NaN, infinite, or an integer beyond a float's range; the message
+            starts with `name`.
+    """
     try:
-        cutoff = float(value)
+        number = float(value)
     except OverflowError:
         raise ValueError(f"{name} is an integer too large for a timestamp") from None
-    if not math.isfinite(cutoff):
-        raise ValueError(f"{name} must be a finite timestamp, got {value!r}")
-    return cutoff
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite timestamp, got {number!r}")
+    return number
+
+
+def timestamp_of_datetime(value: datetime) -> float:
+    """`value` as a UTC timestamp; a naive datetime carries no zone, and lionmem reads
+    it as UTC, never as local time."""
+    return (value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def as_batch_size(value: object) -> int:

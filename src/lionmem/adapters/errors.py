@@ -20,7 +20,8 @@ class MissingSchemaError(IncompatibleDatabaseError):
     """Opened with `create=False`, the database (an empty SQLite file, a PostgreSQL
     database without lionmem's tables) holds no lionmem schema, and none was created.
 
-    Opening it with `create=True`, the default, makes it a store.
+    Opening it with `create=True`, the default, makes it a store
+    ([ADR-0096][adr-0096], [ADR-0097][adr-0097]).
     """
 
 

@@ -12,7 +12,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids
+from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.rules import with_any_tag, with_filters
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
@@ -156,7 +156,7 @@ class InMemoryStore:
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
         """
-        _check_query(query)
+        require_type(query, "query", MemoryQuery)
         return _matches(self._items.values(), _predicates(query), query.limit)
 
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
@@ -191,7 +191,7 @@ class InMemoryStore:
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
         """
-        _check_query(query)
+        require_type(query, "query", MemoryQuery)
         predicates = _predicates(query)
         return len(self._items.exclude_where(lambda items: _matches(items, predicates, query.limit)))
 
@@ -202,7 +202,7 @@ class InMemoryStore:
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
         """
-        _check_query(query)
+        require_type(query, "query", MemoryQuery)
         return len(_matches(self._items.values(), _predicates(query), None))
 
     async def delete_created_before(self, cutoff: float | datetime) -> int:
@@ -230,11 +230,6 @@ class InMemoryStore:
 async def _scan(snapshot: list[MemoryItem], size: int) -> AsyncIterator[list[MemoryItem]]:
     for start in range(0, len(snapshot), size):
         yield snapshot[start : start + size]
-
-
-def _check_query(query: object) -> None:
-    if type(query) is not MemoryQuery and not isinstance(query, MemoryQuery):
-        raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
 
 
 def _matches(snapshot: list[MemoryItem], predicates: list[_Predicate], limit: int | None) -> list[MemoryItem]:

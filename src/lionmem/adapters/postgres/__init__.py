@@ -30,7 +30,6 @@ from lionmem.adapters._rows import (
     MAX_SQL_LIMIT,
     SHARE_EVERY,
     as_batch,
-    decode_in_slices,
     decode_item,
     encode_batch,
 )
@@ -38,7 +37,7 @@ from lionmem.adapters.errors import StoreClosedError, StoreUnavailableError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
 from lionmem.adapters.postgres._connect import answered, connect, outages_unavailable
 from lionmem.adapters.postgres._dsn import SETS_STATEMENT_TIMEOUT, redacted, refuse_bare_at, without_password
-from lionmem.adapters.postgres._planner import decode, plan_search
+from lionmem.adapters.postgres._planner import decode, decode_all, plan_search
 from lionmem.adapters.postgres._writes import BATCH_LOCK, UPSERT, item_row
 from lionmem.adapters.postgres.schema import LOCK_KEY, SCHEMA_VERSION
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
@@ -425,7 +424,7 @@ class PostgresMemoryStore(ClosesOnExit):
             RuntimeError: called from an event loop other than the one that opened
                 the store, or in a process forked from the one that opened it.
         """
-        _check_query(query)
+        require_type(query, "query", MemoryQuery)
 
         async def delete(conn: psycopg.AsyncConnection[Any]) -> int:
             async with conn.transaction():
@@ -454,11 +453,11 @@ class PostgresMemoryStore(ClosesOnExit):
             RuntimeError: called from an event loop other than the one that opened
                 the store, or in a process forked from the one that opened it.
         """
-        _check_query(query)
+        require_type(query, "query", MemoryQuery)
         if not (query.text or query.tags or query.filters):
             rows = await self._execute("SELECT count(*) FROM lionmem_items WHERE namespace = %s", [self.namespace])
             return int(rows[0][0])
-        return len(await self.search(query.model_copy(update={"limit": _EVERY})))
+        return len(await self.search(query.model_copy(update={"limit": MAX_SQL_LIMIT})))
 
     async def delete_created_before(self, cutoff: float | datetime) -> int:
         """Delete every item in this namespace whose `created_at` is before `cutoff`,
@@ -503,8 +502,7 @@ class PostgresMemoryStore(ClosesOnExit):
             )
             if rows:
                 after = rows[-1][0]
-                page = [row[1:] for row in rows]
-                yield decode_in_slices(page) if len(page) <= SHARE_EVERY else await asyncio.to_thread(decode_in_slices, page)
+                yield await decode_all([row[1:] for row in rows])
             if len(rows) < size:
                 return
 
@@ -530,15 +528,7 @@ class PostgresMemoryStore(ClosesOnExit):
         return await self._execute(statement, params, prepare=False)
 
 
-_EVERY = 2**63 - 1
-"""A limit no store reaches: `count` cuts nothing."""
-
 _Select = Callable[[sql.Composed, list[object]], Awaitable[list[tuple[Any, ...]]]]
-
-
-def _check_query(query: object) -> None:
-    if not isinstance(query, MemoryQuery):
-        raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
 
 
 async def _search(namespace: str, query: MemoryQuery, select: _Select) -> list[MemoryItem]:

@@ -7,11 +7,13 @@ Governed by [ADR-0097][adr-0097].
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any, NamedTuple, cast
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from lionmem._internal.arguments import require_type
 from lionmem.adapters._rows import (
     SHARE_EVERY,
     SQL_FILTERS,
@@ -68,24 +70,28 @@ class Plan(NamedTuple):
 
 async def decode(rows: list[Row], plan: Plan, limit: int) -> list[MemoryItem]:
     """The items of `rows` that pass `plan.recheck` and hold one of `plan.any_tag`
-    (when given), at most `limit` of them when it is not negative. psycopg hands rows over on the event loop's thread; up to `SHARE_EVERY`
-    of them (about a millisecond) are decoded there, more on a worker thread that
-    gives the GIL back between slices, so the loop never waits for a whole result."""
+    (when given), at most `limit` of them when it is not negative; decoded as
+    `decode_all` decodes."""
+    if plan.recheck or plan.any_tag:
+        return await _off_the_loop_if_long(rows, lambda: list(matching(rows, plan.recheck, limit, plan.any_tag)))
+    return await decode_all(rows)
 
-    def decode() -> list[MemoryItem]:
-        if plan.recheck or plan.any_tag:
-            return list(matching(rows, plan.recheck, limit, plan.any_tag))
-        return decode_in_slices(rows)
 
-    if len(rows) <= SHARE_EVERY:
-        return decode()
-    return await asyncio.to_thread(decode)
+async def decode_all(rows: list[Row]) -> list[MemoryItem]:
+    """Every row's item. psycopg hands rows over on the event loop's thread; up to
+    `SHARE_EVERY` of them (about a millisecond) are decoded there, more on a worker
+    thread that gives the GIL back between slices, so the loop never waits for a
+    whole result."""
+    return await _off_the_loop_if_long(rows, lambda: decode_in_slices(rows))
+
+
+async def _off_the_loop_if_long(rows: list[Row], work: Callable[[], list[MemoryItem]]) -> list[MemoryItem]:
+    return work() if len(rows) <= SHARE_EVERY else await asyncio.to_thread(work)
 
 
 def plan_search(namespace: str, asked: MemoryQuery) -> Plan:
     """`asked` as SQL over `namespace`'s rows, and what Python decides on them."""
-    if not isinstance(asked, MemoryQuery):
-        raise TypeError(f"query must be a MemoryQuery, got {type(asked).__name__}")
+    require_type(asked, "query", MemoryQuery)
     clauses: list[sql.Composable] = [sql.SQL("namespace = %s")]
     params: list[object] = [namespace]
     # PostgreSQL text cannot hold U+0000, so neither can a stored string.

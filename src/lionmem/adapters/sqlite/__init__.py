@@ -23,7 +23,14 @@ from uuid import UUID
 
 from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.timeouts import milliseconds
-from lionmem.adapters._rows import DURABLE_PROFILE, as_batch, decode_in_slices, decode_item, encode_batch
+from lionmem.adapters._rows import (
+    DURABLE_PROFILE,
+    MAX_SQL_LIMIT,
+    as_batch,
+    decode_in_slices,
+    decode_item,
+    encode_batch,
+)
 from lionmem.adapters.errors import StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
 from lionmem.adapters.sqlite._connect import connect
@@ -51,9 +58,6 @@ _CHECKPOINT_AFTER = 32
 
 _IDS_AT_ONCE = 500
 """Ids a delete names in one statement, well under SQLite's limit on parameters."""
-
-_EVERY = 2**63 - 1
-"""A limit no store reaches: `count` cuts nothing."""
 
 
 class SQLiteMemoryStore(ClosesOnExit):
@@ -327,7 +331,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             RuntimeError: called in a process forked from the one that opened
                 the store.
         """
-        _check_query(query)
+        require_type(query, "query", MemoryQuery)
         found: list[MemoryItem] = await self._on_writer(search, self._writer, query)
         return found
 
@@ -378,7 +382,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             RuntimeError: called in a process forked from the one that opened
                 the store.
         """
-        _check_query(query)
+        require_type(query, "query", MemoryQuery)
         deleted: int = await self._on_writer(self._delete_matching, query)
         return deleted
 
@@ -392,7 +396,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             RuntimeError: called in a process forked from the one that opened
                 the store.
         """
-        _check_query(query)
+        require_type(query, "query", MemoryQuery)
         counted: int = await self._on_writer(self._count, query)
         return counted
 
@@ -434,20 +438,20 @@ class SQLiteMemoryStore(ClosesOnExit):
     async def _pages(self, size: int) -> AsyncIterator[list[MemoryItem]]:
         after = 0
         while True:
-            seqs, items = await self._on_writer(self._page, after, size)
+            after, items = await self._on_writer(self._page, after, size)
             if items:
-                after = seqs[-1]
                 yield items
             if len(items) < size:
                 return
 
     # -- on the worker thread -------------------------------------------------------
 
-    def _page(self, after: int, size: int) -> tuple[list[int], list[MemoryItem]]:
+    def _page(self, after: int, size: int) -> tuple[int, list[MemoryItem]]:
+        """The next `size` items after position `after`, and the position they end at."""
         rows = self._writer.execute(
             "SELECT seq, id, created_at, body FROM items WHERE seq > ? ORDER BY seq LIMIT ?", (after, size)
         ).fetchall()
-        return [row[0] for row in rows], decode_in_slices([row[1:] for row in rows])
+        return (rows[-1][0] if rows else after), decode_in_slices([row[1:] for row in rows])
 
     def _delete_ids(self, keys: list[UUID]) -> int:
         with write_transaction(self._writer):
@@ -478,7 +482,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         if not (query.text or query.tags or query.filters):
             (counted,) = self._writer.execute("SELECT count(*) FROM items").fetchone()
             return int(counted)
-        return len(search(self._writer, query.model_copy(update={"limit": _EVERY})))
+        return len(search(self._writer, query.model_copy(update={"limit": MAX_SQL_LIMIT})))
 
     def _write(self, writes: Sequence[Write]) -> None:
         db = self._writer
@@ -537,11 +541,6 @@ class SQLiteMemoryStore(ClosesOnExit):
     def _close_checkpoint_db(self) -> None:
         if self._checkpoint_db is not None:
             self._checkpoint_db.close()
-
-
-def _check_query(query: object) -> None:
-    if not isinstance(query, MemoryQuery):
-        raise TypeError(f"query must be a MemoryQuery, got {type(query).__name__}")
 
 
 async def _open(path: Path, busy_ms: int, synchronous: str, create: bool) -> SQLiteMemoryStore:

@@ -5,7 +5,6 @@ Governed by [ADR-0092][adr-0092-d1].
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Annotated, Any, ClassVar, cast
@@ -21,6 +20,8 @@ from pydantic import (
     field_validator,
 )
 
+from lionmem._internal.arguments import timestamp_of_datetime, timestamp_of_number
+
 __all__ = ["Element", "utc_timestamp"]
 
 
@@ -29,39 +30,23 @@ def utc_timestamp() -> float:
     return datetime.now(timezone.utc).timestamp()
 
 
-def _finite(value: float) -> float:
-    if not math.isfinite(value):
-        raise ValueError(f"created_at must be a finite timestamp, got {value!r}")
-    return value
-
-
-def _from_datetime(value: datetime) -> float:
-    # A naive datetime carries no zone; lionmem reads it as UTC, never as local time.
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.timestamp()
-
-
 def _to_timestamp(value: object) -> float:
     """Coerce the accepted `created_at` inputs to a UTC timestamp."""
     if isinstance(value, bool):
         raise ValueError("created_at must be a timestamp, datetime or ISO string, got a bool")
     if isinstance(value, (int, float)):
-        try:
-            return _finite(float(value))
-        except OverflowError:  # an int beyond float range
-            raise ValueError("created_at is an integer too large for a timestamp") from None
+        return timestamp_of_number(value, "created_at")
     if isinstance(value, datetime):
-        return _from_datetime(value)
+        return timestamp_of_datetime(value)
     if isinstance(value, str):
         try:
             number = float(value)
         except ValueError:
             pass
         else:
-            return _finite(number)
+            return timestamp_of_number(number, "created_at")
         try:
-            return _from_datetime(datetime.fromisoformat(value.strip()))
+            return timestamp_of_datetime(datetime.fromisoformat(value.strip()))
         except ValueError:
             raise ValueError(
                 f"created_at string {value!r} is neither a number nor an ISO 8601 datetime"
