@@ -13,12 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lionmem.cli._output import item_line
-from lionmem.cli._transfer import store_batch
+from lionmem.cli._transfer import BATCH, store_batch
 from lionmem.protocols.forgetting import ForgettingStore
-from lionmem.protocols.memory import MemoryQuery
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
-BATCH = 500
-"""Items read from the source, and written to the target, at a time."""
 
 
 def state_path(source_url: str, target_url: str) -> Path:
@@ -49,12 +47,12 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path) ->
     from tqdm import tqdm  # only here: `import lionmem` and --help never load it
 
     with tqdm(total=total, unit="item", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
-        copied = await _fill(source, target, state, done if held >= done else 0, last, bar.update)
-        if copied is None:
+        source_digest = await _fill(source, target, state, done if held >= done else 0, last, bar.update)
+        if source_digest is None:
             bar.reset()
-            copied = await _fill(source, target, state, 0, "", bar.update)
-    assert copied is not None  # a copy from the start has no resume point to miss
-    source_digest, target_digest = await _digest(source), await _digest(target)
+            source_digest = await _fill(source, target, state, 0, "", bar.update)
+    assert source_digest is not None  # a copy from the start has no resume point to miss
+    target_digest = await _digest(target)
     state.unlink(missing_ok=True)
     if source_digest != target_digest:
         print(
@@ -64,18 +62,22 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path) ->
             file=sys.stderr,
         )
         return 1
+    copied = source_digest[0]
     print(f"copied {copied} items; both stores hold {copied} items, sha256 {source_digest[1]}")
     return 0
 
 
 async def _fill(
     source: ForgettingStore, target: ForgettingStore, state: Path, done: int, last: str, advance: Callable[[int], object]
-) -> int | None:
+) -> tuple[int, str] | None:
     """Write the source's items after the first `done` into the target, recording
-    progress after each batch; return how many the source holds, or `None` when the
-    item before the resume point is no longer `last`."""
+    progress after each batch; return the count and digest of every item read from
+    the source (see `_digest`), or `None` when the item before the resume point is
+    no longer `last`."""
+    digest = hashlib.sha256()
     position = 0
     async for batch in source.scan(BATCH):
+        digest.update(_lines(batch))
         start, position = position, position + len(batch)
         if position < done:
             advance(len(batch))
@@ -89,7 +91,7 @@ async def _fill(
             await store_batch(target, batch[skip:])
         _record(state, position, str(batch[-1].id))
         advance(len(batch))
-    return position if position >= done else None
+    return (position, digest.hexdigest()) if position >= done else None
 
 
 def _resume_point(state: Path) -> tuple[int, str]:
@@ -111,7 +113,11 @@ async def _digest(store: ForgettingStore) -> tuple[int, str]:
     digest = hashlib.sha256()
     count = 0
     async for batch in store.scan(BATCH):
-        for item in batch:
-            digest.update(item_line(item).encode() + b"\n")
+        digest.update(_lines(batch))
         count += len(batch)
     return count, digest.hexdigest()
+
+
+def _lines(batch: list[MemoryItem]) -> bytes:
+    """The export lines of `batch`, which the digests cover."""
+    return "".join(item_line(item) + "\n" for item in batch).encode()
