@@ -5,9 +5,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any, TypeVar, cast
 from uuid import UUID
+
+from kit_stores import DictForgetting
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.testing import (
@@ -25,8 +29,9 @@ from lionmem.testing import (
 S = TypeVar("S")
 
 
-class DictStore:
-    """A bare dict-backed store that hands out deep copies."""
+class DictStore(DictForgetting):
+    """A bare dict-backed store that hands out deep copies, and forgets as the
+    reference does."""
 
     def __init__(self) -> None:
         self.items: dict[UUID, MemoryItem] = {}
@@ -376,3 +381,54 @@ class HangingSearch(DictStore):
         if query.text:
             await forever()
         return await super().search(query)
+
+
+class DeletesEveryMatch(DictStore):
+    """Deletes every match of a query, whatever its limit: more than `search` shows."""
+
+    async def delete_matching(self, query: MemoryQuery) -> int:
+        return await super().delete_matching(query.model_copy(update={"limit": 2**62}))
+
+
+class DeletesTheFirstIdOnly(DictStore):
+    """`delete_many` deletes only the first id it is given."""
+
+    async def delete_many(self, item_ids: Iterable[UUID]) -> int:
+        return await super().delete_many(list(item_ids)[:1])
+
+
+class DeletesIdById(DictStore):
+    """`delete_many` checks each id only when it reaches it: an id that is no id fails
+    the call after the ids before it are deleted."""
+
+    async def delete_many(self, item_ids: Iterable[UUID]) -> int:
+        return sum([await self.delete(UUID(str(i))) for i in dict.fromkeys(item_ids)])
+
+
+class KeepsTheOldPlace(DictStore):
+    """Puts an item stored again after its deletion back where it was first stored."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first: dict[UUID, int] = {}
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self.first.setdefault(item.id, len(self.first))
+        stored = await super().store(item)
+        self.items = dict(sorted(self.items.items(), key=lambda pair: self.first[pair[0]]))
+        return stored
+
+
+class CountsUnderTheLimit(DictStore):
+    """Counts the matches that `search` returns, limit applied."""
+
+    async def count(self, query: MemoryQuery) -> int:
+        return len(await self.search(query))
+
+
+class DeletesAtTheCutoff(DictStore):
+    """Deletes the items created at the cutoff too, not only those before it."""
+
+    async def delete_created_before(self, cutoff: float | datetime) -> int:
+        before = cutoff.timestamp() if isinstance(cutoff, datetime) else cutoff
+        return await super().delete_created_before(math.nextafter(before, math.inf))

@@ -6,6 +6,8 @@ import asyncio
 import copy
 import json
 import math
+from collections.abc import AsyncIterator, Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -44,7 +46,52 @@ class BareStore:
         return list(self.items.values())[: query.limit]
 
 
-class CopyingStore:
+class DictForgetting:
+    """The `ForgettingStore` methods over a dict of items in insertion order, each
+    deleting what its store's own `search` finds; `saved()` runs after a deletion."""
+
+    items: dict[UUID, MemoryItem]
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        raise NotImplementedError
+
+    def saved(self) -> None:
+        pass
+
+    def _drop(self, item_ids: Iterable[UUID]) -> int:
+        dropped = sum(self.items.pop(i, None) is not None for i in set(item_ids))
+        self.saved()
+        return dropped
+
+    async def delete(self, item_id: UUID) -> bool:
+        return self._drop([UUID(str(item_id))]) == 1
+
+    async def delete_many(self, item_ids: Iterable[UUID]) -> int:
+        return self._drop([_an_id(i) for i in item_ids])
+
+    async def delete_matching(self, query: MemoryQuery) -> int:
+        return self._drop(i.id for i in await self.search(query))
+
+    async def count(self, query: MemoryQuery) -> int:
+        return len(await self.search(query.model_copy(update={"limit": 2**62})))
+
+    async def delete_created_before(self, cutoff: float | datetime) -> int:
+        before = cutoff.timestamp() if isinstance(cutoff, datetime) else cutoff
+        return self._drop(i.id for i in self.items.values() if i.created_at < before)
+
+    async def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
+        every = list(self.items.values())
+        for start in range(0, len(every), batch_size):
+            yield copy.deepcopy(every[start : start + batch_size])
+
+
+def _an_id(value: object) -> UUID:
+    if isinstance(value, UUID | str):
+        return UUID(str(value))
+    raise TypeError(f"item ids are UUIDs, got {value!r}")
+
+
+class CopyingStore(DictForgetting):
     """Dict-backed, hands out deep copies; the knobs below change one rule each."""
 
     def __init__(self) -> None:
@@ -257,8 +304,11 @@ class JsonFileStore(CopyingStore):
             raise TypeError("content is not a JSON value: tuple")
         _reject_tuples(item.content)
         await super().store(item)
-        self.path.write_text(json.dumps([i.model_dump(mode="json") for i in self.items.values()]))
+        self.saved()
         return item.id
+
+    def saved(self) -> None:
+        self.path.write_text(json.dumps([i.model_dump(mode="json") for i in self.items.values()]))
 
 
 def _reject_tuples(value: Any) -> None:

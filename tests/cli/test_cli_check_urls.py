@@ -15,6 +15,7 @@ import pytest
 from cli_support import PIPED_ENV, run_cli, with_namespace
 
 from lionmem.cli import main
+from lionmem.testing import CHECKS
 
 STUCK_ON_TAGS = textwrap.dedent("""
     import asyncio
@@ -32,7 +33,7 @@ STUCK_ON_TAGS = textwrap.dedent("""
 def test_check_opens_a_fresh_store_per_check_from_a_url(capsys: pytest.CaptureFixture[str]) -> None:
     # Against the profile the store declares, unless --profile names another.
     status, out, _ = run_cli(capsys, "check", "--url", "sqlite:///{workspace}/kit.db")
-    assert status == 0 and out.rstrip().endswith("17 passed, 0 failed")
+    assert status == 0 and out.rstrip().endswith(f"{len(CHECKS)} passed, 0 failed")
     assert re.search(r"^returned_objects +copies +copies +ok$", out, flags=re.M)
     # The reference profile does not hold for SQLite: copies, not live objects.
     status, out, _ = run_cli(
@@ -46,7 +47,7 @@ def test_check_opens_a_fresh_store_per_check_from_a_url(capsys: pytest.CaptureFi
 
 def test_check_on_a_postgres_url_template(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run_cli(capsys, "check", "--url", with_namespace(pg_url, "kit-{name}"))
-    assert status == 0 and out.rstrip().endswith("17 passed, 0 failed")
+    assert status == 0 and out.rstrip().endswith(f"{len(CHECKS)} passed, 0 failed")
     assert re.search(r"^durability +restart +restart +ok$", out, flags=re.M)
     postgres_url = with_namespace(pg_url.replace("postgresql://", "postgres://", 1), "kit-{name}")
     status, out, _ = run_cli(capsys, "check", "--url", postgres_url, "--only", "durability")

@@ -15,9 +15,11 @@ from kit_doubles import (
     CaselessKeys,
     CaseSensitiveText,
     CopiesClaimingLive,
+    DeletesIdById,
     DictStore,
     DroppedFilter,
     IgnoredLimit,
+    KeepsTheOldPlace,
     LosesConcurrentWrites,
     StrippedText,
     SubstringTags,
@@ -186,6 +188,8 @@ BROKEN: list[tuple[StoreFactory, FidelityProfile, str]] = [
     (CopiesClaimingLive, REFERENCE_PROFILE, "returned_objects"),
     (LosesConcurrentWrites, DICT_PROFILE, "concurrent_writes"),
     (IgnoresUnsupportedText, FidelityProfile(returned_objects=ReturnedObjects.COPIES, text_match=TextMatch.UNSUPPORTED), "text_match"),
+    (DeletesIdById, DICT_PROFILE, "forgetting"),
+    (KeepsTheOldPlace, DICT_PROFILE, "forgetting"),
 ]
 
 

@@ -12,7 +12,7 @@ from lionmem.testing import kit as kit_module
 
 def test_the_table_names_every_check_but_the_stateful_one_in_order() -> None:
     assert CHECKS == (*kit_module._TABLE, "stateful")
-    assert len(CHECKS) == len(set(CHECKS)) == 17
+    assert len(CHECKS) == len(set(CHECKS)) == 18
 
 
 def test_each_check_takes_only_a_probe_and_reopen_only_where_it_reopens() -> None:

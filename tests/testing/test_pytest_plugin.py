@@ -22,11 +22,10 @@ def _python_blocks(markdown: str) -> list[str]:
 def test_the_guides_one_line_runs_every_check_on_the_guides_store(pytester: pytest.Pytester) -> None:
     blocks = _python_blocks(GUIDE.read_text(encoding="utf-8"))
     (store,) = [b for b in blocks if "class DictStore:" in b]
+    (declared,) = [b for b in blocks if "PROFILE = " in b]
     (one_line,) = [b for b in blocks if "= memory_store_contract(" in b]
     assert len([line for line in one_line.splitlines() if "memory_store_contract(" in line]) == 1
-    pytester.makepyfile(
-        test_adapter="from lionmem.testing import REFERENCE_PROFILE\n" + store + "\n" + one_line
-    )
+    pytester.makepyfile(test_adapter="\n".join((store, declared, one_line)))
     # A run of its own, as an adapter's suite: the plugin comes from the entry point.
     result = pytester.runpytest_subprocess("--strict-markers", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=len(CHECKS))

@@ -15,6 +15,7 @@ __all__ = [
     "Durability",
     "FidelityProfile",
     "FilterEquality",
+    "Forgetting",
     "LimitPolicy",
     "OnExistingId",
     "ResultOrder",
@@ -138,6 +139,18 @@ class RoundTrip(Enum):
     """Not preserved."""
 
 
+class Forgetting(Enum):
+    """Whether a store offers the [`ForgettingStore`][lionmem.protocols.forgetting.ForgettingStore]
+    extension, whose semantics [ADR-0100][adr-0100] fixes."""
+
+    REFERENCE = "a ForgettingStore that deletes as the reference does"
+    """The reference rule: `delete`, `delete_many`, `delete_matching`, `count`,
+    `delete_created_before` and `scan` as `InMemoryStore` has them, each atomic, and a
+    deleted id stored again comes last."""
+    NOT_OFFERED = "not a ForgettingStore"
+    """The store has only the three methods of `MemoryStore`."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FidelityProfile:
     """An immutable declaration of what a store promises, checked by the kit.
@@ -183,6 +196,8 @@ class FidelityProfile:
     """Round trip of `metadata`."""
     tags: RoundTrip = RoundTrip.EXACT
     """Round trip of `tags`."""
+    forgetting: Forgetting = Forgetting.REFERENCE
+    """Whether, and how, the store deletes."""
 
     def __post_init__(self) -> None:
         """Refuse a value that is not of its field's type, such as an enum's value

@@ -6,11 +6,13 @@ import asyncio
 import inspect
 import tempfile
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from datetime import datetime
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeAlias, TypeVar, cast
 from uuid import UUID
 
+from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
 __all__ = ["Recorder", "StoreFactory", "StoreHung", "open_store", "same_values", "show", "within"]
@@ -121,6 +123,8 @@ def show(value: Any) -> str:
         return f"MemoryQuery({', '.join(f'{k}={v!r}' for k, v in fields.items())})"
     if isinstance(value, UUID) and value.int < 1 << 32:
         return f"UUID(int={value.int})"
+    if isinstance(value, list):
+        return "[" + ", ".join(show(v) for v in cast("list[object]", value)) + "]"
     return repr(value)
 
 
@@ -154,6 +158,39 @@ class Recorder:
 
     async def search(self, query: MemoryQuery, *, record: bool = True) -> list[MemoryItem]:
         return await self._call(f"store.search({show(query)})", record, self.inner.search(query))
+
+    # The calls of the ForgettingStore extension, made only on a store that is one.
+
+    @property
+    def forgetting(self) -> ForgettingStore:
+        return cast(ForgettingStore, self.inner)
+
+    async def delete(self, item_id: UUID, *, record: bool = True) -> bool:
+        return await self._call(f"store.delete({show(item_id)})", record, self.forgetting.delete(item_id))
+
+    async def delete_many(self, item_ids: list[Any]) -> int:
+        return await self._call(f"store.delete_many({show(item_ids)})", True, self.forgetting.delete_many(item_ids))
+
+    async def delete_matching(self, query: MemoryQuery) -> int:
+        return await self._call(
+            f"store.delete_matching({show(query)})", True, self.forgetting.delete_matching(query)
+        )
+
+    async def count(self, query: MemoryQuery) -> int:
+        return await self._call(f"store.count({show(query)})", True, self.forgetting.count(query))
+
+    async def delete_created_before(self, cutoff: float | datetime) -> int:
+        return await self._call(
+            f"store.delete_created_before({cutoff!r})", True, self.forgetting.delete_created_before(cutoff)
+        )
+
+    async def scan(self, batch_size: int) -> list[list[MemoryItem]]:
+        async def every_batch() -> list[list[MemoryItem]]:
+            return [batch async for batch in self.forgetting.scan(batch_size)]
+
+        call = f"[batch async for batch in store.scan({batch_size})]"
+        self.lines.append(call)
+        return await self._call(call, False, every_batch())
 
     def reproduction(self) -> str:
         return "\n".join(self.lines)

@@ -8,11 +8,14 @@ hypothesis (`pip install "lionmem[testing]"`). See [ADR-0093][adr-0093].
 from __future__ import annotations
 
 import asyncio
+import math
 import tempfile
 import time
+from functools import partial
 from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
@@ -31,12 +34,14 @@ else:
     from hypothesis.stateful import run_state_machine_as_test as _run_as_test
 
 from lionmem._internal.arguments import kind_of
+from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 from lionmem.testing._harness import StoreFactory, StoreHung, open_store, same_values, show, within
 from lionmem.protocols.profile import (
     Durability,
     FidelityProfile,
     FilterEquality,
+    Forgetting,
     LimitPolicy,
     OnExistingId,
     ResultOrder,
@@ -61,6 +66,13 @@ _TAGS = ["t1", "t2", "T1", "t12"]
 _KEYS = ["k", "j", "K"]
 _NUMBERS = [True, False, 2.5, 1.0, -0.0, 2**70]
 _TIMES = [1767225600.1234567, 1767225600.0, 0.5, -0.0]
+# Each time and the next float above it as a cutoff, so that "before" is told from
+# "at or before"; and one as a datetime.
+_CUTOFFS: list[float | datetime] = [
+    *_TIMES,
+    *(math.nextafter(t, math.inf) for t in _TIMES),
+    datetime.fromtimestamp(1767225600.0, UTC),
+]
 _ALL = 2**64
 """A limit beyond any SQL LIMIT, which must still mean every match."""
 # A query may name what no item holds, such as U+0000 (which some databases cannot
@@ -231,8 +243,10 @@ class _AgainstReference(RuleBasedStateMachine):
 
     @precondition(lambda self: bool(self.ids))
     @rule(data=st.data())
-    def replace(self, data: st.DataObject) -> None:
-        target = data.draw(st.sampled_from(self.ids))
+    def replace(self, data: st.DataObject, target: UUID | None = None) -> None:
+        """Store a new version of a stored item (`target`, or one drawn), or store a
+        deleted one again."""
+        target = data.draw(st.sampled_from(self.ids)) if target is None else target
         fresh = data.draw(self.items)
         newer = MemoryItem(
             id=target, content=fresh.content, tags=fresh.tags, metadata=fresh.metadata, created_at=fresh.created_at
@@ -241,7 +255,8 @@ class _AgainstReference(RuleBasedStateMachine):
         def call() -> str:
             return f"store({show(newer)})"
 
-        if self.profile.on_existing_id is OnExistingId.REJECT:
+        deleted = self.run(self.reference.retrieve(target)) is None
+        if self.profile.on_existing_id is OnExistingId.REJECT and not deleted:
             try:
                 self.on_store(self.store.store(newer.model_copy(deep=True)), call, (ValueError,))
             except ValueError:
@@ -283,11 +298,12 @@ class _AgainstReference(RuleBasedStateMachine):
         """How `retrieve(target)` differs from the reference's, saying `none` if it
         gives `None`; compared like the round-trip checks, types and all."""
         want = self.run(self.reference.retrieve(target))
-        assert want is not None
         fields = ["content"]
         fields += [f for f in ("tags", "metadata", "created_at") if getattr(self.profile, f) is RoundTrip.EXACT]
         # `object`: a store that breaks the protocol may answer with anything.
         got: object = self.on_store(self.store.retrieve(target), lambda: f"retrieve({show(target)})")
+        if want is None:  # deleted
+            return None if got is None else f"retrieve({show(target)}) of a deleted id returned {show(got)}"
         if got is None:
             return f"retrieve({show(target)}) {none}"
         if not isinstance(got, MemoryItem):
@@ -318,7 +334,8 @@ class _AgainstReference(RuleBasedStateMachine):
         is or changed where a wrong rule would still take it for the same (case, a
         shorter or reordered value), since random values rarely meet what was stored."""
         item = self.run(self.reference.retrieve(data.draw(st.sampled_from(self.ids))))
-        assert item is not None
+        if item is None:  # deleted
+            return
         predicates: dict[str, Any] = {}
         if self.profile.text_match is TextMatch.CASE_INSENSITIVE_SUBSTRING:
             held = str(item.content)
@@ -372,6 +389,63 @@ class _AgainstReference(RuleBasedStateMachine):
             return f"search({show(query)}) returned ids {found}, the reference {want}"
 
         self._settled(compare)
+
+    @precondition(lambda self: self.profile.forgetting is Forgetting.REFERENCE)
+    @rule(data=st.data())
+    def forget(self, data: st.DataObject) -> None:
+        """One call of the `ForgettingStore` extension, compared with the reference's;
+        a deletion shows in the searches and retrieves that follow."""
+        store = self.store
+        assert isinstance(store, ForgettingStore), "declares Forgetting.REFERENCE but is not a ForgettingStore"
+        if self.profile.visibility is Visibility.EVENTUAL:
+            # A deletion concerns the items a store shows: wait until it shows every write.
+            for item_id in self.ids:
+                self._settled(partial(self._retrieved_differently, item_id, "returned None"))
+        known = st.sampled_from([*self.ids, _item_id(len(self.ids) + 1)])
+        call = data.draw(st.sampled_from(["delete", "delete_many", "delete_matching", "count", "scan", "age"]))
+        if call == "delete":
+            target = data.draw(known)
+            existed = self.on_store(store.delete(target), lambda: f"delete({show(target)})")
+            self._returned(f"delete({show(target)})", existed, self.run(self.reference.delete(target)))
+            if existed and data.draw(st.booleans()):
+                # Stored again at once, as a new item: it must come last.
+                self.replace(data, target)
+                self._search(MemoryQuery(limit=_ALL))
+        elif call == "delete_many":
+            targets = data.draw(st.lists(known, min_size=1, max_size=4))
+            deleted = self.on_store(store.delete_many(targets), lambda: f"delete_many({show(targets)})")
+            self._returned(f"delete_many({show(targets)})", deleted, self.run(self.reference.delete_many(targets)))
+        elif call in ("delete_matching", "count"):
+            # Half of them match everything, so that the limit decides what goes.
+            query = data.draw(st.one_of(st.builds(MemoryQuery, limit=self.limits), self.queries))
+            method = store.delete_matching if call == "delete_matching" else store.count
+            done = self.on_store(method(query), lambda: f"{call}({show(query)})")
+            want = getattr(self.reference, call)(query)
+            self._returned(f"{call}({show(query)})", done, self.run(want))
+        elif call == "scan":
+            self._scan(store, data.draw(st.integers(1, 4)))
+        elif self.profile.created_at is RoundTrip.EXACT:
+            cutoff = data.draw(st.sampled_from(_CUTOFFS))
+            deleted = self.on_store(store.delete_created_before(cutoff), lambda: f"delete_created_before({cutoff!r})")
+            want = self.run(self.reference.delete_created_before(cutoff))
+            self._returned(f"delete_created_before({cutoff!r})", deleted, want)
+
+    @staticmethod
+    def _returned(call: str, got: object, want: object) -> None:
+        assert type(got) is type(want) and got == want, f"{call} returned {got!r}, the reference {want!r}"
+
+    def _scan(self, store: ForgettingStore, batch_size: int) -> None:
+        want = [i.id.int for i in self.run(self.reference.search(MemoryQuery(limit=_ALL)))]
+
+        async def every_batch() -> list[list[MemoryItem]]:
+            return [batch async for batch in store.scan(batch_size)]
+
+        batches = self.on_store(every_batch(), lambda: f"scan({batch_size})")
+        sizes = [len(batch) for batch in batches]
+        assert all(0 < size <= batch_size for size in sizes), f"scan({batch_size}) gave batches of {sizes} items"
+        found = [i.id.int for batch in batches for i in batch]
+        agrees = found == want if self.ordered else sorted(found) == sorted(want)
+        assert agrees, f"scan({batch_size}) gave ids {found}, the reference {want}"
 
     @invariant()
     def last_stored_comes_back(self) -> None:
