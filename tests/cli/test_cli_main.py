@@ -40,7 +40,7 @@ def test_help_is_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--help"])
     out = capsys.readouterr().out
     assert exit_info.value.code == 0
-    assert "KEY:=JSON any JSON value" in out and "{demo,put,get,search,delete,forget,export,import,copy,check}" in out
+    assert "KEY:=JSON any JSON value" in out and "{demo,put,get,search,delete,forget,export,import,copy,stats,check}" in out
     assert "][" not in out and "`" not in out  # no documentation markup in a terminal
 
 

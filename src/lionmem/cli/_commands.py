@@ -1,5 +1,5 @@
-"""What `demo`, `put`, `get`, `search`, `delete`, `forget`, `export`, `import` and
-`copy` do with the store a URL names.
+"""What `demo`, `put`, `get`, `search`, `delete`, `forget`, `export`, `import`,
+`copy` and `stats` do with the store a URL names.
 
 Governed by [ADR-0098][adr-0098].
 """
@@ -11,11 +11,13 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 from uuid import UUID, uuid5
 
+from lionmem.adapters.stats import StoreStats
 from lionmem.adapters.urls import open_store
 from lionmem.cli._copy import copy, state_path
 from lionmem.cli._input import json_value, pairs, seconds_of, uuid_of
@@ -118,6 +120,8 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
                 return await copy(store, destination, state)
 
         return copy_into
+    if args.command == "stats":
+        return _stats
     if args.command == "import":
         path = Path(args.file)
         try:
@@ -191,6 +195,42 @@ async def _import(path: Path, store: ForgettingStore) -> int:
         imported += len(batch)
     print(f"imported {_items(imported)}")
     return 0
+
+
+@runtime_checkable
+class _Measured(Protocol):
+    async def stats(self) -> StoreStats: ...
+
+
+async def _stats(store: ForgettingStore) -> int:
+    if not isinstance(store, _Measured):
+        raise ValueError("stats reads a durable store; memory: holds nothing between commands")
+    stats = await store.stats()
+    rows = [
+        ("items", f"{stats.items:,}"),
+        ("size on disk", f"{_size(stats.bytes_on_disk)}: {stats.size_covers}"),
+        ("schema version", str(stats.schema_version)),
+        ("oldest", _when(stats.oldest)),
+        ("newest", _when(stats.newest)),
+    ]
+    for name, value in rows:
+        print(f"{name:<16}{value}")
+    return 0
+
+
+def _size(count: int) -> str:
+    return f"{count:,} bytes ({count / 2**20:.1f} MiB)"
+
+
+def _when(created_at: float | None) -> str:
+    """`created_at` exactly, with the UTC time it stands for where a datetime can say it."""
+    if created_at is None:
+        return "none: the store is empty"
+    try:
+        moment = datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    except (OverflowError, ValueError, OSError):  # beyond the years 1 to 9999
+        return f"created_at {created_at!r}"
+    return f"{moment} (created_at {created_at!r})"
 
 
 def _items(count: int) -> str:

@@ -82,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     copy.add_argument("url", metavar="SOURCE", help="the store to read: " + url_help)
     copy.add_argument("target", metavar="DESTINATION", help="an empty store to fill, created if need be")
+    stats = commands.add_parser(
+        "stats", help="print the number of items, the size on disk, the schema version and the oldest and newest item"
+    )
+    stats.add_argument("url", help="a durable store: sqlite:///PATH or postgresql://...?namespace=NAME")
     check = commands.add_parser("check", help="check a store against its fidelity profile")
     check.add_argument("factory", nargs="?", help="module:callable that builds a fresh store")
     check.add_argument(
@@ -102,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=30.0, metavar="SECONDS",
         help="fail a check whose store takes longer to open, close or answer one call (default: 30)",
     )
-    for command in (demo, put, get, search, delete, forget, export, import_, copy, check):
+    for command in commands.choices.values():
         # Bad usage found after parsing is reported with the command's own usage, as
         # argparse reports what it finds itself.
         command.set_defaults(usage=command)

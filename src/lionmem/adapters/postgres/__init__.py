@@ -35,6 +35,7 @@ from lionmem.adapters._rows import (
 )
 from lionmem.adapters.errors import StoreClosedError, StoreUnavailableError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
+from lionmem.adapters.stats import StoreStats
 from lionmem.adapters.postgres._connect import answered, connect, outages_unavailable
 from lionmem.adapters.postgres._dsn import SETS_STATEMENT_TIMEOUT, redacted, refuse_bare_at, without_password
 from lionmem.adapters.postgres._planner import decode, decode_all, plan_search
@@ -473,6 +474,32 @@ class PostgresMemoryStore(ClosesOnExit):
                 the store, or in a process forked from the one that opened it.
         """
         return await self._delete("created_at < %s", [as_cutoff(cutoff, "cutoff")])
+
+    async def stats(self) -> StoreStats:
+        """The number of items in this namespace, the size of the items table, the
+        schema version and the span of `created_at`, read in one statement
+        ([ADR-0100][adr-0100-d9]). The table, and so its size, is every namespace's.
+
+        Raises:
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        ((items, oldest, newest, size, version),) = await self._execute(
+            "SELECT count(*), min(created_at), max(created_at),"
+            " pg_total_relation_size('lionmem_items'), (SELECT version FROM lionmem_schema)"
+            " FROM lionmem_items WHERE namespace = %s",
+            [self.namespace],
+        )
+        return StoreStats(
+            items=items,
+            bytes_on_disk=size,
+            size_covers="the items table with its indexes, shared by every namespace",
+            schema_version=version,
+            oldest=oldest,
+            newest=newest,
+        )
 
     def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
         """Copies of every item in this namespace, in insertion order, in lists of at

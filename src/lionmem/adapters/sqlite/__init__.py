@@ -33,7 +33,9 @@ from lionmem.adapters._rows import (
 )
 from lionmem.adapters.errors import StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
+from lionmem.adapters.stats import StoreStats
 from lionmem.adapters.sqlite._connect import connect
+from lionmem.adapters.sqlite._files import log_files
 from lionmem.adapters.sqlite._planner import COLUMNS, search
 from lionmem.adapters.sqlite._writes import Write, delete_rows, put, write_transaction
 from lionmem.adapters.sqlite.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
@@ -419,6 +421,18 @@ class SQLiteMemoryStore(ClosesOnExit):
         deleted: int = await self._on_writer(self._delete_where, where, [before])
         return deleted
 
+    async def stats(self) -> StoreStats:
+        """The number of items, the size of the files, the schema version and the
+        span of `created_at`, read together ([ADR-0100][adr-0100-d9]).
+
+        Raises:
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        stats: StoreStats = await self._on_writer(self._stats)
+        return stats
+
     def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
         """Copies of every item, in insertion order, in lists of at most `batch_size`.
 
@@ -452,6 +466,22 @@ class SQLiteMemoryStore(ClosesOnExit):
             "SELECT seq, id, created_at, body FROM items WHERE seq > ? ORDER BY seq LIMIT ?", (after, size)
         ).fetchall()
         return (rows[-1][0] if rows else after), decode_in_slices([row[1:] for row in rows])
+
+    def _stats(self) -> StoreStats:
+        when = "CASE WHEN typeof(created_at) = 'blob' THEN -0.0 ELSE created_at END"
+        # One statement, so one snapshot of the count and the span.
+        items, oldest, newest = self._writer.execute(f"SELECT count(*), min({when}), max({when}) FROM items").fetchone()
+        (version,) = self._writer.execute("PRAGMA user_version").fetchone()
+        files = [self.path, *log_files(self.path)]
+        size = sum(path.stat().st_size for path in files if path.exists())
+        return StoreStats(
+            items=items,
+            bytes_on_disk=size,
+            size_covers="the database file, its write-ahead log and the log's index",
+            schema_version=version,
+            oldest=oldest,
+            newest=newest,
+        )
 
     def _delete_ids(self, keys: list[UUID]) -> int:
         with write_transaction(self._writer):
