@@ -15,6 +15,7 @@ from cli_support import PIPED_ENV, lines_of, run_cli
 from lionmem import MemoryItem
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.cli import main
+from lionmem.cli._output import item_line
 
 
 def test_each_item_is_one_line_whatever_its_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -25,6 +26,13 @@ def test_each_item_is_one_line_whatever_its_text(tmp_path: Path, capsys: pytest.
     assert out.count("\n") == 1 and len(out.splitlines()) == 1
     [item] = lines_of(out)
     assert item["content"] == item["metadata"]["k"] == item["tags"][0] == awkward
+
+
+@pytest.mark.parametrize("breaking", ["\x85", "\u2028", "\u2029"], ids=["NEL", "LS", "PS"])
+def test_each_character_that_ends_a_line_is_escaped_alone(breaking: str) -> None:
+    line = item_line(MemoryItem(content=f"a{breaking}b"))
+    assert breaking not in line and len(line.splitlines()) == 1
+    assert json.loads(line)["content"] == f"a{breaking}b"
 
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1", "cp1252"])

@@ -6,11 +6,15 @@ Governed by [ADR-0100][adr-0100].
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from lionmem.cli._output import item_line
 from lionmem.cli._transfer import BATCH, store_batch
@@ -73,25 +77,67 @@ async def _fill(
     """Write the source's items after the first `done` into the target, recording
     progress after each batch; return the count and digest of every item read from
     the source (see `_digest`), or `None` when the item before the resume point is
-    no longer `last`."""
+    no longer `last`.
+
+    A batch is read and hashed while the one before it is written, so the source's
+    time hides behind the target's; writes and records still go one at a time, in order.
+    """
     digest = hashlib.sha256()
     position = 0
-    async for batch in source.scan(BATCH):
-        digest.update(_lines(batch))
-        start, position = position, position + len(batch)
-        if position < done:
-            advance(len(batch))
-            continue
-        skip = 0
-        if start < done:  # the batch that holds the resume point
-            if str(batch[done - start - 1].id) != last:
-                return None
-            skip = done - start
-        if batch[skip:]:
-            await store_batch(target, batch[skip:])
-        _record(state, position, str(batch[-1].id))
-        advance(len(batch))
+    writing = asyncio.get_running_loop().create_future()  # the last write: none yet
+    writing.set_result(None)
+    try:
+        async with contextlib.aclosing(_ahead(source.scan(BATCH))) as batches:
+            async for batch in batches:
+                digest.update(_lines(batch))
+                start, position = position, position + len(batch)
+                if position < done:
+                    advance(len(batch))
+                    continue
+                skip = 0
+                if start < done:  # the batch that holds the resume point
+                    if str(batch[done - start - 1].id) != last:
+                        return None
+                    skip = done - start
+                await writing
+                writing = asyncio.ensure_future(
+                    _write(target, batch[skip:], state, position, str(batch[-1].id), partial(advance, len(batch)))
+                )
+            await writing
+    finally:
+        await _settle(writing)
     return (position, digest.hexdigest()) if position >= done else None
+
+
+async def _write(
+    target: ForgettingStore, items: list[MemoryItem], state: Path, position: int, last: str, advance: Callable[[], object]
+) -> None:
+    """Store `items`, then record that the first `position` source items are copied."""
+    if items:
+        await store_batch(target, items)
+    _record(state, position, last)
+    advance()
+
+
+async def _ahead(batches: AsyncIterator[list[MemoryItem]]) -> AsyncGenerator[list[MemoryItem], None]:
+    """The lists `batches` yields, the next one read while the caller handles the last."""
+    upcoming = asyncio.ensure_future(anext(batches, None))
+    try:
+        while (batch := await upcoming) is not None:
+            upcoming = asyncio.ensure_future(anext(batches, None))
+            yield batch
+    finally:
+        await _settle(upcoming)
+
+
+async def _settle(future: asyncio.Future[Any]) -> None:
+    """Cancel `future` if it is still running and wait until it ends, leaving any
+    error to the one its caller is already handling."""
+    if not future.done():
+        future.cancel()
+        await asyncio.wait([future])
+    if not future.cancelled():
+        future.exception()  # retrieved: it is not the error to report
 
 
 def _resume_point(state: Path) -> tuple[int, str]:
@@ -112,9 +158,10 @@ async def _digest(store: ForgettingStore) -> tuple[int, str]:
     """How many items `store` holds, and the SHA-256 of their export lines in order."""
     digest = hashlib.sha256()
     count = 0
-    async for batch in store.scan(BATCH):
-        digest.update(_lines(batch))
-        count += len(batch)
+    async with contextlib.aclosing(_ahead(store.scan(BATCH))) as batches:
+        async for batch in batches:
+            digest.update(_lines(batch))
+            count += len(batch)
     return count, digest.hexdigest()
 
 

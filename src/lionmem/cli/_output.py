@@ -12,6 +12,8 @@ import sys
 from lionmem._internal.json_values import dumps
 from lionmem.protocols.memory import MemoryItem
 
+_FIELDS = tuple(MemoryItem.model_fields)
+
 # JSON leaves these unescaped, but many line readers (Python's `splitlines` among them)
 # end a line at each; escaped, one item is always one line.
 _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
@@ -34,9 +36,13 @@ def item_line(item: MemoryItem, *, ascii_only: bool = False) -> str:
     durable stores keep up to MAX_NESTING. With `ascii_only`, for a stream that cannot
     take every character, JSON's own escapes keep the line valid JSON of the same value.
     """
-    fields = {name: getattr(item, name) for name in MemoryItem.model_fields}
+    fields = {name: getattr(item, name) for name in _FIELDS}
     fields["id"] = str(item.id)
-    return (_ascii_dumps if ascii_only else dumps)(fields).translate(_LINE_BREAKS)
+    line = (_ascii_dumps if ascii_only else dumps)(fields)
+    # Rare, and translate() looks up every character: only a line holding one pays.
+    if "\x85" in line or "\u2028" in line or "\u2029" in line:
+        return line.translate(_LINE_BREAKS)
+    return line
 
 
 def print_items(items: list[MemoryItem]) -> None:
