@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import re
@@ -158,3 +159,27 @@ def test_the_site_in_headless_chromium(served: str) -> None:
         assert "MemoryQuery" in results.first.inner_text()
         browser.close()
     assert errors == []
+
+
+def test_each_diagram_is_what_its_description_draws() -> None:
+    """The decision records' diagrams are drawn offline by a script, from descriptions
+    kept beside it; a drawing edited by hand, or a description changed without
+    drawing again, fails here."""
+    spec = importlib.util.spec_from_file_location("draw_diagrams", ROOT / "scripts" / "draw_diagrams.py")
+    assert spec is not None and spec.loader is not None
+    draw_diagrams = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(draw_diagrams)
+    drawings: dict[str, str] = draw_diagrams.drawings()
+    assert drawings, "no diagram is described"
+    for name, svg in drawings.items():
+        committed = (ROOT / "docs" / "assets" / name).read_text(encoding="utf-8")
+        assert committed == svg, f"run scripts/draw_diagrams.py and commit docs/assets/{name}"
+        used = [page for page in (ROOT / "docs").rglob("*.md") if f"assets/{name}" in page.read_text(encoding="utf-8")]
+        assert used, f"{name} is drawn but no page shows it"
+
+
+def test_the_performance_page_shows_the_committed_copy_benchmark() -> None:
+    from benchmarks.bench_copy import RESULTS, table
+
+    page = (ROOT / "docs" / "performance.md").read_text()
+    assert table(json.loads((RESULTS / "copy-1000000.json").read_text())) in page

@@ -1,0 +1,198 @@
+"""Draw the decision records' component and sequence diagrams as SVG, offline, from
+the small descriptions below, so that a picture changes only with its description.
+
+Run: python scripts/draw_diagrams.py, and commit docs/assets/*.svg with the change;
+tests/test_docs_site.py fails while a drawing differs from what this script draws.
+"""
+
+from __future__ import annotations
+
+import sys
+from html import escape
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "docs" / "assets"
+FONT = 'font-family="sans-serif" font-size="13"'
+ARROW = (
+    '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" '
+    'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>'
+)
+
+
+class Box(NamedTuple):
+    """A component: its name, a second line saying what it is, and its place."""
+
+    name: str
+    note: str
+    x: int
+    y: int
+    width: int = 200
+    height: int = 52
+
+
+class Link(NamedTuple):
+    """An arrow from one component's edge to another's, with a label."""
+
+    source: str
+    target: str
+    label: str
+    dashed: bool = False
+
+
+def _text(x: float, y: float, text: str, extra: str = "") -> str:
+    return f'<text x="{x:g}" y="{y:g}" text-anchor="middle"{extra}>{escape(text)}</text>'
+
+
+def components(title: str, boxes: list[Box], links: list[Link]) -> str:
+    """Boxes where the description puts them, and arrows between their nearest edges."""
+    width = max(b.x + b.width for b in boxes) + 20
+    height = max(b.y + b.height for b in boxes) + 20
+    named = {b.name: b for b in boxes}
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" {FONT}>',
+        f"<title>{escape(title)}</title>",
+        ARROW,
+    ]
+    for link in links:
+        a, b = named[link.source], named[link.target]
+        (x1, y1), (x2, y2) = _edge(a, b), _edge(b, a)
+        dash = ' stroke-dasharray="5,4"' if link.dashed else ""
+        parts.append(
+            f'<line x1="{x1:g}" y1="{y1:g}" x2="{x2:g}" y2="{y2:g}" stroke="#555" stroke-width="1.4"{dash} '
+            'marker-end="url(#arrow)"/>'
+        )
+        parts.append(_text((x1 + x2) / 2 + 6, (y1 + y2) / 2 - 4, link.label, ' fill="#333" font-size="11"'))
+    for box in boxes:
+        parts.append(
+            f'<rect x="{box.x}" y="{box.y}" width="{box.width}" height="{box.height}" rx="8" '
+            'fill="#eef3fb" stroke="#3f6fb5" stroke-width="1.5"/>'
+        )
+        middle = box.x + box.width / 2
+        parts.append(_text(middle, box.y + 22, box.name, ' font-weight="bold"'))
+        parts.append(_text(middle, box.y + 40, box.note, ' fill="#444" font-size="11"'))
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def _edge(a: Box, b: Box) -> tuple[float, float]:
+    """Where a line from `a`'s centre towards `b`'s leaves `a`: the middle of a side."""
+    ax, ay = a.x + a.width / 2, a.y + a.height / 2
+    bx, by = b.x + b.width / 2, b.y + b.height / 2
+    if abs(by - ay) * a.width >= abs(bx - ax) * a.height:
+        return ax, (a.y + a.height if by > ay else a.y)
+    return (a.x + a.width if bx > ax else a.x), ay
+
+
+class Step(NamedTuple):
+    """A message from one participant to another (or itself), or a note across all."""
+
+    source: str
+    target: str
+    label: str
+
+
+NOTE = "note"
+
+
+def sequence(title: str, participants: list[str], steps: list[Step]) -> str:
+    """Lifelines side by side, each step a labelled arrow below the last; a step from
+    `NOTE` is a shaded band saying what the steps under it do."""
+    gap, top, row = 190, 60, 34
+    width = gap * len(participants)
+    height = top + row * (len(steps) + 1)
+    x = {name: gap / 2 + gap * n for n, name in enumerate(participants)}
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" {FONT}>',
+        f"<title>{escape(title)}</title>",
+        ARROW,
+    ]
+    for name in participants:
+        parts.append(
+            f'<rect x="{x[name] - 80:g}" y="10" width="160" height="30" rx="6" fill="#eef3fb" '
+            'stroke="#3f6fb5" stroke-width="1.5"/>'
+        )
+        parts.append(_text(x[name], 30, name, ' font-weight="bold"'))
+        parts.append(
+            f'<line x1="{x[name]:g}" y1="40" x2="{x[name]:g}" y2="{height - 10}" stroke="#999" '
+            'stroke-dasharray="4,4"/>'
+        )
+    for n, step in enumerate(steps):
+        y = top + row * n + row / 2
+        if step.source == NOTE:
+            parts.append(
+                f'<rect x="8" y="{y - 13:g}" width="{width - 16}" height="24" fill="#fff6d8" stroke="#c9a227"/>'
+            )
+            parts.append(_text(width / 2, y + 4, step.label, ' fill="#5a4500"'))
+            continue
+        x1, x2 = x[step.source], x[step.target]
+        if x1 == x2:  # to itself: a small loop to the right
+            parts.append(
+                f'<path d="M{x1:g},{y - 6:g} h30 v12 h-28" fill="none" stroke="#555" stroke-width="1.4" '
+                'marker-end="url(#arrow)"/>'
+            )
+            parts.append(f'<text x="{x1 + 36:g}" y="{y + 4:g}">{escape(step.label)}</text>')
+            continue
+        parts.append(
+            f'<line x1="{x1:g}" y1="{y + 6:g}" x2="{x2:g}" y2="{y + 6:g}" stroke="#555" stroke-width="1.4" '
+            'marker-end="url(#arrow)"/>'
+        )
+        parts.append(_text((x1 + x2) / 2, y, step.label))
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def drawings() -> dict[str, str]:
+    """Every diagram, by its file name in docs/assets."""
+    return {
+        "adr-0100-components.svg": components(
+            "ADR-0100: the ForgettingStore extension, who implements it and who uses it",
+            [
+                Box("MemoryStore", "store, retrieve, search", 250, 10),
+                Box("ForgettingStore", "delete, count, expire, scan", 250, 120),
+                Box("InMemoryStore", "the reference", 10, 240),
+                Box("SQLiteMemoryStore", "erased when closed", 250, 240),
+                Box("PostgresMemoryStore", "hidden at commit", 490, 240),
+                Box("python -m lionmem", "delete, forget, export, copy", 10, 360, 230),
+                Box("ConformanceKit", "forgetting check, stateful", 460, 360, 230),
+            ],
+            [
+                Link("ForgettingStore", "MemoryStore", "extends"),
+                Link("InMemoryStore", "ForgettingStore", "implements", dashed=True),
+                Link("SQLiteMemoryStore", "ForgettingStore", "implements", dashed=True),
+                Link("PostgresMemoryStore", "ForgettingStore", "implements", dashed=True),
+                Link("python -m lionmem", "SQLiteMemoryStore", "opens by URL"),
+                Link("ConformanceKit", "PostgresMemoryStore", "checks any store"),
+            ],
+        ),
+        "adr-0100-copy-sequence.svg": sequence(
+            "ADR-0100: python -m lionmem copy, batch by batch, resumable, then checked",
+            ["copy", "source store", "destination", "state file"],
+            [
+                Step("copy", "destination", "count(): empty, or resuming?"),
+                Step("copy", "state file", "read: items done, last id"),
+                Step(NOTE, "", "for each batch of 500, the next read while this one is written"),
+                Step("copy", "source store", "scan(500): next batch"),
+                Step("copy", "copy", "hash its export lines"),
+                Step("copy", "destination", "store_many(batch)"),
+                Step("copy", "state file", "record: items done, last id"),
+                Step(NOTE, "", "when the source is exhausted"),
+                Step("copy", "destination", "scan(500): every item"),
+                Step("copy", "copy", "compare count and SHA-256"),
+                Step("copy", "state file", "remove"),
+            ],
+        ),
+    }
+
+
+def main() -> None:
+    for name, svg in drawings().items():
+        (ASSETS / name).write_text(svg, encoding="utf-8")
+        sys.stdout.write(f"wrote {ASSETS / name}\n")
+
+
+if __name__ == "__main__":
+    main()
