@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from typing import Any
 
 import pytest
 
+from lionmem import MemoryItem
+from lionmem.adapters.urls import open_store
 from lionmem.cli import main
 
 KNOWN = "6f1c2a9e-1d1b-4b7e-9a49-8a4c1f0f6a11"
@@ -32,3 +35,14 @@ def lines_of(out: str) -> list[dict[str, Any]]:
 def with_namespace(url: str, namespace: str) -> str:
     """`url` with a PostgreSQL namespace added to its query."""
     return f"{url}{'&' if '?' in url else '?'}namespace={namespace}"
+
+
+def fill(url: str, items: list[MemoryItem]) -> None:
+    """Store `items` one by one in the store `url` names, creating it if need be."""
+
+    async def each() -> None:
+        async with open_store(url) as store:
+            for item in items:
+                await store.store(item)
+
+    asyncio.run(each())

@@ -3,27 +3,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from uuid import uuid4
 
 import pytest
-from cli_support import lines_of, run_cli, with_namespace
+from cli_support import fill, lines_of, run_cli, with_namespace
 
 from lionmem import MemoryItem
-from lionmem.adapters.urls import open_store
 
 MARKER = "qzqzxjxjwvwv"
-
-
-def _fill(url: str, items: list[MemoryItem]) -> None:
-    async def fill() -> None:
-        async with open_store(url) as store:
-            for item in items:
-                await store.store(item)
-
-    asyncio.run(fill())
 
 
 def _contents(capsys: pytest.CaptureFixture[str], url: str) -> list[object]:
@@ -37,7 +26,7 @@ def test_delete_removes_the_items_named_and_names_those_it_did_not_find(
 ) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
     items = [MemoryItem(content=f"note {n}") for n in range(3)]
-    _fill(url, items)
+    fill(url, items)
     status, out, err = run_cli(capsys, "delete", url, str(items[0].id), str(items[2].id), str(items[0].id))
     assert (status, out, err) == (0, "deleted 2 of 2 items\n", "")
     assert _contents(capsys, url) == ["note 1"]
@@ -54,7 +43,7 @@ def test_forget_says_how_many_match_and_dry_run_deletes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
-    _fill(url, [MemoryItem(content=f"note {n}", tags=["odd" if n % 2 else "even"]) for n in range(30)])
+    fill(url, [MemoryItem(content=f"note {n}", tags=["odd" if n % 2 else "even"]) for n in range(30)])
     assert run_cli(capsys, "forget", url, "--tag", "odd", "--dry-run") == (
         0, "15 items match\ndry run: nothing deleted\n", ""
     )
@@ -72,7 +61,7 @@ def test_forget_says_how_many_match_and_dry_run_deletes_nothing(
 def test_forget_older_than_a_duration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
     now = time.time()
-    _fill(url, [
+    fill(url, [
         MemoryItem(content="last month", tags=["a"], created_at=now - 31 * 86_400),
         MemoryItem(content="last week", tags=["b"], created_at=now - 7 * 86_400),
         MemoryItem(content="an hour ago", tags=["a"], created_at=now - 3_600),
@@ -97,7 +86,7 @@ def test_delete_and_forget_leave_an_sqlite_file_erased_when_they_return(
 ) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
     secrets = [MemoryItem(content=f"{MARKER} {n}", tags=[MARKER]) for n in range(2)]
-    _fill(url, [*secrets, *(MemoryItem(content=f"item {n}") for n in range(100))])
+    fill(url, [*secrets, *(MemoryItem(content=f"item {n}") for n in range(100))])
     assert run_cli(capsys, "delete", url, str(secrets[0].id))[0] == 0
     assert run_cli(capsys, "forget", url, "--tag", MARKER)[1] == "1 item matches\ndeleted 1 item\n"
     data = b"".join(path.read_bytes() for path in tmp_path.iterdir())
@@ -107,7 +96,7 @@ def test_delete_and_forget_leave_an_sqlite_file_erased_when_they_return(
 def test_delete_and_forget_on_postgres(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     url = with_namespace(pg_url, f"cli-{uuid4().hex[:12]}")
     items = [MemoryItem(content=f"note {n}", metadata={"n": n}) for n in range(4)]
-    _fill(url, items)
+    fill(url, items)
     assert run_cli(capsys, "delete", url, str(items[0].id))[:2] == (0, "deleted 1 of 1 item\n")
     assert run_cli(capsys, "forget", url, "--filter", "n:=2")[1] == "1 item matches\ndeleted 1 item\n"
     assert _contents(capsys, url) == ["note 1", "note 3"]

@@ -3,27 +3,16 @@ of `created_at`, for both durable stores (ADR-0100)."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 from uuid import uuid4
 
 import pytest
-from cli_support import run_cli, with_namespace
+from cli_support import fill, run_cli, with_namespace
 
 from lionmem import MemoryItem
 from lionmem.adapters.postgres import SCHEMA_VERSION as POSTGRES_VERSION
 from lionmem.adapters.sqlite import SCHEMA_VERSION as SQLITE_VERSION
-from lionmem.adapters.urls import open_store
-
-
-def _fill(url: str, items: list[MemoryItem]) -> None:
-    async def fill() -> None:
-        async with open_store(url) as store:
-            for item in items:
-                await store.store(item)
-
-    asyncio.run(fill())
 
 
 def _rows(out: str) -> dict[str, str]:
@@ -33,7 +22,7 @@ def _rows(out: str) -> dict[str, str]:
 def test_stats_of_an_sqlite_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "m.db"
     url = f"sqlite:///{path}"
-    _fill(url, [MemoryItem(content="b", created_at=1767225600.25), MemoryItem(content="a", created_at=-0.5)])
+    fill(url, [MemoryItem(content="b", created_at=1767225600.25), MemoryItem(content="a", created_at=-0.5)])
     status, out, err = run_cli(capsys, "stats", url)
     assert (status, err) == (0, "")
     rows = _rows(out)
@@ -56,12 +45,12 @@ def test_stats_of_an_empty_store_and_of_times_no_datetime_can_hold(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
-    _fill(url, [])
+    fill(url, [])
     status, out, _ = run_cli(capsys, "stats", url)
     assert status == 0
     assert _rows(out)["items"] == "0"
     assert _rows(out)["oldest"] == _rows(out)["newest"] == "none: the store is empty"
-    _fill(url, [MemoryItem(content="far", created_at=1e20), MemoryItem(content="near", created_at=5e-324)])
+    fill(url, [MemoryItem(content="far", created_at=1e20), MemoryItem(content="near", created_at=5e-324)])
     status, out, _ = run_cli(capsys, "stats", url)
     assert (_rows(out)["oldest"], _rows(out)["newest"]) == (
         "1970-01-01 00:00:00.000000 UTC (created_at 5e-324)",
@@ -82,8 +71,8 @@ def test_stats_creates_nothing_and_refuses_memory(tmp_path: Path, capsys: pytest
 def test_stats_of_a_postgres_namespace(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     url = with_namespace(pg_url, f"cli-{uuid4().hex[:12]}")
     other = with_namespace(pg_url, f"cli-{uuid4().hex[:12]}")
-    _fill(url, [MemoryItem(content=str(n), created_at=float(n)) for n in range(3)])
-    _fill(other, [MemoryItem(content="elsewhere", created_at=-1e9)])
+    fill(url, [MemoryItem(content=str(n), created_at=float(n)) for n in range(3)])
+    fill(other, [MemoryItem(content="elsewhere", created_at=-1e9)])
     status, out, err = run_cli(capsys, "stats", url)
     assert (status, err) == (0, "")
     rows = _rows(out)
