@@ -30,6 +30,7 @@ from uuid import UUID, uuid4
 import pytest
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+from lionmem.filters import AllOf, AnyOf, Condition, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem._internal.json_values import MAX_NESTING
 from lionmem.adapters._rows import ENCODE_EVERY, MAX_ITEM_BYTES
@@ -781,6 +782,45 @@ async def assert_many_filters_agree(store: MemoryStore) -> None:
     assert [i.id for i in await store.search(query)] == [i.id for i in await reference.search(query)]
 
 
+async def assert_filter_operators_agree(store: MemoryStore) -> None:
+    """Every operator, on every kind of value a store keeps, alone, nested, beside
+    other predicates and under limits, gives the reference's results (ADR-0099)."""
+    reference = InMemoryStore()
+    held: list[Any] = [
+        True, False, 0, 1, 1.0, -0.0, 2.5, 2**53 + 1, float(2**53), 2**70, -(2**70), "", "a", "B", "10",
+        [], [1], [1, "a"], {}, {"a": 1}, None,
+    ]
+    for n, value in enumerate(held):
+        metadata = {"v": value, "odd key.with dots": n % 3, "n": n}
+        item = MemoryItem(content=f"item {n} {'even' if n % 2 == 0 else 'odd'}", tags=[f"t{n % 4}"], metadata=metadata)
+        await store.store(item)
+        await reference.store(item)
+    bare = MemoryItem(content="bare item", metadata={"n": -1})
+    await store.store(bare)
+    await reference.store(bare)
+    conditions: list[Condition] = [
+        Ne(1), Ne(None), Ne("a"), Ne([1]),
+        *(order(bound) for order in (Gt, Ge, Lt, Le) for bound in (1, 0.5, True, 2**53, 2**53 + 1, -(2**70), "a", "")),
+        In([1]), In([None, "a", 2.5]), In([[1], {"a": 1}]), In([]), In({2**70, 0}),
+        NotIn([1, None]), NotIn([]), NotIn(["a", True]),
+        Present(), Missing(),
+        AnyOf(Lt(0.5), "a", Missing()), AllOf(Ge(0), Lt(2)), AnyOf(AllOf(Gt(0), Le(1)), In([[1]])),
+        Ne(Present()),
+    ]
+    for condition in conditions:
+        for query in (
+            MemoryQuery(filters={"v": condition}, limit=100),
+            MemoryQuery(filters={"v": condition}, limit=2),
+            MemoryQuery(filters={"v": condition}, limit=-3),
+            MemoryQuery(text="even", tags=["t0", "t2"], filters={"v": condition, "odd key.with dots": Le(1)}),
+            MemoryQuery(filters={"missing key": condition, "n": Gt(15)}),
+        ):
+            got = [i.id for i in await store.search(query)]
+            assert got == [i.id for i in await reference.search(query)], query
+            if isinstance(store, ForgettingStore):
+                assert await store.count(query) == await reference.count(query), query
+
+
 async def assert_many_tags_agree(store: MemoryStore) -> None:
     """A query may name any number of tags, more than an SQL statement takes
     parameters for, alone or with the other predicates."""
@@ -856,6 +896,7 @@ STORE_CHECKS: list[StoreCheck] = [
     assert_big_integers_exact,
     assert_limits_beyond_64_bits_agree,
     assert_many_filters_agree,
+    assert_filter_operators_agree,
     assert_many_tags_agree,
     assert_unicode_text_agrees,
     assert_subclass_fields_are_never_dropped,

@@ -102,3 +102,25 @@ def conformance_kits() -> None:
     ConformanceKit(BareStore, REFERENCE_PROFILE, timeout=5)
     ConformanceKit(InMemoryStore, REFERENCE_PROFILE, stateful_examples=10, timeout=None)
     ConformanceKit(on_workspace, REFERENCE_PROFILE, timeout=2.5)
+
+
+def filter_operators() -> None:
+    """Operators go where filter values go, from `lionmem` or `lionmem.filters` (ADR-0099)."""
+    from lionmem import AllOf, AnyOf, Ge, In, Missing, Present
+    from lionmem.filters import Condition, Le, Lt, Ne, NotIn
+
+    query = MemoryQuery(
+        filters={
+            "importance": Ge(3),
+            "kind": In(["fact", "preference"]),
+            "source": NotIn(("spam",)),
+            "user_id": Present(),
+            "deleted_at": Missing(),
+            "score": AllOf(Ge(0.5), Lt(1)),
+            "tier": AnyOf("gold", Le("b"), Ne(None)),
+            "ids": In({1, 2}),
+        }
+    )
+    condition: Condition = query.filters["importance"] if query.filters else Ge(0)
+    assert_type(5 == condition, bool)
+    assert_type(condition.holds(5), bool)

@@ -97,3 +97,17 @@ def conformance_kits() -> None:
     """The kit's options are keyword-only and typed."""
     ConformanceKit(InMemoryStore, REFERENCE_PROFILE, timeout="30")  # type: ignore[arg-type]
     ConformanceKit(InMemoryStore, REFERENCE_PROFILE, 60)  # type: ignore[call-arg]
+
+
+def filter_operators() -> None:
+    """An order takes a number or a string; membership a collection, never a string;
+    a condition is abstract (ADR-0099)."""
+    from lionmem import Ge, In, Present
+    from lionmem.filters import Condition, NotIn
+
+    Ge(None)  # type: ignore[arg-type]
+    Ge([1])  # type: ignore[arg-type]
+    In("abc")  # type: ignore[arg-type]
+    NotIn({"a": 1})  # type: ignore[arg-type]
+    Present(1)  # type: ignore[call-arg]
+    Condition()  # type: ignore[abstract]

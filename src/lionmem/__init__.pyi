@@ -1,3 +1,15 @@
+from lionmem.protocols.filters import AllOf as AllOf
+from lionmem.protocols.filters import AnyOf as AnyOf
+from lionmem.protocols.filters import Condition as Condition
+from lionmem.protocols.filters import Ge as Ge
+from lionmem.protocols.filters import Gt as Gt
+from lionmem.protocols.filters import In as In
+from lionmem.protocols.filters import Le as Le
+from lionmem.protocols.filters import Lt as Lt
+from lionmem.protocols.filters import Missing as Missing
+from lionmem.protocols.filters import Ne as Ne
+from lionmem.protocols.filters import NotIn as NotIn
+from lionmem.protocols.filters import Present as Present
 from lionmem.protocols.forgetting import ForgettingStore as ForgettingStore
 from lionmem.protocols.generic.element import Element as Element
 from lionmem.protocols.generic.pile import Pile as Pile
@@ -10,14 +22,26 @@ from lionmem.session.branch import Branch as Branch
 from lionmem.session.session import Session as Session
 
 __all__ = [
+    "AllOf",
+    "AnyOf",
     "Branch",
+    "Condition",
     "Element",
     "ForgettingStore",
+    "Ge",
+    "Gt",
+    "In",
     "InMemoryStore",
+    "Le",
+    "Lt",
     "MemoryItem",
     "MemoryQuery",
     "MemoryStore",
+    "Missing",
+    "Ne",
+    "NotIn",
     "Pile",
+    "Present",
     "Progression",
     "Session",
 ]
