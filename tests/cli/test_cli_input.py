@@ -12,6 +12,9 @@ from cli_support import KNOWN, lines_of, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lionmem.cli._input import filters
+from lionmem.filters import Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
+
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
@@ -59,5 +62,68 @@ def test_values_typed_in_a_shell_round_trip_and_find_their_item(
     assert (status, err) == (0, "")
     [stored] = lines_of(run_cli(capsys, "get", url, out.strip())[1])
     assert stored["metadata"] == {key: value, f"{key}_t": text}
-    found = run_cli(capsys, "search", url, f"--filter={key}:={as_json}", f"--filter={key}_t={text}")[1]
+    # In --filter a key holding an operator (`>`, ` in `...) is written as a JSON string.
+    quoted, quoted_t = json.dumps(key), json.dumps(f"{key}_t")
+    found = run_cli(capsys, "search", url, f"--filter={quoted}:={as_json}", f"--filter={quoted_t}={text}")[1]
     assert [line["id"] for line in lines_of(found)] == [out.strip()]
+
+
+@pytest.mark.parametrize(
+    ("expression", "key", "condition"),
+    [
+        ("importance>=3", "importance", Ge(3)),
+        ("importance>2.5", "importance", Gt(2.5)),
+        ("rank<=10", "rank", Le(10)),
+        ("name<m", "name", Lt("m")),
+        ('name<"3"', "name", Lt("3")),
+        ("source!=chat", "source", Ne("chat")),
+        ("flag!=true", "flag", Ne(True)),
+        ("kind in fact,preference", "kind", In(["fact", "preference"])),
+        ('kind not in ["a,b", 1, null]', "kind", NotIn(["a,b", 1, None])),
+        ("user id present", "user id", Present()),
+        ("deleted_at missing", "deleted_at", Missing()),
+        ("k>=nan", "k", Ge("nan")),  # not JSON, so the text
+        ("a>=b=c", "a", Ge("b=c")),  # the first operator ends the key
+        ("a=b>=c", "a", "b>=c"),
+        ("n:=3", "n", 3),
+        ('"a>b">=3', "a>b", Ge(3)),  # a key holding an operator, quoted
+        ('"x"=y', "x", "y"),
+        ('"kind in" in a,b', "kind in", In(["a", "b"])),
+    ],
+)
+def test_each_filter_expression_reads_as_its_condition(expression: str, key: str, condition: object) -> None:
+    ((read_key, value),) = filters([expression]).items()
+    assert read_key == key
+    assert type(value) is type(condition) and value == condition
+
+
+@pytest.mark.parametrize(
+    ("expressions", "message"),
+    [
+        (["x>=[1]"], "--filter 'x>=[1]': Ge takes a number or a string, got list"),
+        (["x<null"], "--filter 'x<null': Lt takes a number or a string, got NoneType"),
+        (["x:=[1"], "--filter 'x' is not JSON"),
+        ([">=3"], "--filter '>=3' names no key; write KEY=TEXT"),
+        ([" present"], "--filter ' present' names no key"),
+        (["nothing"], "--filter 'nothing' has no operator"),
+        (['"a>b"3'], """--filter '"a>b"3': no operator follows the key 'a>b'"""),
+        (['"a>b'], """--filter '"a>b' opens a quoted key it does not close"""),
+        (["k>1", "k<5"], "--filter gives the key 'k' twice"),
+    ],
+)
+def test_a_filter_that_cannot_be_read_is_a_usage_error_naming_it(expressions: list[str], message: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        filters(expressions)
+    assert str(refused.value).startswith(message)
+
+
+def test_search_applies_the_operators_on_a_durable_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+    for importance, kind in ((5, "fact"), (2, "preference"), (3.5, "event")):
+        run_cli(capsys, "put", url, f"{kind} {importance}", "--meta", f"importance:={importance}", "--meta", f"kind={kind}")
+    status, out, _ = run_cli(capsys, "search", url, "--filter", "importance>=3", "--filter", "kind in fact,event")
+    assert status == 0 and [line["content"] for line in lines_of(out)] == ["fact 5", "event 3.5"]
+    with pytest.raises(SystemExit) as usage:
+        run_cli(capsys, "search", url, "--filter", "importance>=[3]")
+    assert usage.value.code == 2
+    assert "error: --filter 'importance>=[3]': Ge takes a number or a string, got list" in capsys.readouterr().err

@@ -20,7 +20,7 @@ from uuid import UUID, uuid5
 from lionmem.adapters.stats import StoreStats
 from lionmem.adapters.urls import open_store
 from lionmem.cli._copy import copy, state_path
-from lionmem.cli._input import json_value, pairs, seconds_of, uuid_of
+from lionmem.cli._input import filters, json_value, pairs, seconds_of, uuid_of
 from lionmem.cli._transfer import batches, check_file, export, store_batch
 from lionmem.cli._output import print_items
 from lionmem.protocols.forgetting import ForgettingStore
@@ -132,7 +132,7 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
     query = MemoryQuery(
         text=args.text,
         tags=args.tag,
-        filters=pairs(args.filter, "--filter") or None,
+        filters=filters(args.filter) or None,
         limit=_EVERY if args.limit is None else args.limit,
     )
     if args.command == "export":

@@ -1,7 +1,7 @@
-"""Reading the JSON values, ids and `KEY=VALUE` pairs typed on the command line,
-held to the rules a durable store keeps.
+"""Reading the JSON values, ids, `KEY=VALUE` pairs and filters typed on the command
+line, held to the rules a durable store keeps.
 
-Governed by [ADR-0098][adr-0098].
+Governed by [ADR-0098][adr-0098]; the filter operators by [ADR-0099][adr-0099].
 """
 
 from __future__ import annotations
@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any, NoReturn, cast
 from uuid import UUID
 
 from lionmem._internal.json_values import MAX_NESTING
+from lionmem.protocols.filters import Condition, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
 
 
 def _not_json(constant: str) -> NoReturn:
@@ -67,6 +69,89 @@ def pairs(given: list[str] | None, option: str) -> dict[str, Any]:
             raise ValueError(f"{option} gives the key {key!r} twice")
         pairs[key] = json_value(value, f"{option} {key!r}") if is_json else value
     return pairs
+
+
+# Each operator of `--filter` and what it builds, the words after a space.
+_SYMBOLS: list[tuple[str, Callable[[Any], Condition]]] = [("!=", Ne), (">=", Ge), ("<=", Le), (">", Gt), ("<", Lt)]
+_MEMBERSHIP: list[tuple[str, Callable[[list[Any]], Condition]]] = [(" not in ", NotIn), (" in ", In)]
+_PRESENCE: list[tuple[str, Callable[[], Condition]]] = [(" present", Present), (" missing", Missing)]
+
+
+def filters(given: list[str] | None) -> dict[str, Any]:
+    """`--filter` expressions: `KEY=TEXT` and `KEY:=JSON` for equality, as `pairs`
+    reads them; `KEY!=V`, `KEY>V`, `KEY>=V`, `KEY<V` and `KEY<=V`; `KEY in V,V...` and
+    `KEY not in V,V...` (or a JSON list); `KEY present` and `KEY missing`. A `V` is JSON
+    where it reads as JSON (`3`, `true`, `"3"`), else the text as it is. The first
+    operator ends the key; a key holding one is written as a JSON string
+    (`'"a>b">=3'`)."""
+    found: dict[str, Any] = {}
+    for expression in given or ():
+        key, condition = _filter(expression)
+        if key in found:
+            raise ValueError(f"--filter gives the key {key!r} twice")
+        found[key] = condition
+    return found
+
+
+_KEY_ENDS = (":=", "!=", ">=", "<=", ">", "<", "=", " not in ", " in ")
+
+
+def _filter(expression: str) -> tuple[str, Any]:
+    if expression.startswith('"'):
+        try:
+            key, end = json.JSONDecoder().raw_decode(expression)
+        except ValueError:
+            raise ValueError(f"--filter {expression!r} opens a quoted key it does not close") from None
+    else:
+        ends = [expression.find(token) for token in _KEY_ENDS if token in expression]
+        ends += [len(expression) - len(word) for word, _ in _PRESENCE if expression.endswith(word)]
+        end = min(ends, default=-1)
+        key = expression[: max(end, 0)]
+    if end < 0 or not key:
+        problem = "has no operator" if end < 0 else "names no key"
+        raise ValueError(
+            f"--filter {expression!r} {problem}; write KEY=TEXT, KEY:=JSON, 'KEY>=V' (or != > < <=), "
+            "'KEY in V,V', 'KEY not in V,V', 'KEY present' or 'KEY missing'"
+        )
+    rest = expression[end:]
+    if rest.startswith(":="):
+        return key, json_value(rest.removeprefix(":="), f"--filter {key!r}")
+    if rest.startswith("="):
+        return key, rest.removeprefix("=")
+    try:
+        return key, _condition(rest, key)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"--filter {expression!r}: {exc}") from None
+
+
+def _condition(rest: str, key: str) -> Condition:
+    """The operator and value that follow the key."""
+    for word, absent in _PRESENCE:
+        if rest == word:
+            return absent()
+    for word, members in _MEMBERSHIP:
+        if rest.startswith(word):
+            return members(_members(rest.removeprefix(word)))
+    for symbol, compared in _SYMBOLS:
+        if rest.startswith(symbol):
+            return compared(_loose_value(rest.removeprefix(symbol)))
+    raise ValueError(f"no operator follows the key {key!r}")
+
+
+def _loose_value(text: str) -> Any:
+    """`text` read as JSON where it is JSON, else the text itself."""
+    try:
+        return json.loads(text, parse_constant=_not_json, parse_float=_finite)
+    except (ValueError, RecursionError):
+        return text
+
+
+def _members(text: str) -> list[Any]:
+    """A JSON list, or values separated by commas, each read as `_loose_value` reads it."""
+    value = _loose_value(text)
+    if isinstance(value, list):
+        return value
+    return [_loose_value(part) for part in text.split(",")]
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")

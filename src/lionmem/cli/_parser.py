@@ -21,7 +21,9 @@ def _search_options(command: argparse.ArgumentParser, default_limit: str) -> Non
     command.add_argument("--text", help="a substring of the content, any case")
     command.add_argument("--tag", action="append", help="any one of these tags (repeatable)")
     command.add_argument(
-        "--filter", action="append", metavar="KEY=TEXT|KEY:=JSON", help="metadata[KEY] equals (repeatable)"
+        "--filter", action="append", metavar="EXPR",
+        help="metadata[KEY] as EXPR says (repeatable): KEY=TEXT, KEY:=JSON, 'KEY>=3' (also != > < <=), "
+        "'KEY in a,b', 'KEY not in a,b', 'KEY present', 'KEY missing'",
     )
     command.add_argument(
         "--limit", type=int, default=20 if default_limit == "20" else None,
