@@ -13,6 +13,7 @@ from typing import Any
 from uuid import UUID
 
 from lionmem import MemoryItem, MemoryQuery
+from lionmem.filters import Condition
 from lionmem.testing import (
     ContentKind,
     Durability,
@@ -161,6 +162,7 @@ REFUSING_PROFILE = FidelityProfile(
     text_match=TextMatch.UNSUPPORTED,
     tag_match=TagMatch.UNSUPPORTED,
     filter_equality=FilterEquality.UNSUPPORTED,
+    filter_operators=frozenset(),
 )
 
 
@@ -194,6 +196,8 @@ class StrictStore(NonNegativeLimitStore):
         return set(wanted) <= set(item.tags)
 
     def filters(self, wanted: dict[str, Any], item: MemoryItem) -> bool:
+        if any(isinstance(v, Condition) for v in wanted.values()):
+            raise NotImplementedError("filter operators are not supported")
         return all(
             k in item.metadata and _json_equal(item.metadata[k], v) for k, v in wanted.items()
         )
@@ -225,6 +229,7 @@ STRICT_PROFILE = FidelityProfile(
     none_filter_matches_missing=False,
     on_existing_id=OnExistingId.REJECT,
     limit_policy=LimitPolicy.REJECT_NEGATIVE,
+    filter_operators=frozenset(),
 )
 
 
@@ -340,6 +345,7 @@ FORGETFUL_PROFILE = FidelityProfile(
     returned_objects=ReturnedObjects.COPIES,
     tag_match=TagMatch.UNSUPPORTED,
     filter_equality=FilterEquality.UNSUPPORTED,
+    filter_operators=frozenset(),
     created_at=RoundTrip.LOST,
     metadata=RoundTrip.LOST,
     tags=RoundTrip.LOST,

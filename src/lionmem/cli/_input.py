@@ -150,7 +150,7 @@ def _members(text: str) -> list[Any]:
     """A JSON list, or values separated by commas, each read as `_loose_value` reads it."""
     value = _loose_value(text)
     if isinstance(value, list):
-        return value
+        return cast("list[object]", value)
     return [_loose_value(part) for part in text.split(",")]
 
 

@@ -14,7 +14,9 @@ import math
 from abc import ABC, abstractmethod
 from typing import Any, TypeAlias
 
-__all__ = ["AllOf", "AnyOf", "Condition", "Ge", "Gt", "In", "Le", "Lt", "Missing", "Ne", "NotIn", "Present"]
+__all__ = [
+    "OPERATORS", "AllOf", "AnyOf", "Condition", "Ge", "Gt", "In", "Le", "Lt", "Missing", "Ne", "NotIn", "Present",
+]
 
 Bound: TypeAlias = int | float | str
 """What an order comparison compares with: a number (a bool is one, as in Python) or a string."""
@@ -247,3 +249,7 @@ class AllOf(_Combined):
     def _holds(self, held: object) -> bool:
         return all(held == condition for condition in self.conditions)
 
+
+OPERATORS: frozenset[type[Condition]] = frozenset({Ne, Gt, Ge, Lt, Le, In, NotIn, Present, Missing, AnyOf, AllOf})
+"""Every operator of the vocabulary: what a store applying the reference rule supports,
+and the default of `FidelityProfile.filter_operators`."""

@@ -9,6 +9,8 @@ import typing
 from dataclasses import dataclass, fields
 from enum import Enum
 
+from lionmem.protocols.filters import OPERATORS, Condition
+
 __all__ = [
     "REFERENCE_PROFILE",
     "ContentKind",
@@ -198,6 +200,10 @@ class FidelityProfile:
     """Round trip of `tags`."""
     forgetting: Forgetting = Forgetting.REFERENCE
     """Whether, and how, the store deletes."""
+    filter_operators: frozenset[type[Condition]] = OPERATORS
+    """The [filter operators][lionmem.protocols.filters] the store applies as the
+    reference does ([ADR-0099][adr-0099]); it refuses every other with
+    `NotImplementedError`. A store without filters declares `frozenset()`."""
 
     def __post_init__(self) -> None:
         """Refuse a value that is not of its field's type, such as an enum's value
@@ -209,6 +215,13 @@ class FidelityProfile:
         """
         for field in fields(self):
             value, kind = getattr(self, field.name), _FIELD_TYPES[field.name]
+            if field.name == "filter_operators":
+                if type(value) is not frozenset or not value <= OPERATORS:
+                    names = ", ".join(sorted(operator.__name__ for operator in OPERATORS))
+                    raise TypeError(
+                        f"filter_operators must be a frozenset of operators among {names}, got {value!r}"
+                    )
+                continue
             if type(value) is not kind:
                 taken = kind.__name__
                 if issubclass(kind, Enum):

@@ -20,6 +20,7 @@ from lionmem._internal.timeouts import milliseconds
 from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.profile import FidelityProfile
 from lionmem.testing import _forget_checks as forgetting
+from lionmem.testing import _operator_checks as operators
 from lionmem.testing import _search_checks as searching
 from lionmem.testing import _store_checks as keeping
 from lionmem.testing._harness import StoreFactory, StoreHung, open_store, workspace
@@ -77,12 +78,13 @@ _TABLE: dict[str, _Entry] = {
     "metadata": _entry(keeping.metadata, _field("metadata")),
     "tags": _entry(keeping.tags, _field("tags")),
     "forgetting": _entry(forgetting.forgetting, _field("forgetting")),
+    "filter_operators": _entry(operators.filter_operators, operators.declared_operators),
 }
 
 CHECKS = (*_TABLE, "stateful")
 """The names of the checks: the protocol fence, concurrent writes, one per profile
-dimension (the last, `forgetting`, for the [ADR-0100][adr-0100] extension), and a
-stateful comparison with the reference."""
+dimension (`forgetting` for the [ADR-0100][adr-0100] extension, `filter_operators` for
+the [ADR-0099][adr-0099] vocabulary), and a stateful comparison with the reference."""
 
 
 def _known(name: str) -> None:

@@ -34,6 +34,7 @@ else:
     from hypothesis.stateful import run_state_machine_as_test as _run_as_test
 
 from lionmem._internal.arguments import kind_of
+from lionmem.protocols.filters import AllOf, AnyOf, Condition, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 from lionmem.testing._harness import StoreFactory, StoreHung, open_store, same_values, show, within
@@ -353,6 +354,12 @@ class _AgainstReference(RuleBasedStateMachine):
             self._search(MemoryQuery(**{name: predicate}, limit=_ALL))
         # Then all of them at once, under a limit, which a store may apply too early.
         self._search(MemoryQuery(**predicates, limit=data.draw(self.limits)))
+        if "filters" in predicates:
+            # And each declared operator at the edge of the value, where a wrong one
+            # parts from the right: random bounds rarely fall there.
+            ((key, _),) = predicates["filters"].items()
+            for edge in self._conditions_at(item.metadata.get(key)):
+                self._search(MemoryQuery(filters={key: edge}, limit=_ALL))
 
     def _near(self, value: object) -> list[object]:
         """`value`, and values a wrong rule would take for it: a list reordered or cut
@@ -369,6 +376,16 @@ class _AgainstReference(RuleBasedStateMachine):
         if self.profile.none_filter_matches_missing:
             near.append(None)
         return near
+
+    def _conditions_at(self, value: object) -> list[Condition]:
+        """The declared operators at `value`'s edge: an order with it as the bound,
+        membership of it and of a string it holds, and presence (`value` may be `None`)."""
+        near: list[Condition] = [Present(), Missing(), Ne(value), In([value]), NotIn([value])]
+        if isinstance(value, int | float | str):
+            near += [Ge(value), Gt(value), Le(value), Lt(value), AllOf(Ge(value), Le(value))]
+        if isinstance(value, str) and value:
+            near += [In([value[:-1]]), AnyOf(value[:-1], Gt(value))]
+        return [c for c in near if type(c) in self.profile.filter_operators]
 
     def _search(self, query: MemoryQuery) -> None:
         want = [i.id.int for i in self.run(self.reference.search(query))]
