@@ -52,15 +52,17 @@ def with_store(path: Path, body: Callable[[SQLiteMemoryStore], Awaitable[Any]], 
     return run(scenario())
 
 
-async def traced_search(store: SQLiteMemoryStore, query: MemoryQuery) -> tuple[list[MemoryItem], list[str]]:
+async def traced_search(
+    store: SQLiteMemoryStore, query: MemoryQuery, *, newest_first: bool = False
+) -> tuple[list[MemoryItem], list[str]]:
     """`query`'s results and the statements that read them (not FTS5's own or the index
-    counts), run on the store's own thread."""
+    counts), run on the store's own thread; newest first, as `search_newest` reads."""
 
     def traced() -> tuple[list[MemoryItem], list[str]]:
         captured: list[str] = []
         store._writer.set_trace_callback(captured.append)
         try:
-            found = sqlite_planner.search(store._writer, query)
+            found = sqlite_planner.search(store._writer, query, newest_first=newest_first)
         finally:
             store._writer.set_trace_callback(None)
         return found, [sql for sql in captured if sql.startswith("SELECT items.")]

@@ -32,6 +32,7 @@ import pytest
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 from lionmem.filters import AllOf, AnyOf, Condition, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
 from lionmem.protocols.forgetting import ForgettingStore
+from lionmem.protocols.recent import RecentStore
 from lionmem._internal.json_values import MAX_NESTING
 from lionmem.adapters._rows import ENCODE_EVERY, MAX_ITEM_BYTES
 from lionmem.adapters.errors import StoreClosedError
@@ -821,6 +822,34 @@ async def assert_filter_operators_agree(store: MemoryStore) -> None:
                 assert await store.count(query) == await reference.count(query), query
 
 
+async def assert_search_newest_agrees(store: MemoryStore, *, seed: int = 11, rounds: int = 150) -> None:
+    """`search_newest` is `search` without a limit, reversed, then cut by the limit,
+    after replacements and deletions too, for every kind of predicate (ADR-0099)."""
+    assert isinstance(store, RecentStore) and isinstance(store, ForgettingStore)
+    reference = InMemoryStore()
+    rng = random.Random(seed)
+    ids = [uuid4() for _ in range(60)]
+    for step in range(rounds):
+        if rng.random() < 0.7:
+            item = MemoryItem(
+                id=rng.choice(ids), content=f"v{step} {rng.choice(['red', 'blue'])}",
+                tags=rng.sample(["x", "y"], rng.randrange(3)), metadata={"k": rng.randrange(4)},
+            )
+            await store.store(item)
+            await reference.store(item)
+        elif rng.random() < 0.3:
+            gone = rng.choice(ids)
+            assert await store.delete(gone) == await reference.delete(gone)
+        query = MemoryQuery(
+            text=rng.choice([None, "red", "v1"]), tags=rng.choice([None, ["x"], ["x", "y"]]),
+            filters=rng.choice([None, {"k": 1}, {"k": Ge(2)}, {"k": In([0, 3])}]),
+            limit=rng.choice([-3, 0, 1, 5, 20, 100]),
+        )
+        want = [i.id for i in reversed(await reference.search(query.model_copy(update={"limit": 1000})))]
+        assert [i.id for i in await store.search_newest(query)] == want[: query.limit], (step, query)
+        assert [i.id for i in await reference.search_newest(query)] == want[: query.limit], (step, query)
+
+
 async def assert_many_tags_agree(store: MemoryStore) -> None:
     """A query may name any number of tags, more than an SQL statement takes
     parameters for, alone or with the other predicates."""
@@ -897,6 +926,7 @@ STORE_CHECKS: list[StoreCheck] = [
     assert_limits_beyond_64_bits_agree,
     assert_many_filters_agree,
     assert_filter_operators_agree,
+    assert_search_newest_agrees,
     assert_many_tags_agree,
     assert_unicode_text_agrees,
     assert_subclass_fields_are_never_dropped,

@@ -124,3 +124,12 @@ def filter_operators() -> None:
     condition: Condition = query.filters["importance"] if query.filters else Ge(0)
     assert_type(5 == condition, bool)
     assert_type(condition.holds(5), bool)
+
+
+async def recent_stores(memory: InMemoryStore, sqlite: SQLiteMemoryStore, postgres: PostgresMemoryStore) -> None:
+    """Every store lionmem ships answers newest first (ADR-0099)."""
+    from lionmem import RecentStore
+
+    stores: list[RecentStore] = [memory, sqlite, postgres]
+    newest: list[MemoryItem] = await stores[0].search_newest(MemoryQuery(tags=["todo"], limit=20))
+    print(newest)

@@ -38,6 +38,7 @@ _LAZY: dict[str, str] = {
     "Pile": "lionmem.protocols.generic.pile",
     "Present": "lionmem.protocols.filters",
     "Progression": "lionmem.protocols.generic.progression",
+    "RecentStore": "lionmem.protocols.recent",
     "Session": "lionmem.session.session",
 }
 
@@ -63,6 +64,7 @@ __all__ = [
     "Pile",
     "Present",
     "Progression",
+    "RecentStore",
     "Session",
 ]
 

@@ -18,6 +18,7 @@ from lionmem.protocols.memory import InMemoryStore as InMemoryStore
 from lionmem.protocols.memory import MemoryItem as MemoryItem
 from lionmem.protocols.memory import MemoryQuery as MemoryQuery
 from lionmem.protocols.memory import MemoryStore as MemoryStore
+from lionmem.protocols.recent import RecentStore as RecentStore
 from lionmem.session.branch import Branch as Branch
 from lionmem.session.session import Session as Session
 
@@ -43,5 +44,6 @@ __all__ = [
     "Pile",
     "Present",
     "Progression",
+    "RecentStore",
     "Session",
 ]

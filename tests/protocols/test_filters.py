@@ -26,11 +26,13 @@ def _matches(condition: Condition) -> list[Any]:
 
 
 def test_each_name_is_importable_from_lionmem_and_lionmem_filters_as_one_object() -> None:
-    assert sorted(filters.__all__) == sorted(
-        ["AllOf", "AnyOf", "Condition", "Ge", "Gt", "In", "Le", "Lt", "Missing", "Ne", "NotIn", "Present"]
-    )
-    for name in filters.__all__:
+    operators = ["AllOf", "AnyOf", "Condition", "Ge", "Gt", "In", "Le", "Lt", "Missing", "Ne", "NotIn", "Present"]
+    assert sorted(filters.__all__) == sorted([*operators, "OPERATORS"])
+    for name in operators:
         assert getattr(lionmem, name) is getattr(filters, name)
+    # The set of them is for profiles, which `lionmem.filters` and the kit name.
+    assert "OPERATORS" not in lionmem.__all__
+    assert filters.OPERATORS == {getattr(filters, name) for name in operators} - {Condition}
 
 
 def test_order_compares_numbers_exactly_and_strings_by_code_point_and_nothing_else() -> None:

@@ -86,7 +86,7 @@ def test_backend_exceptions_propagate_unchanged() -> None:
 
 
 def test_types_module_reexports_the_contract() -> None:
-    from lionmem.protocols import forgetting, memory
+    from lionmem.protocols import forgetting, memory, recent
     from lionmem.protocols.generic import element, pile, progression
 
     assert types.MemoryItem is memory.MemoryItem
@@ -97,6 +97,10 @@ def test_types_module_reexports_the_contract() -> None:
     assert types.Pile is pile.Pile
     assert types.Progression is progression.Progression
     assert types.ForgettingStore is forgetting.ForgettingStore
+    assert types.RecentStore is recent.RecentStore
     assert sorted(types.__all__) == sorted(
-        ["MemoryItem", "MemoryQuery", "MemoryStore", "ForgettingStore", "InMemoryStore", "Element", "Pile", "Progression"]
+        [
+            "MemoryItem", "MemoryQuery", "MemoryStore", "ForgettingStore", "RecentStore", "InMemoryStore", "Element",
+            "Pile", "Progression",
+        ]
     )

@@ -159,6 +159,16 @@ class InMemoryStore:
         require_type(query, "query", MemoryQuery)
         return _matches(self._items.values(), _predicates(query), query.limit)
 
+    async def search_newest(self, query: MemoryQuery) -> list[MemoryItem]:
+        """The live items matching `query`, the last in insertion order first, cut by
+        `limit` ([ADR-0099][adr-0099-d7]); a small limit stops the scan early.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+        """
+        require_type(query, "query", MemoryQuery)
+        return _matches(self._items.values()[::-1], _predicates(query), query.limit)
+
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
 
     async def delete(self, item_id: UUID) -> bool:

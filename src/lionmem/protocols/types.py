@@ -8,6 +8,7 @@ from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.generic.progression import Progression
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+from lionmem.protocols.recent import RecentStore
 
 __all__ = [
     "Element",
@@ -18,4 +19,5 @@ __all__ = [
     "MemoryStore",
     "Pile",
     "Progression",
+    "RecentStore",
 ]

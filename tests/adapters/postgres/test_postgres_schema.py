@@ -225,6 +225,8 @@ def test_the_plan_uses_the_indexes(pg_url: str) -> None:
             "none": await store.explain(MemoryQuery(filters={"owner": None})),
             "nul value": await store.explain(MemoryQuery(filters={"owner": "u\x00"})),
             "nul key": await store.explain(MemoryQuery(filters={"own\x00er": None})),
+            "newest": await store.explain(MemoryQuery(), newest_first=True),
+            "newest tag": await store.explain(MemoryQuery(tags=["t7"], limit=5), newest_first=True),
         }
 
     plans = with_store(url, body)
@@ -238,3 +240,7 @@ def test_the_plan_uses_the_indexes(pg_url: str) -> None:
     limited = ("tags", "filter", "number", "text", "one", "none", "nul value", "nul key")
     assert all(plans[kind].startswith("Limit") for kind in limited), plans
     assert not plans["list"].startswith("Limit"), plans["list"]
+    # The newest first: the order index read backwards, stopped by the limit, unsorted.
+    assert "Index Scan Backward using lionmem_items_order" in plans["newest"], plans["newest"]
+    assert plans["newest"].startswith("Limit") and "Sort" not in plans["newest"], plans["newest"]
+    assert plans["newest tag"].startswith("Limit"), plans["newest tag"]

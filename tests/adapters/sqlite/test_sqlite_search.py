@@ -219,6 +219,41 @@ def test_searches_read_only_rows_an_index_leads_to(tmp_path: Path) -> None:
     assert "LIST SUBQUERY" in plans[3] and "SEARCH items USING INTEGER PRIMARY KEY" in plans[3]
 
 
+def test_the_newest_first_reads_each_driving_index_backwards_without_sorting(tmp_path: Path) -> None:
+    """`search_newest` reads the index that drives a search from its end: no search
+    sorts its rows (a TEMP B-TREE) or scans the items table, so a limit stops the read
+    after that many matches (ADR-0099)."""
+    queries = [
+        MemoryQuery(limit=5),
+        MemoryQuery(text="note", limit=5),
+        MemoryQuery(tags=["t"], limit=5),
+        MemoryQuery(tags=["t", "u"], limit=5),
+        MemoryQuery(filters={"k": 1}, limit=5),
+    ]
+
+    async def body(store: SQLiteMemoryStore) -> list[tuple[list[int], str]]:
+        await store.store_many(
+            [MemoryItem(content=f"note {n}", tags=["t", "u"], metadata={"k": 1, "n": n}) for n in range(50)]
+        )
+        results: list[tuple[list[int], str]] = []
+        for query in queries:
+            found, read = await traced_search(store, query, newest_first=True)
+
+            def plan(db: sqlite3.Connection, sql: str = read[0]) -> str:
+                return " / ".join(row[-1] for row in db.execute("EXPLAIN QUERY PLAN " + sql))
+
+            results.append(([i.metadata["n"] for i in found], await on_writer(store, plan)))
+        return results
+
+    read = with_store(tmp_path / "m.db", body)
+    for (newest, plan), query in zip(read, queries, strict=True):
+        assert newest == [49, 48, 47, 46, 45], query
+        assert "TEMP B-TREE" not in plan, (query, plan)
+    # Without a predicate the table itself is the index: its rowid order, backwards.
+    assert read[0][1] == "SCAN items"
+    assert all("SCAN items " not in plan + " " for _, plan in read[1:]), read
+
+
 def test_the_narrowest_index_drives(tmp_path: Path) -> None:
     """Of several usable indexes, the one with the fewest entries leads the search."""
     common = [

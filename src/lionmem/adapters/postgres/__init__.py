@@ -371,6 +371,20 @@ class PostgresMemoryStore(ClosesOnExit):
         """
         return await _search(self.namespace, query, self._select)
 
+    async def search_newest(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Copies of the items matching `query`, the last in insertion order first, cut
+        by `limit` ([ADR-0099][adr-0099-d7]): the order index is read backwards, so a
+        limit stops the read early.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        return await _search(self.namespace, query, self._select, newest_first=True)
+
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
 
     async def delete(self, item_id: UUID) -> bool:
@@ -542,9 +556,10 @@ class PostgresMemoryStore(ClosesOnExit):
 
         return await self._on_connection(delete)
 
-    async def explain(self, query: MemoryQuery) -> str:
-        """The server's plan for `query`, as `EXPLAIN` prints it."""
-        plan = plan_search(self.namespace, query)
+    async def explain(self, query: MemoryQuery, *, newest_first: bool = False) -> str:
+        """The server's plan for `query`, as `EXPLAIN` prints it: for `search`, or with
+        `newest_first` for `search_newest`."""
+        plan = plan_search(self.namespace, query, newest_first=newest_first)
         rows = await self._select(sql.SQL("EXPLAIN ") + plan.statement, plan.params)
         return "\n".join(str(row[0]) for row in rows)
 
@@ -558,9 +573,11 @@ class PostgresMemoryStore(ClosesOnExit):
 _Select = Callable[[sql.Composed, list[object]], Awaitable[list[tuple[Any, ...]]]]
 
 
-async def _search(namespace: str, query: MemoryQuery, select: _Select) -> list[MemoryItem]:
+async def _search(
+    namespace: str, query: MemoryQuery, select: _Select, *, newest_first: bool = False
+) -> list[MemoryItem]:
     """The items of `namespace` matching `query`, read through `select`."""
-    plan = plan_search(namespace, query)
+    plan = plan_search(namespace, query, newest_first=newest_first)
     statement, params, limit = plan.statement, plan.params, query.limit
     if plan.pushed:
         return await decode(await select(statement, params), plan, limit)

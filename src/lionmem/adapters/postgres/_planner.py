@@ -89,8 +89,9 @@ async def _off_the_loop_if_long(rows: list[Row], work: Callable[[], list[MemoryI
     return work() if len(rows) <= SHARE_EVERY else await asyncio.to_thread(work)
 
 
-def plan_search(namespace: str, asked: MemoryQuery) -> Plan:
-    """`asked` as SQL over `namespace`'s rows, and what Python decides on them."""
+def plan_search(namespace: str, asked: MemoryQuery, *, newest_first: bool = False) -> Plan:
+    """`asked` as SQL over `namespace`'s rows, in insertion order or, `newest_first`,
+    the reverse, and what Python decides on them."""
     require_type(asked, "query", MemoryQuery)
     clauses: list[sql.Composable] = [sql.SQL("namespace = %s")]
     params: list[object] = [namespace]
@@ -123,8 +124,8 @@ def plan_search(namespace: str, asked: MemoryQuery) -> Plan:
         if narrowing is None or not narrowing.exact:
             recheck.append((key, value))
     statement = sql.SQL(
-        "SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq"
-    ).format(sql.SQL(" AND ").join(clauses))
+        "SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq{}"
+    ).format(sql.SQL(" AND ").join(clauses), sql.SQL(" DESC" if newest_first else ""))
     limit = sql_limit(query.limit, recheck, any_tag)
     pushed = limit is not None
     if pushed:

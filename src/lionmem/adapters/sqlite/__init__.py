@@ -337,6 +337,21 @@ class SQLiteMemoryStore(ClosesOnExit):
         found: list[MemoryItem] = await self._on_writer(search, self._writer, query)
         return found
 
+    async def search_newest(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Copies of the items matching `query`, the last in insertion order first, cut
+        by `limit` ([ADR-0099][adr-0099-d7]): the driving index is read backwards, so
+        a limit stops the read early.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        require_type(query, "query", MemoryQuery)
+        found: list[MemoryItem] = await self._on_writer(partial(search, newest_first=True), self._writer, query)
+        return found
+
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
 
     async def delete(self, item_id: UUID) -> bool:

@@ -153,8 +153,10 @@ def _drivers(query: MemoryQuery, tags: list[str], filters: dict[str, Any]) -> li
     return drivers
 
 
-def search(db: sqlite3.Connection, asked: MemoryQuery) -> list[MemoryItem]:
-    """The items matching `asked`, read on `db` (the writer's connection, on its thread)."""
+def search(db: sqlite3.Connection, asked: MemoryQuery, *, newest_first: bool = False) -> list[MemoryItem]:
+    """The items matching `asked`, read on `db` (the writer's connection, on its
+    thread), in insertion order or, `newest_first`, the reverse: each driving index
+    is then read backwards, so a limit still stops the read early."""
     query = settle_unstorable(asked, allow_nul=True)
     if query is None:
         return []
@@ -194,7 +196,7 @@ def search(db: sqlite3.Connection, asked: MemoryQuery) -> list[MemoryItem]:
     sql = f"SELECT {COLUMNS} FROM {source}"
     if clauses:
         sql += " WHERE " + " AND ".join(clauses)
-    sql += f" ORDER BY {order}"
+    sql += f" ORDER BY {order}{' DESC' if newest_first else ''}"
     limit = query.limit
     pushed = sql_limit(limit, recheck, any_tag)
     if pushed is not None:
