@@ -183,3 +183,10 @@ def test_the_performance_page_shows_the_committed_copy_benchmark() -> None:
 
     page = (ROOT / "docs" / "performance.md").read_text()
     assert table(json.loads((RESULTS / "copy-1000000.json").read_text())) in page
+
+
+def test_the_performance_page_shows_the_committed_recency_benchmark() -> None:
+    from benchmarks.bench_recent import RESULTS, table
+
+    page = (ROOT / "docs" / "performance.md").read_text()
+    assert table(json.loads(RESULTS.read_text())) in page
