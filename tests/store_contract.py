@@ -802,7 +802,7 @@ async def assert_filter_operators_agree(store: MemoryStore) -> None:
     conditions: list[Condition] = [
         Ne(1), Ne(None), Ne("a"), Ne([1]),
         *(order(bound) for order in (Gt, Ge, Lt, Le) for bound in (1, 0.5, True, 2**53, 2**53 + 1, -(2**70), "a", "")),
-        In([1]), In([None, "a", 2.5]), In([[1], {"a": 1}]), In([]), In({2**70, 0}),
+        In([1]), In([None, "a", 2.5]), In([[1], {"a": 1}]), In([]), In({2**70, 0}), In(["a", "B"]), In([0, "10", 2.5]),
         NotIn([1, None]), NotIn([]), NotIn(["a", True]),
         Present(), Missing(),
         AnyOf(Lt(0.5), "a", Missing()), AllOf(Ge(0), Lt(2)), AnyOf(AllOf(Gt(0), Le(1)), In([[1]])),

@@ -20,6 +20,7 @@ from store_contract import (
 from together import start_together
 
 from lionmem import MemoryItem, MemoryQuery
+from lionmem.filters import In
 from lionmem.adapters.errors import IncompatibleDatabaseError, MissingSchemaError
 from lionmem.adapters.postgres import (
     SCHEMA_VERSION,
@@ -226,6 +227,7 @@ def test_the_plan_uses_the_indexes(pg_url: str) -> None:
             "nul value": await store.explain(MemoryQuery(filters={"owner": "u\x00"})),
             "nul key": await store.explain(MemoryQuery(filters={"own\x00er": None})),
             "newest": await store.explain(MemoryQuery(), newest_first=True),
+            "in": await store.explain(MemoryQuery(filters={"owner": In(["u7", "u8"]), "n": In([7, 8])})),
             "newest tag": await store.explain(MemoryQuery(tags=["t7"], limit=5), newest_first=True),
         }
 
@@ -244,3 +246,6 @@ def test_the_plan_uses_the_indexes(pg_url: str) -> None:
     assert "Index Scan Backward using lionmem_items_order" in plans["newest"], plans["newest"]
     assert plans["newest"].startswith("Limit") and "Sort" not in plans["newest"], plans["newest"]
     assert plans["newest tag"].startswith("Limit"), plans["newest tag"]
+    # A set of values: each member a containment the metadata index answers, exactly.
+    assert "BitmapOr" in plans["in"] and "lionmem_items_metadata" in plans["in"], plans["in"]
+    assert plans["in"].startswith("Limit"), plans["in"]

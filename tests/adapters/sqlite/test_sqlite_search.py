@@ -13,6 +13,7 @@ from store_contract import (
 )
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem.filters import AllOf, Ge, In, Lt
 from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
@@ -252,6 +253,40 @@ def test_the_newest_first_reads_each_driving_index_backwards_without_sorting(tmp
     # Without a predicate the table itself is the index: its rowid order, backwards.
     assert read[0][1] == "SCAN items"
     assert all("SCAN items " not in plan + " " for _, plan in read[1:]), read
+
+
+def test_range_and_in_set_filters_are_read_from_the_metadata_index(tmp_path: Path) -> None:
+    """An order comparison or a set of values on a metadata key reads the rows of the
+    value index in that range, then walks their items in order; none scans the items
+    table (ADR-0099)."""
+    queries = [
+        MemoryQuery(filters={"n": Ge(45)}),
+        MemoryQuery(filters={"n": AllOf(Ge(45))}),  # not narrowed: Python decides, from a scan
+        MemoryQuery(filters={"n": In([3, 47])}),
+        MemoryQuery(filters={"s": Lt("b")}),
+        MemoryQuery(filters={"n": Lt(2.5)}, tags=["t"]),
+        MemoryQuery(filters={"s": In(["a", "q"])}),
+    ]
+
+    async def body(store: SQLiteMemoryStore) -> list[tuple[list[int], str]]:
+        await store.store_many(
+            [MemoryItem(content=f"note {n}", tags=["t"], metadata={"n": n, "s": "a" if n == 7 else "z"}) for n in range(50)]
+        )
+        results: list[tuple[list[int], str]] = []
+        for query in queries:
+            found, read = await traced_search(store, query)
+
+            def plan(db: sqlite3.Connection, sql: str = read[0]) -> str:
+                return " / ".join(row[-1] for row in db.execute("EXPLAIN QUERY PLAN " + sql))
+
+            results.append(([i.metadata["n"] for i in found], await on_writer(store, plan)))
+        return results
+
+    read = with_store(tmp_path / "m.db", body)
+    assert [found for found, _ in read] == [[45, 46, 47, 48, 49], [45, 46, 47, 48, 49], [3, 47], [7], [0, 1, 2], [7]]
+    for index in (0, 2, 3, 4, 5):
+        assert "INDEX item_meta_by_value (key=? AND value" in read[index][1], (index, read[index][1])
+    assert "SCAN items" in read[1][1]
 
 
 def test_the_narrowest_index_drives(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from lionmem.adapters._rows import (
     sql_limit,
 )
 from lionmem.adapters.postgres._writes import TAG_DIGEST, tag_key
+from lionmem.protocols.filters import In
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 _EXACT_NUMBER = 2**53
@@ -39,6 +40,17 @@ def _filter_clause(key: str, value: object) -> Narrowing | None:
     """
     if value is None:
         return Narrowing("(NOT metadata ? %s OR metadata -> %s = 'null'::jsonb)", [key, key], True)
+    if isinstance(value, In):
+        # Each member as its own containment, so the metadata index answers each.
+        members = [_filter_clause(key, member) for member in value.values]
+        if not members or any(member is None or not member.exact for member in members):
+            return None
+        exact = cast("list[Narrowing]", members)
+        return Narrowing(
+            "(" + " OR ".join(member.condition for member in exact) + ")",
+            [param for member in exact for param in member.params],
+            True,
+        )
     kind = type(value)
     if kind is str:
         return Narrowing("metadata @> %s", [Jsonb({key: value})], True)

@@ -20,6 +20,7 @@ from lionmem.adapters._rows import (
     sql_limit,
 )
 from lionmem.adapters.sqlite._writes import INT64, indexable
+from lionmem.protocols.filters import Condition, Ge, Gt, In, Le, Lt
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 # A BLOB in created_at is only ever -0.0 (see `stored_time`), which the decoder reads
@@ -72,6 +73,45 @@ def _same_value(value: object, row: LiteralString) -> LiteralString | None:
     return None
 
 
+_ORDERS: dict[type[Condition], LiteralString] = {Gt: ">", Ge: ">=", Lt: "<", Le: "<="}
+
+
+def _held(condition: Condition, row: LiteralString) -> tuple[LiteralString, list[object], bool] | None:
+    """The condition on the `item_meta` row named `row` keeping every value that
+    meets `condition`, its values, and whether it keeps no other; `None` when SQL
+    cannot narrow it (a member or bound it cannot compare), so Python alone decides.
+    A missing key has no row, so a condition that a missing key meets is never
+    narrowed here."""
+    if isinstance(condition, In):
+        # Values of another type never compare equal here (the column has no
+        # affinity), numbers of any type do, as `_same_value` relies on.
+        members = list(condition.values)
+        if not members or any(_same_value(value, row) is None for value in members):
+            return None
+        kinds: list[LiteralString] = []
+        if any(type(value) is str for value in members):
+            kinds.append("'text'")
+        if any(type(value) is not str for value in members):
+            kinds.append("'integer', 'real', 'true', 'false'")
+        marks = "?" + ", ?" * (len(members) - 1)
+        return f"{row}.value IN ({marks}) AND {row}.kind IN ({', '.join(kinds)})", members, True
+    operator = _ORDERS.get(type(condition))
+    if operator is None:
+        return None
+    (bound,) = condition.arguments
+    if isinstance(bound, str):
+        return f"{row}.value {operator} ? AND {row}.kind = 'text'", [bound], True
+    if not (-(2.0**63) <= bound < 2.0**63):
+        return None
+    # An integer beyond 64 bits is a 'bigint' row without a value: a candidate, which
+    # Python decides; so the condition is not exact (a driver reads those apart).
+    return f"{row}.value {operator} ? AND {row}.kind IN {_NUMBER_KINDS}", [bound], False
+
+
+_BIG_INTEGERS: LiteralString = "SELECT d.seq FROM item_meta AS d WHERE d.key = ? AND d.value IS NULL AND d.kind = 'bigint'"
+"""The rows of one key holding an integer beyond 64 bits, which no SQL order compares."""
+
+
 _ROW: LiteralString = "m.seq = items.seq AND m.key = ?"
 """Correlates a lookup of one item's metadata row for one key."""
 
@@ -79,6 +119,14 @@ _ROW: LiteralString = "m.seq = items.seq AND m.key = ?"
 def _filter_condition(key: str, value: object) -> Narrowing | None:
     """The condition on items narrowing one filter; `None` when nothing narrows it (a
     value that is no JSON value), so Python alone decides."""
+    if isinstance(value, Condition):
+        held = _held(value, "m")
+        if held is None:
+            return None
+        condition, params, exact = held
+        if not exact:
+            condition = f"({condition} OR m.kind = 'bigint')"
+        return Narrowing(f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {condition})", [key, *params], exact)
     same = _same_value(value, "m")
     if same is not None:
         return Narrowing(f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {same})", [key, value], True)
@@ -127,6 +175,21 @@ def _drivers(query: MemoryQuery, tags: list[str], filters: dict[str, Any]) -> li
             "d.tag = ?", [tags[0]], "SELECT 1 FROM item_tags AS d WHERE d.tag = ?", settles_tags=True,
         ))
     for key, value in filters.items():
+        held = _held(value, "d") if isinstance(value, Condition) else None
+        if held is not None:
+            # The index lists these rows by value, not in insertion order: SQLite
+            # gathers their items into a sorted set and walks it in order.
+            condition, params, exact = held
+            within = f"SELECT d.seq FROM item_meta AS d WHERE d.key = ? AND {condition}"
+            params = [key, *params]
+            if not exact:  # an order on numbers: the big integers are read apart
+                within += " UNION ALL " + _BIG_INTEGERS
+                params.append(key)
+            drivers.append(_Driver(
+                "items", "items.seq", f"items.seq IN ({within})", params, within,
+                settles_key=key if exact else None,
+            ))
+            continue
         same = _same_value(value, "d")
         if same is not None:
             drivers.append(_Driver(
