@@ -190,3 +190,10 @@ def test_the_performance_page_shows_the_committed_recency_benchmark() -> None:
 
     page = (ROOT / "docs" / "performance.md").read_text()
     assert table(json.loads(RESULTS.read_text())) in page
+
+
+def test_the_performance_page_shows_the_committed_operator_benchmark() -> None:
+    from benchmarks.bench_operators import RESULTS, table
+
+    page = (ROOT / "docs" / "performance.md").read_text()
+    assert table(json.loads(RESULTS.read_text())) in page

@@ -1,0 +1,116 @@
+"""Range and in-set filters at 100,000 items, in all three stores, in one run.
+
+Run: python -m benchmarks.bench_operators [--items 100000]
+Starts a throwaway local server (or uses LIONMEM_TEST_POSTGRES_URL). Each store's
+time is given with its ratio to the in-memory store's for the same search in the
+same run, and to its own time for an equality filter as selective. Results are
+written to benchmarks/results/operators.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from benchmarks.common import best_time, make_items
+from lionmem import InMemoryStore, MemoryQuery
+from lionmem.adapters.postgres import PostgresMemoryStore
+from lionmem.adapters.sqlite import SQLiteMemoryStore
+from lionmem.filters import Ge, In, Lt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from pg_server import fresh_database, postgres_url  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "operators.json"
+STORES = ("memory", "sqlite", "postgres")
+
+
+def searches(n: int) -> dict[str, tuple[MemoryQuery, MemoryQuery]]:
+    """Each search with an operator, beside an equality filter matching about as many
+    items (make_items: kind among 10, owner among 1,000)."""
+    every: dict[str, Any] = {"limit": n}
+    return {
+        "owner in 2 of 1,000": (
+            MemoryQuery(filters={"owner": In(["u42", "u43"])}, **every),
+            MemoryQuery(filters={"owner": "u42"}, **every),
+        ),
+        "kind in 2 of 10": (
+            MemoryQuery(filters={"kind": In([3, 4])}, **every),
+            MemoryQuery(filters={"kind": 3}, **every),
+        ),
+        "kind >= 9 (10%)": (MemoryQuery(filters={"kind": Ge(9)}, **every), MemoryQuery(filters={"kind": 9}, **every)),
+        "owner < u001 (0.1%)": (
+            MemoryQuery(filters={"owner": Lt("u001")}, **every),
+            MemoryQuery(filters={"owner": "u0"}, **every),
+        ),
+        "kind >= 9, limit 20": (MemoryQuery(filters={"kind": Ge(9)}), MemoryQuery(filters={"kind": 9})),
+    }
+
+
+async def measure(url: str, n: int, directory: Path) -> dict[str, dict[str, float]]:
+    items = make_items(n)
+    out: dict[str, dict[str, float]] = {}
+    async with (
+        SQLiteMemoryStore.open(directory / "operators.db") as sqlite,
+        PostgresMemoryStore.open(url, namespace="operators") as pg,
+    ):
+        memory = InMemoryStore()
+        for item in items:
+            await memory.store(item)
+        for chunk in range(0, n, 5000):
+            await sqlite.store_many(items[chunk : chunk + 5000])
+            await pg.store_many(items[chunk : chunk + 5000])
+        await sqlite.optimize()
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            await conn.execute("ANALYZE lionmem_items")
+        stores: dict[str, Any] = {"memory": memory, "sqlite": sqlite, "postgres": pg}
+        for name, (asked, equal) in searches(n).items():
+            row = out.setdefault(name, {})
+            for store_name, store in stores.items():
+
+                async def operator(s: Any = store, q: MemoryQuery = asked) -> None:
+                    await s.search(q)
+
+                async def equality(s: Any = store, q: MemoryQuery = equal) -> None:
+                    await s.search(q)
+
+                row[f"{store_name}, ms"] = await best_time(5, operator) * 1e3
+                row[f"{store_name} / equality"] = row[f"{store_name}, ms"] / (await best_time(5, equality) * 1e3)
+    return out
+
+
+def table(results: dict[str, dict[str, float]]) -> str:
+    """The Markdown table of docs/performance.md for one run."""
+    lines = [
+        "| Filter | " + " | ".join(f"{s}: time, / in-memory, / equality" for s in STORES) + " |",
+        "| --- |" + " --- |" * len(STORES),
+    ]
+    for name, row in results.items():
+        cells = [
+            f"{row[f'{s}, ms']:.2f} ms, {row[f'{s}, ms'] / row['memory, ms']:.2f}x, {row[f'{s} / equality']:.2f}x"
+            for s in STORES
+        ]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--items", type=int, default=100_000)
+    args = parser.parse_args()
+    with postgres_url() as server, tempfile.TemporaryDirectory() as directory:
+        results = asyncio.run(measure(fresh_database(server), args.items, Path(directory)))
+    print(table(results))
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
