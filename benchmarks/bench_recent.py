@@ -9,49 +9,25 @@ same store. Results are written to benchmarks/results/recent.json.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
+from benchmarks import three_stores
 from benchmarks.common import best_time, make_items, queries
-from lionmem import InMemoryStore, MemoryQuery
-from lionmem.adapters.postgres import PostgresMemoryStore
-from lionmem.adapters.sqlite import SQLiteMemoryStore
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from pg_server import fresh_database, postgres_url  # noqa: E402
+from benchmarks.three_stores import STORES, Results, filled
+from lionmem import MemoryQuery
 
 RESULTS = Path(__file__).resolve().parent / "results" / "recent.json"
-STORES = ("memory", "sqlite", "postgres")
 NAMES = ["all", "text", "tags", "tags.broad", "filter", "filter.broad", "combined"]
 """The searches compared: every kind `benchmarks.common.queries` has but the miss,
 which reads everything either way."""
 
 
-async def measure(url: str, n: int, directory: Path) -> dict[str, dict[str, float]]:
+async def measure(url: str, n: int, directory: Path) -> Results:
     items = make_items(n)
     asked = {name: queries(n)[f"search.{name}[20]"] for name in NAMES}
-    out: dict[str, dict[str, float]] = {}
-    async with (
-        SQLiteMemoryStore.open(directory / "recent.db") as sqlite,
-        PostgresMemoryStore.open(url, namespace="recent") as pg,
-    ):
-        memory = InMemoryStore()
-        for item in items:
-            await memory.store(item)
-        for chunk in range(0, n, 5000):
-            await sqlite.store_many(items[chunk : chunk + 5000])
-            await pg.store_many(items[chunk : chunk + 5000])
-        await sqlite.optimize()
-        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-            await conn.execute("ANALYZE lionmem_items")
-        stores: dict[str, Any] = {"memory": memory, "sqlite": sqlite, "postgres": pg}
+    out: Results = {}
+    async with filled(url, items, directory) as stores:
         for name, query in asked.items():
             for store_name, store in stores.items():
 
@@ -67,7 +43,7 @@ async def measure(url: str, n: int, directory: Path) -> dict[str, dict[str, floa
     return out
 
 
-def table(results: dict[str, dict[str, float]]) -> str:
+def table(results: Results) -> str:
     """The Markdown table of docs/performance.md for one run."""
     lines = [
         "| Search, limit 20 | " + " | ".join(f"{s}: `search`, newest/search" for s in STORES) + " |",
@@ -79,16 +55,5 @@ def table(results: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--items", type=int, default=100_000)
-    args = parser.parse_args()
-    with postgres_url() as server, tempfile.TemporaryDirectory() as directory:
-        results = asyncio.run(measure(fresh_database(server), args.items, Path(directory)))
-    print(table(results))
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=1) + "\n")
-
-
 if __name__ == "__main__":
-    main()
+    three_stores.main(__doc__, measure, table, RESULTS)

@@ -1,0 +1,65 @@
+"""The three stores filled alike, and the command line of a benchmark that compares
+them in one run: shared by `bench_recent` and `bench_operators`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from lionmem import InMemoryStore, MemoryItem
+from lionmem.adapters.postgres import PostgresMemoryStore
+from lionmem.adapters.sqlite import SQLiteMemoryStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from pg_server import fresh_database, postgres_url  # noqa: E402
+
+STORES = ("memory", "sqlite", "postgres")
+Results = dict[str, dict[str, float]]
+
+
+@asynccontextmanager
+async def filled(url: str, items: list[MemoryItem], directory: Path) -> AsyncIterator[dict[str, Any]]:
+    """An in-memory store, an SQLite file and a PostgreSQL namespace holding `items`,
+    by name, each as its documentation asks after a bulk load: SQLite's text index
+    merged, PostgreSQL's statistics taken."""
+    async with (
+        SQLiteMemoryStore.open(directory / "bench.db") as sqlite,
+        PostgresMemoryStore.open(url, namespace="bench") as pg,
+    ):
+        memory = InMemoryStore()
+        for item in items:
+            await memory.store(item)
+        for chunk in range(0, len(items), 5000):
+            await sqlite.store_many(items[chunk : chunk + 5000])
+            await pg.store_many(items[chunk : chunk + 5000])
+        await sqlite.optimize()
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            await conn.execute("ANALYZE lionmem_items")
+        yield {"memory": memory, "sqlite": sqlite, "postgres": pg}
+
+
+def main(
+    description: str | None,
+    measure: Callable[[str, int, Path], Coroutine[Any, Any, Results]],
+    table: Callable[[Results], str],
+    results: Path,
+) -> None:
+    """Run `measure` on a throwaway server (or LIONMEM_TEST_POSTGRES_URL's) with
+    `--items` items, print its `table` and write the results to `results`."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--items", type=int, default=100_000)
+    args = parser.parse_args()
+    with postgres_url() as server, tempfile.TemporaryDirectory() as directory:
+        measured = asyncio.run(measure(fresh_database(server), args.items, Path(directory)))
+    print(table(measured))
+    results.parent.mkdir(exist_ok=True)
+    results.write_text(json.dumps(measured, indent=1) + "\n")
