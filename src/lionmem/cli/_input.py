@@ -93,7 +93,8 @@ def filters(given: list[str] | None) -> dict[str, Any]:
     return found
 
 
-_KEY_ENDS = (":=", "!=", ">=", "<=", ">", "<", "=", " not in ", " in ")
+_KEY_ENDS = (":=", "=", *(symbol for symbol, _ in _SYMBOLS), *(word for word, _ in _MEMBERSHIP))
+"""Where a key ends, unquoted: at the first of these, or at a `_PRESENCE` word that ends the expression."""
 
 
 def _filter(expression: str) -> tuple[str, Any]:
@@ -139,10 +140,10 @@ def _condition(rest: str, key: str) -> Condition:
 
 
 def _loose_value(text: str) -> Any:
-    """`text` read as JSON where it is JSON, else the text itself."""
+    """`text` read as JSON where `json_value` takes it, else the text itself."""
     try:
-        return json.loads(text, parse_constant=_not_json, parse_float=_finite)
-    except (ValueError, RecursionError):
+        return json_value(text, "")
+    except ValueError:
         return text
 
 
