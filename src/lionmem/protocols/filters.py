@@ -252,4 +252,4 @@ class AllOf(_Combined):
 
 OPERATORS: frozenset[type[Condition]] = frozenset({Ne, Gt, Ge, Lt, Le, In, NotIn, Present, Missing, AnyOf, AllOf})
 """Every operator of the vocabulary: what a store applying the reference rule supports,
-and the default of `FidelityProfile.filter_operators`."""
+and the default of `FidelityProfile.filter_operators` ([ADR-0099][adr-0099-d4])."""

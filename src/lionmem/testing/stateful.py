@@ -11,11 +11,11 @@ import asyncio
 import math
 import tempfile
 import time
-from functools import partial
 from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
-from pathlib import Path
 from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
@@ -400,12 +400,16 @@ class _AgainstReference(RuleBasedStateMachine):
                 wrong = next(r for r in listed if not isinstance(r, MemoryItem))
                 return f"search({show(query)}) gave {kind_of(wrong)} among its results, not a MemoryItem"
             found = [i.id.int for i in items]
-            agrees = found == want if self.ordered else sorted(found) == sorted(want)
-            if agrees:
+            if self._agree(found, want):
                 return None
             return f"search({show(query)}) returned ids {found}, the reference {want}"
 
         self._settled(compare)
+
+    def _agree(self, found: list[int], want: list[int]) -> bool:
+        """Whether ids a store listed are the reference's, in order where the profile
+        promises the reference's order."""
+        return found == want if self.ordered else sorted(found) == sorted(want)
 
     @precondition(lambda self: self.profile.forgetting is Forgetting.REFERENCE)
     @rule(data=st.data())
@@ -461,8 +465,7 @@ class _AgainstReference(RuleBasedStateMachine):
         sizes = [len(batch) for batch in batches]
         assert all(0 < size <= batch_size for size in sizes), f"scan({batch_size}) gave batches of {sizes} items"
         found = [i.id.int for batch in batches for i in batch]
-        agrees = found == want if self.ordered else sorted(found) == sorted(want)
-        assert agrees, f"scan({batch_size}) gave ids {found}, the reference {want}"
+        assert self._agree(found, want), f"scan({batch_size}) gave ids {found}, the reference {want}"
 
     @invariant()
     def last_stored_comes_back(self) -> None:
