@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from lionmem import MemoryItem
+from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
 from lionmem.cli import main
 
@@ -46,3 +48,20 @@ def fill(url: str, items: list[MemoryItem]) -> None:
                 await store.store(item)
 
     asyncio.run(each())
+
+
+def fail_store_many_at(monkeypatch: pytest.MonkeyPatch, call: int, error: Exception) -> Callable[[], None]:
+    """Make `SQLiteMemoryStore.store_many` raise `error` at its `call`th call (from 1),
+    writing nothing then, as a lost disk or connection would; every other call writes.
+    Returns what puts the real one back."""
+    store_many = SQLiteMemoryStore.store_many
+    calls: list[int] = []
+
+    async def failing(store: SQLiteMemoryStore, items: Any) -> Any:
+        calls.append(1)
+        if len(calls) == call:
+            raise error
+        return await store_many(store, items)
+
+    monkeypatch.setattr(SQLiteMemoryStore, "store_many", failing)
+    return lambda: monkeypatch.setattr(SQLiteMemoryStore, "store_many", store_many)

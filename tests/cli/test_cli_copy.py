@@ -16,7 +16,7 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
-from cli_support import PIPED_ENV, run_cli, with_namespace
+from cli_support import PIPED_ENV, fail_store_many_at, run_cli, with_namespace
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
@@ -94,18 +94,9 @@ def test_a_copy_whose_source_changed_since_it_stopped_starts_over_and_says_what_
 ) -> None:
     source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
     items = _fill(source, 1_200)
-    store_many = SQLiteMemoryStore.store_many
-    calls: list[int] = []
-
-    async def fails_once(store: SQLiteMemoryStore, batch: Any) -> Any:
-        calls.append(1)
-        if len(calls) == 2:
-            raise OSError("interrupted")
-        return await store_many(store, batch)
-
-    monkeypatch.setattr(SQLiteMemoryStore, "store_many", fails_once)
+    restore = fail_store_many_at(monkeypatch, 2, OSError("interrupted"))
     assert run_cli(capsys, "copy", source, target)[0] == 1
-    monkeypatch.setattr(SQLiteMemoryStore, "store_many", store_many)
+    restore()
 
     async def forget_one() -> None:
         async with open_store(source) as store:

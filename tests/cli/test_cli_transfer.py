@@ -12,7 +12,7 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
-from cli_support import run_cli, with_namespace
+from cli_support import fail_store_many_at, fill, run_cli, with_namespace
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
@@ -24,16 +24,6 @@ AWKWARD = [
     MemoryItem(content={"deep": [[[[["x"]]]]], "big": 10**30, "f": 0.1}, metadata={"n": [1, {"k": None}]}),
     MemoryItem(content=[1, 2.5, True, "s"], created_at=2.0**53 + 2, metadata={"big": -(10**40)}),
 ]
-
-
-def _fill(url: str, items: list[MemoryItem]) -> None:
-    async def fill() -> None:
-        async with open_store(url) as store:
-            for start in range(0, len(items), 400):
-                for item in items[start : start + 400]:
-                    await store.store(item)
-
-    asyncio.run(fill())
 
 
 def _everything(url: str) -> list[MemoryItem]:
@@ -59,8 +49,8 @@ def test_an_export_imported_elsewhere_is_the_same_store_item_for_item_and_in_ord
 ) -> None:
     source, copy = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
     items = _items(1_203)  # across the batches of 500
-    _fill(source, items)
-    _fill(source, [MemoryItem(id=items[10].id, content="replaced in place")])
+    fill(source, items)
+    fill(source, [MemoryItem(id=items[10].id, content="replaced in place")])
     exported = tmp_path / "export.jsonl"
     assert run_cli(capsys, "export", source, "--output", str(exported)) == (0, "exported 1207 items\n", "")
     lines = exported.read_text(encoding="utf-8").splitlines()
@@ -78,7 +68,7 @@ def test_an_export_imported_elsewhere_is_the_same_store_item_for_item_and_in_ord
 
 def test_export_to_standard_output_and_by_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite:///{tmp_path / 'a.db'}"
-    _fill(url, _items(30))
+    fill(url, _items(30))
     status, out, err = run_cli(capsys, "export", url)
     assert (status, err) == (0, "exported 34 items\n")
     assert out.splitlines()[0] == '{"format":"lionmem-export","version":1}' and len(out.splitlines()) == 35
@@ -91,23 +81,14 @@ def test_an_interrupted_import_is_completed_by_running_it_again(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
-    _fill(source, _items(1_100))
+    fill(source, _items(1_100))
     exported = tmp_path / "export.jsonl"
     run_cli(capsys, "export", source, "-o", str(exported))
-    store_many = SQLiteMemoryStore.store_many
-    calls: list[int] = []
-
-    async def fails_on_the_second_batch(store: SQLiteMemoryStore, items: Any) -> Any:
-        calls.append(1)
-        if len(calls) == 2:
-            raise OSError("the disk went away")
-        return await store_many(store, items)
-
-    monkeypatch.setattr(SQLiteMemoryStore, "store_many", fails_on_the_second_batch)
+    restore = fail_store_many_at(monkeypatch, 2, OSError("the disk went away"))
     status, out, err = run_cli(capsys, "import", target, str(exported))
     assert (status, out) == (1, "") and "the disk went away" in err
     assert len(_everything(target)) == 500  # the first batch, whole; nothing of the second
-    monkeypatch.undo()
+    restore()
     assert run_cli(capsys, "import", target, str(exported))[:2] == (0, "imported 1104 items\n")
     assert _exactly(_everything(target)) == _exactly(_everything(source))
 
@@ -147,7 +128,7 @@ def test_a_failed_export_leaves_no_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = f"sqlite:///{tmp_path / 'a.db'}"
-    _fill(url, _items(600))
+    fill(url, _items(600))
     scan = SQLiteMemoryStore.scan
 
     async def breaks_after_one_batch(store: SQLiteMemoryStore, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
@@ -165,7 +146,7 @@ def test_a_failed_export_leaves_no_file(
 def test_sqlite_to_postgres_and_back(tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     source = f"sqlite:///{tmp_path / 'a.db'}"
     postgres = with_namespace(pg_url, f"cli-{uuid4().hex[:12]}")
-    _fill(source, _items(700))
+    fill(source, _items(700))
     exported, back = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     run_cli(capsys, "export", source, "-o", str(exported))
     assert run_cli(capsys, "import", postgres, str(exported))[:2] == (0, "imported 704 items\n")
@@ -179,7 +160,7 @@ def test_an_import_of_whole_batches_into_a_store_without_batches(
     """`memory:` stores one item at a time (InMemoryStore has no `store_many`); a file
     of exactly one batch ends without an empty one."""
     source = f"sqlite:///{tmp_path / 'a.db'}"
-    _fill(source, _items(496))
+    fill(source, _items(496))
     exported = tmp_path / "export.jsonl"
     run_cli(capsys, "export", source, "-o", str(exported))
     assert run_cli(capsys, "import", "memory:", str(exported)) == (0, "imported 500 items\n", "")
@@ -189,7 +170,7 @@ def test_the_published_schema_describes_what_export_writes(tmp_path: Path, capsy
     schema = json.loads((Path(__file__).parents[2] / "docs/assets/lionmem-export-v1.schema.json").read_text())
     header, item = schema["$defs"]["header"], schema["$defs"]["item"]
     url = f"sqlite:///{tmp_path / 'a.db'}"
-    _fill(url, AWKWARD)
+    fill(url, AWKWARD)
     lines = [json.loads(line) for line in run_cli(capsys, "export", url)[1].splitlines()]
     assert lines[0] == {key: rule["const"] for key, rule in header["properties"].items()}
     assert set(header["required"]) == set(lines[0]) and header["additionalProperties"] is False
