@@ -59,6 +59,10 @@ profile as every durable store's."""
 _CHECKPOINT_AFTER = 32
 
 _IDS_AT_ONCE = 500
+
+_CREATED_AT = "(CASE WHEN typeof(created_at) = 'blob' THEN -0.0 ELSE created_at END)"
+"""`created_at` as a number SQL orders: -0.0 is kept as its 8 bytes (see `stored_time`),
+which SQL would sort after every number, and is read here as the zero it is."""
 """Ids a delete names in one statement, well under SQLite's limit on parameters."""
 
 
@@ -430,10 +434,7 @@ class SQLiteMemoryStore(ClosesOnExit):
                 the store.
         """
         before = as_cutoff(cutoff, "cutoff")
-        # -0.0 is kept as its 8 bytes (see `stored_time`), which SQL would sort after
-        # every number; it is compared as the zero it is.
-        where = "(CASE WHEN typeof(created_at) = 'blob' THEN 0.0 ELSE created_at END) < ?"
-        deleted: int = await self._on_writer(self._delete_where, where, [before])
+        deleted: int = await self._on_writer(self._delete_where, f"{_CREATED_AT} < ?", [before])
         return deleted
 
     async def stats(self) -> StoreStats:
@@ -483,9 +484,10 @@ class SQLiteMemoryStore(ClosesOnExit):
         return (rows[-1][0] if rows else after), decode_in_slices([row[1:] for row in rows])
 
     def _stats(self) -> StoreStats:
-        when = "CASE WHEN typeof(created_at) = 'blob' THEN -0.0 ELSE created_at END"
         # One statement, so one snapshot of the count and the span.
-        items, oldest, newest = self._writer.execute(f"SELECT count(*), min({when}), max({when}) FROM items").fetchone()
+        items, oldest, newest = self._writer.execute(
+            f"SELECT count(*), min({_CREATED_AT}), max({_CREATED_AT}) FROM items"
+        ).fetchone()
         (version,) = self._writer.execute("PRAGMA user_version").fetchone()
         files = [self.path, *log_files(self.path)]
         size = sum(path.stat().st_size for path in files if path.exists())
