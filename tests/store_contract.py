@@ -787,12 +787,16 @@ async def assert_filter_operators_agree(store: MemoryStore) -> None:
     """Every operator, on every kind of value a store keeps, alone, nested, beside
     other predicates and under limits, gives the reference's results (ADR-0099)."""
     reference = InMemoryStore()
+    long = "x" * 199 + "y"  # as long as a PostgreSQL index keeps of a string
     held: list[Any] = [
         True, False, 0, 1, 1.0, -0.0, 2.5, 2**53 + 1, float(2**53), 2**70, -(2**70), "", "a", "B", "10",
         [], [1], [1, "a"], {}, {"a": 1}, None,
+        # Where a decimal, a prefix or UTF-16 would order otherwise than Python does:
+        1e23, 10**23, 5e-324, -1e308, 0.1, long, long + "a", long[:-1] + "z", "\uffff", "\U0001f600", "é",
     ]
+    long_key = "k" * 1_001
     for n, value in enumerate(held):
-        metadata = {"v": value, "odd key.with dots": n % 3, "n": n}
+        metadata = {"v": value, "odd key.with dots": n % 3, "n": n, long_key: value}
         item = MemoryItem(content=f"item {n} {'even' if n % 2 == 0 else 'odd'}", tags=[f"t{n % 4}"], metadata=metadata)
         await store.store(item)
         await reference.store(item)
@@ -801,7 +805,14 @@ async def assert_filter_operators_agree(store: MemoryStore) -> None:
     await reference.store(bare)
     conditions: list[Condition] = [
         Ne(1), Ne(None), Ne("a"), Ne([1]),
-        *(order(bound) for order in (Gt, Ge, Lt, Le) for bound in (1, 0.5, True, 2**53, 2**53 + 1, -(2**70), "a", "")),
+        *(
+            order(bound)
+            for order in (Gt, Ge, Lt, Le)
+            for bound in (
+                1, 0.5, True, 2**53, 2**53 + 1, -(2**70), "a", "", 1e23, 10**23, 10**23 - 1, 0.1, -1e308, 5e-324,
+                long, long[:-1], long + "a", "\U0001f600",
+            )
+        ),
         In([1]), In([None, "a", 2.5]), In([[1], {"a": 1}]), In([]), In({2**70, 0}), In(["a", "B"]), In([0, "10", 2.5]),
         NotIn([1, None]), NotIn([]), NotIn(["a", True]),
         Present(), Missing(),
@@ -815,6 +826,7 @@ async def assert_filter_operators_agree(store: MemoryStore) -> None:
             MemoryQuery(filters={"v": condition}, limit=-3),
             MemoryQuery(text="even", tags=["t0", "t2"], filters={"v": condition, "odd key.with dots": Le(1)}),
             MemoryQuery(filters={"missing key": condition, "n": Gt(15)}),
+            MemoryQuery(filters={long_key: condition}),
         ):
             got = [i.id for i in await store.search(query)]
             assert got == [i.id for i in await reference.search(query)], query

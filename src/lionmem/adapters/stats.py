@@ -21,8 +21,9 @@ class StoreStats:
     """The bytes that `size_covers` names."""
     size_covers: str
     """What `bytes_on_disk` counts: on SQLite, the database file, its write-ahead log
-    and the log's index; on PostgreSQL, the items table with its indexes and TOAST
-    data, which every namespace of the database shares."""
+    and the log's index; on PostgreSQL, the items table and the table of metadata
+    values that order comparisons read, with their indexes and TOAST data, which
+    every namespace of the database shares."""
     schema_version: int
     """The version of lionmem's schema the database records."""
     oldest: float | None

@@ -15,19 +15,21 @@ MARKER = "qzqzxjxjwvwv-erased"
 
 
 def _files_holding_the_marker(conn: psycopg.Connection) -> list[str]:
-    """Which of the table's files (its heap, TOAST table and indexes) hold the marker."""
+    """Which of the tables' files (their heaps, TOAST tables and indexes) hold the marker."""
     conn.execute("CHECKPOINT")  # the pages in the files, not only in shared buffers
+    tables = "oid IN ('lionmem_items'::regclass, 'lionmem_meta'::regclass)"
     relations = conn.execute(
-        "SELECT 'lionmem_items'::regclass::oid"
-        " UNION ALL SELECT reltoastrelid FROM pg_class WHERE oid = 'lionmem_items'::regclass AND reltoastrelid <> 0"
-        " UNION ALL SELECT indexrelid FROM pg_index WHERE indrelid = 'lionmem_items'::regclass"
+        "SELECT oid FROM pg_class WHERE " + tables
+        + " UNION ALL SELECT reltoastrelid FROM pg_class WHERE " + tables + " AND reltoastrelid <> 0"
+        " UNION ALL SELECT indexrelid FROM pg_index WHERE indrelid IN ('lionmem_items'::regclass, 'lionmem_meta'::regclass)"
     ).fetchall()
     holding = []
     for (oid,) in relations:
         (path,) = conn.execute("SELECT pg_relation_filepath(%s::oid)", [oid]).fetchone() or (None,)
         (data,) = conn.execute("SELECT pg_read_binary_file(%s)", [path]).fetchone() or (b"",)
         if MARKER.encode() in bytes(data):
-            holding.append(str(conn.execute("SELECT %s::oid::regclass::text", [oid]).fetchone()))
+            ((name,),) = conn.execute("SELECT %s::oid::regclass::text", [oid]).fetchall()
+            holding.append(name)
     return holding
 
 
@@ -46,7 +48,8 @@ def test_a_delete_hides_the_row_and_vacuum_full_removes_its_bytes(pg_url: str) -
     with psycopg.connect(url, autocommit=True) as conn:
         # Committed, the delete hides the row from every query, but its bytes stay in
         # the table's pages as a dead row version: the server's to remove.
-        assert "lionmem_items" in " ".join(_files_holding_the_marker(conn))
-        conn.execute("VACUUM FULL lionmem_items")
+        holding = _files_holding_the_marker(conn)
+        assert "lionmem_items" in holding and "lionmem_meta" in holding, holding
+        conn.execute("VACUUM FULL lionmem_items, lionmem_meta")
         assert _files_holding_the_marker(conn) == []
         assert conn.execute("SELECT count(*) FROM lionmem_items").fetchone() == (200,)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import textwrap
 import time
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 from uuid import UUID, uuid4
 
 import psycopg
@@ -20,7 +22,7 @@ from store_contract import (
 from together import start_together
 
 from lionmem import MemoryItem, MemoryQuery
-from lionmem.filters import In
+from lionmem.filters import Ge, Gt, In, Le, Lt
 from lionmem.adapters.errors import IncompatibleDatabaseError, MissingSchemaError
 from lionmem.adapters.postgres import (
     SCHEMA_VERSION,
@@ -135,18 +137,23 @@ def test_a_role_that_may_only_use_the_tables_opens_the_store(pg_url: str) -> Non
     with psycopg.connect(url, autocommit=True) as conn:
         grants = [
             "CREATE ROLE {} LOGIN PASSWORD 'app-pw'",
-            "GRANT SELECT, INSERT, UPDATE ON lionmem_items TO {}",
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON lionmem_items TO {}",
+            "GRANT SELECT, INSERT, DELETE ON lionmem_meta TO {}",
             "GRANT SELECT ON lionmem_schema TO {}",
         ]
         for grant in grants:
             conn.execute(sql.SQL(grant).format(sql.Identifier(role)))
 
-    async def body(store: PostgresMemoryStore) -> list[MemoryItem]:
+    async def body(store: PostgresMemoryStore) -> tuple[list[MemoryItem], list[MemoryItem], bool]:
         await store.store(second)
-        return await store.search(MemoryQuery(tags=["t"]))
+        await store.store(second.model_copy(update={"metadata": {"rank": 2}}))
+        found = await store.search(MemoryQuery(tags=["t"]))
+        ranked = await store.search(MemoryQuery(filters={"rank": Ge(1)}))
+        return found, ranked, await store.delete(second.id)
 
     app_url = make_conninfo(url, user=role, password="app-pw")
-    assert with_store(app_url, body, namespace=namespace) == [first, second]
+    ranked = second.model_copy(update={"metadata": {"rank": 2}})
+    assert with_store(app_url, body, namespace=namespace) == ([first, ranked], [ranked], True)
 
 
 def test_a_newer_schema_is_refused(pg_url: str) -> None:
@@ -171,6 +178,7 @@ def test_version_1_is_migrated_to_index_long_tags_by_digest(pg_url: str) -> None
     with_store(url, write, namespace="n")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("UPDATE lionmem_items SET tags = %s WHERE id = %s", [[long, short], items[0].id])
+        _undo_version_3(conn)
         conn.execute("UPDATE lionmem_schema SET version = 1")
 
     async def read(store: PostgresMemoryStore) -> list[list[UUID]]:
@@ -181,6 +189,64 @@ def test_version_1_is_migrated_to_index_long_tags_by_digest(pg_url: str) -> None
         assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)]
         stored = conn.execute("SELECT tags FROM lionmem_items ORDER BY seq").fetchall()
     assert stored == [([postgres_writes.tag_key(long), short],), ([short],)]
+
+
+def _undo_version_3(conn: psycopg.Connection[Any]) -> None:
+    """Leave a current database as version 2 left it."""
+    conn.execute("DROP FUNCTION lionmem_meta_write() CASCADE")  # and its triggers
+    conn.execute("DROP TABLE lionmem_meta")
+    conn.execute("UPDATE lionmem_schema SET version = 2")
+
+
+def _values(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+    return conn.execute(
+        "SELECT i.id, m.key, m.num, m.txt FROM lionmem_meta AS m JOIN lionmem_items AS i"
+        " ON i.namespace = m.namespace AND i.seq = m.seq ORDER BY m.seq, m.key COLLATE \"C\""
+    ).fetchall()
+
+
+def test_version_2_is_migrated_to_keep_metadata_values_in_order(pg_url: str) -> None:
+    """Version 3 keeps each number, bool and string of the metadata as a row that a
+    B-tree orders; opening a version 2 database writes the rows of every item."""
+    url = fresh_database(pg_url)
+    long_key = "k" * 1_001
+    items = [
+        MemoryItem(content="a", metadata={"n": 3, "b": True, "s": "x" * 300, "none": None, "list": [1], "é": 1e23}),
+        MemoryItem(content="b", metadata={"n": 2**70, long_key: 1, "obj": {"n": 1}}),
+        MemoryItem(content="c"),
+    ]
+    with_store(url, lambda store: store.store_many(items), namespace="n")
+    with psycopg.connect(url, autocommit=True) as conn:
+        written = _values(conn)
+        _undo_version_3(conn)
+    # What the triggers wrote is what the migration writes.
+    assert written == [
+        (items[0].id, "b", Decimal(1), None),
+        (items[0].id, "n", Decimal(3), None),
+        (items[0].id, "s", None, "x" * 200),
+        (items[0].id, "é", Decimal("1E+23"), None),
+        (items[1].id, "n", Decimal(2**70), None),
+    ]
+
+    async def read(store: PostgresMemoryStore) -> list[list[UUID]]:
+        return [
+            [i.id for i in await store.search(MemoryQuery(filters=filters))]
+            for filters in ({"n": Gt(3)}, {"n": Le(3)}, {"s": Ge("x")}, {"é": Lt(10**23)})
+        ]
+
+    assert with_store(url, read, namespace="n") == [[items[1].id], [items[0].id], [items[0].id], [items[0].id]]
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)]
+        assert _values(conn) == written
+    # The triggers are back: a replacement and a delete keep the rows.
+
+    async def change(store: PostgresMemoryStore) -> None:
+        await store.store(items[0].model_copy(update={"metadata": {"n": -1}}))
+        await store.delete(items[1].id)
+
+    with_store(url, change, namespace="n")
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert _values(conn) == [(items[0].id, "n", Decimal(-1), None)]
 
 
 def test_the_gin_indexes_keep_a_short_pending_list(pg_url: str) -> None:
@@ -214,7 +280,7 @@ def test_the_plan_uses_the_indexes(pg_url: str) -> None:
         for start in range(0, len(items), 5000):
             await store.store_many(items[start : start + 5000])
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("ANALYZE lionmem_items")
+            conn.execute("ANALYZE lionmem_items, lionmem_meta")
         assert store.trigram
         return {
             "tags": await store.explain(MemoryQuery(tags=["t7"])),
@@ -229,6 +295,10 @@ def test_the_plan_uses_the_indexes(pg_url: str) -> None:
             "newest": await store.explain(MemoryQuery(), newest_first=True),
             "in": await store.explain(MemoryQuery(filters={"owner": In(["u7", "u8"]), "n": In([7, 8])})),
             "newest tag": await store.explain(MemoryQuery(tags=["t7"], limit=5), newest_first=True),
+            "range": await store.explain(MemoryQuery(filters={"n": Ge(1995)})),
+            "text range": await store.explain(MemoryQuery(filters={"owner": Gt("u998")})),
+            "broad range": await store.explain(MemoryQuery(filters={"n": Ge(5)})),
+            "big range": await store.explain(MemoryQuery(filters={"n": Gt(2**60)})),
         }
 
     plans = with_store(url, body)
@@ -249,3 +319,11 @@ def test_the_plan_uses_the_indexes(pg_url: str) -> None:
     # A set of values: each member a containment the metadata index answers, exactly.
     assert "BitmapOr" in plans["in"] and "lionmem_items_metadata" in plans["in"], plans["in"]
     assert plans["in"].startswith("Limit"), plans["in"]
+    # An order comparison: a narrow range read from the values' B-tree, a broad one
+    # checked along the order index, each exact in SQL and so limited there; past
+    # 2**53 the range is widened and Python decides.
+    assert "Index Only Scan using lionmem_meta_numbers" in plans["range"], plans["range"]
+    assert "Index Only Scan using lionmem_meta_strings" in plans["text range"], plans["text range"]
+    assert "lionmem_items_order" in plans["broad range"] and "Sort" not in plans["broad range"], plans["broad range"]
+    assert all(plans[kind].startswith("Limit") for kind in ("range", "text range", "broad range")), plans
+    assert "lionmem_meta_numbers" in plans["big range"] and not plans["big range"].startswith("Limit"), plans

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import random
+import struct
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +21,7 @@ from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import (
     PostgresMemoryStore,
 )
+from lionmem.filters import Ge, Gt, Le, Lt
 
 
 def test_searches_agree_with_the_reference_on_awkward_values(pg_url: str) -> None:
@@ -45,6 +49,40 @@ def test_filters_follow_python_equality(pg_url: str) -> None:
         assert await ids(n=2.5) == [11] and await ids(n=(1, 2)) == []
         for limit in (0, 1, -1, -3):
             assert [i.content for i in await store.search(MemoryQuery(filters={"n": 1}, limit=limit))] == [0, 1, 2][:limit]
+
+    with_store(pg_url, body)
+
+
+def _neighbours(rng: random.Random) -> list[float | int]:
+    """Numbers where decimals and floats part: floats of every magnitude with their
+    neighbours, integers about 2**53 and the floats beside them, and 1e23 beside 10**23."""
+    values: list[float | int] = []
+    for _ in range(25):
+        x = struct.unpack("<d", rng.randbytes(8))[0]
+        if math.isfinite(x):
+            values += [x, math.nextafter(x, math.inf), math.nextafter(x, -math.inf)]
+    for exponent in (53, 54, 63, 70):
+        for n in (2**exponent - 1, 2**exponent, 2**exponent + 1):
+            values += [n, -n, float(n)]
+    values += [10**23, 1e23, 10**23 - 1, 5e-324, 1e-323, -0.0, 0, 1, True, False, 0.1, 0.30000000000000004]
+    return values
+
+
+def test_order_comparisons_on_numbers_are_exact(pg_url: str) -> None:
+    """An order comparison is decided from the decimals `numeric` holds; whatever the
+    magnitude, the results are Python's (ADR-0099 D5)."""
+    rng = random.Random(53)
+    held = _neighbours(rng)
+    items = [MemoryItem(content=n, metadata={"v": value}) for n, value in enumerate(held)]
+    bounds = rng.sample(held, 40) + [math.nextafter(2.0**53, 0), 9.5, -(2**53) - 0.5]
+
+    async def body(store: PostgresMemoryStore) -> None:
+        await store.store_many(items)
+        for order in (Gt, Ge, Lt, Le):
+            for bound in bounds:
+                query = MemoryQuery(filters={"v": order(bound)}, limit=len(items))
+                want = [item.id for item in items if order(bound) == item.metadata["v"]]
+                assert [i.id for i in await store.search(query)] == want, query
 
     with_store(pg_url, body)
 

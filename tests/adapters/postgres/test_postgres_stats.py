@@ -19,7 +19,9 @@ def test_stats_count_the_namespace_and_measure_the_table(pg_url: str) -> None:
 
     async def fill(store: PostgresMemoryStore) -> StoreStats:
         empty = await store.stats()
-        await store.store_many([MemoryItem(content="x" * 3000, created_at=t) for t in (2.5, -0.0, 1e12)])
+        await store.store_many(
+            [MemoryItem(content="x" * 3000, created_at=t, metadata={"t": t}) for t in (2.5, -0.0, 1e12)]
+        )
         return empty
 
     async def other(store: PostgresMemoryStore) -> StoreStats:
@@ -33,8 +35,12 @@ def test_stats_count_the_namespace_and_measure_the_table(pg_url: str) -> None:
     theirs = with_store(url, other, namespace=f"other-{uuid4().hex[:8]}")
     mine = with_store(url, stats, namespace="mine")
     with psycopg.connect(url) as conn:
-        ((size,),) = conn.execute("SELECT pg_total_relation_size('lionmem_items')").fetchall()
-    covers = "the items table with its indexes, shared by every namespace"
+        ((items_size,), (values_size,)) = conn.execute(
+            "SELECT pg_total_relation_size(name) FROM unnest(ARRAY['lionmem_items', 'lionmem_meta']) AS name"
+        ).fetchall()
+        assert conn.execute("SELECT count(*) FROM lionmem_meta").fetchall() == [(3,)]
+    size = items_size + values_size
+    covers = "the items and metadata values tables with their indexes, shared by every namespace"
     assert (empty.items, empty.oldest, empty.newest, empty.schema_version) == (0, None, None, SCHEMA_VERSION)
     assert mine == StoreStats(
         items=3, bytes_on_disk=size, size_covers=covers, schema_version=SCHEMA_VERSION, oldest=-0.0, newest=1e12

@@ -490,9 +490,10 @@ class PostgresMemoryStore(ClosesOnExit):
         return await self._delete("created_at < %s", [as_cutoff(cutoff, "cutoff")])
 
     async def stats(self) -> StoreStats:
-        """The number of items in this namespace, the size of the items table, the
-        schema version and the span of `created_at`, read in one statement
-        ([ADR-0100][adr-0100-d9]). The table, and so its size, is every namespace's.
+        """The number of items in this namespace, the size of the items table and of
+        the metadata values it indexes, the schema version and the span of
+        `created_at`, read in one statement ([ADR-0100][adr-0100-d9]). The tables,
+        and so their size, are every namespace's.
 
         Raises:
             StoreUnavailableError: the server did not answer in time.
@@ -502,14 +503,15 @@ class PostgresMemoryStore(ClosesOnExit):
         """
         ((items, oldest, newest, size, version),) = await self._execute(
             "SELECT count(*), min(created_at), max(created_at),"
-            " pg_total_relation_size('lionmem_items'), (SELECT version FROM lionmem_schema)"
+            " pg_total_relation_size('lionmem_items') + pg_total_relation_size('lionmem_meta'),"
+            " (SELECT version FROM lionmem_schema)"
             " FROM lionmem_items WHERE namespace = %s",
             [self.namespace],
         )
         return StoreStats(
             items=items,
             bytes_on_disk=size,
-            size_covers="the items table with its indexes, shared by every namespace",
+            size_covers="the items and metadata values tables with their indexes, shared by every namespace",
             schema_version=version,
             oldest=oldest,
             newest=newest,

@@ -1,14 +1,16 @@
 """How the PostgreSQL store answers a search: the SQL that narrows it, and what
 Python decides on the rows.
 
-Governed by [ADR-0097][adr-0097].
+Governed by [ADR-0097][adr-0097]; the table of metadata values that order
+comparisons read, by [ADR-0099][adr-0099-d5].
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, NamedTuple, cast
+from decimal import Decimal
+from typing import Any, LiteralString, NamedTuple, cast
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
@@ -24,11 +26,50 @@ from lionmem.adapters._rows import (
     settle_unstorable,
     sql_limit,
 )
-from lionmem.adapters.postgres._writes import TAG_DIGEST, tag_key
-from lionmem.protocols.filters import In
+from lionmem.adapters.postgres._writes import INDEXED_KEY_BYTES, INDEXED_TEXT, TAG_DIGEST, tag_key
+from lionmem.protocols.filters import Condition, Ge, Gt, In, Le, Lt
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 _EXACT_NUMBER = 2**53
+_ORDERS: dict[type[Condition], LiteralString] = {Gt: ">", Ge: ">=", Lt: "<", Le: "<="}
+# A float's shortest decimal, as JSON and so `numeric` hold it, is within 2**-53 of
+# its value, relatively; a widened bound keeps every match of a bound past 2**53.
+_WIDEN = Decimal(2) ** -50
+_INCLUSIVE: dict[LiteralString, LiteralString] = {">": ">=", ">=": ">=", "<": "<=", "<=": "<="}
+
+
+def _order_clause(key: str, condition: Condition) -> Narrowing | None:
+    """The `lionmem_meta` rows of an order comparison, read from its B-tree indexes.
+
+    Exact for a string bound shorter than the `INDEXED_TEXT` characters a row keeps
+    (a longer held string compares as its kept start does), and for a number up to
+    2**53: the shortest decimals of floats order as the floats do, and an integer up
+    to 2**53 is a float whose shortest decimal is itself. Past either, the bound is
+    widened and Python decides.
+    """
+    if len(key.encode()) > INDEXED_KEY_BYTES:
+        return None
+    operator = _ORDERS[type(condition)]
+    bound: int | float | str = condition.arguments[0]
+    value: str | Decimal
+    if isinstance(bound, str):
+        column: LiteralString = "txt"
+        value, exact = bound[:INDEXED_TEXT], len(bound) < INDEXED_TEXT
+    else:
+        column = "num"
+        # A float as its shortest decimal, as JSON wrote every stored one.
+        value = Decimal(repr(bound) if isinstance(bound, float) else int(bound))
+        exact = abs(bound) <= _EXACT_NUMBER
+        if not exact:
+            value += abs(value) * (-_WIDEN if operator.startswith(">") else _WIDEN)
+    if not exact:
+        operator = _INCLUSIVE[operator]
+    return Narrowing(
+        "EXISTS (SELECT FROM lionmem_meta AS m WHERE m.namespace = lionmem_items.namespace"
+        " AND m.seq = lionmem_items.seq AND m.key = %s AND m." + column + " " + operator + " %s)",
+        [key, value],
+        exact,
+    )
 
 
 def _filter_clause(key: str, value: object) -> Narrowing | None:
@@ -51,6 +92,8 @@ def _filter_clause(key: str, value: object) -> Narrowing | None:
             [param for member in exact for param in member.params],
             True,
         )
+    if type(value) in _ORDERS:
+        return _order_clause(key, cast(Condition, value))
     kind = type(value)
     if kind is str:
         return Narrowing("metadata @> %s", [Jsonb({key: value})], True)

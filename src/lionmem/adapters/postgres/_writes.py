@@ -29,6 +29,10 @@ UPSERT: LiteralString = """
 
 INDEXED_TAG_BYTES = 2_000
 TAG_DIGEST = "\x01sha256:"
+INDEXED_KEY_BYTES = 1_000
+"""The longest metadata key, in UTF-8, whose values `lionmem_meta` holds."""
+INDEXED_TEXT = 200
+"""How many characters of a string value `lionmem_meta` holds."""
 
 
 def tag_key(tag: str) -> str:

@@ -1,7 +1,8 @@
 """The PostgreSQL store's schema: its version, its tables and indexes, and the
 migration of an older database.
 
-Governed by [ADR-0097][adr-0097].
+Governed by [ADR-0097][adr-0097]; the table of metadata values that order
+comparisons read, by [ADR-0099][adr-0099-d5].
 """
 
 from __future__ import annotations
@@ -9,13 +10,14 @@ from __future__ import annotations
 from typing import Any, Final, LiteralString
 
 import psycopg
+from psycopg import sql
 
 from lionmem.adapters.errors import IncompatibleDatabaseError, MissingSchemaError
-from lionmem.adapters.postgres._writes import INDEXED_TAG_BYTES, tag_key
+from lionmem.adapters.postgres._writes import INDEXED_KEY_BYTES, INDEXED_TAG_BYTES, INDEXED_TEXT, tag_key
 
 __all__ = ["SCHEMA_VERSION"]
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 """The schema this code writes, recorded in `lionmem_schema.version`."""
 LOCK_KEY = 0x4C4D454D  # "LMEM": serialises schema work across every process
 
@@ -41,6 +43,72 @@ _SCHEMA: list[LiteralString] = [
     "CREATE INDEX lionmem_items_metadata ON lionmem_items USING gin (metadata jsonb_path_ops)"
     + _GIN_OPTIONS,
 ]
+# Version 3: each number, bool and string of an item's metadata as a row that a
+# B-tree orders, for order comparisons (ADR-0099 D5). Triggers keep the rows, so that
+# every write and delete, by any client, keeps them alike. A string is kept to its
+# first INDEXED_TEXT characters and a key over INDEXED_KEY_BYTES is left out, so that
+# an index entry stays under PostgreSQL's limit of about 2,700 bytes.
+_VALUES = sql.SQL(
+    "SELECT {item}.namespace, {item}.seq, e.key,"
+    " CASE jsonb_typeof(e.value) WHEN 'number' THEN e.value::numeric"
+    " WHEN 'boolean' THEN e.value::boolean::int END,"
+    " CASE jsonb_typeof(e.value) WHEN 'string' THEN left(e.value #>> '{{}}', {text}) END"
+    " FROM {rows}jsonb_each({item}.metadata) AS e"
+    " WHERE jsonb_typeof(e.value) IN ('number', 'boolean', 'string') AND octet_length(e.key) <= {key}"
+)
+
+
+def _values_of(item: LiteralString, rows: LiteralString = "") -> sql.Composed:
+    """The `lionmem_meta` rows of the `lionmem_items` row called `item`, joined
+    laterally to `rows` when given."""
+    return _VALUES.format(
+        item=sql.SQL(item), rows=sql.SQL(rows), text=sql.Literal(INDEXED_TEXT), key=sql.Literal(INDEXED_KEY_BYTES)
+    )
+
+
+_META: list[sql.SQL | sql.Composed] = [
+    sql.SQL(
+        """CREATE TABLE lionmem_meta (
+        namespace text NOT NULL,
+        seq bigint NOT NULL,
+        key text NOT NULL,
+        num numeric,
+        txt text COLLATE "C",
+        PRIMARY KEY (namespace, seq, key)
+    )"""
+    ),
+    sql.SQL("CREATE INDEX lionmem_meta_numbers ON lionmem_meta (namespace, key, num, seq) WHERE num IS NOT NULL"),
+    sql.SQL("CREATE INDEX lionmem_meta_strings ON lionmem_meta (namespace, key, txt, seq) WHERE txt IS NOT NULL"),
+    sql.SQL(
+        "CREATE FUNCTION lionmem_meta_write() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN"
+        " IF TG_OP <> 'INSERT' THEN"
+        " DELETE FROM lionmem_meta WHERE namespace = OLD.namespace AND seq = OLD.seq; END IF;"
+        " IF TG_OP <> 'DELETE' THEN INSERT INTO lionmem_meta (namespace, seq, key, num, txt) {values}; END IF;"
+        " RETURN NULL; END $body$"
+    ).format(values=_values_of("NEW")),
+    sql.SQL(
+        "CREATE TRIGGER lionmem_items_meta AFTER INSERT OR DELETE ON lionmem_items"
+        " FOR EACH ROW EXECUTE FUNCTION lionmem_meta_write()"
+    ),
+    sql.SQL(
+        "CREATE TRIGGER lionmem_items_meta_changed AFTER UPDATE OF metadata ON lionmem_items"
+        " FOR EACH ROW WHEN (OLD.metadata IS DISTINCT FROM NEW.metadata) EXECUTE FUNCTION lionmem_meta_write()"
+    ),
+]
+
+
+async def _index_values(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Version 3: the `lionmem_meta` table and its triggers, and its rows for the
+    items already stored."""
+    for statement in _META:
+        await conn.execute(statement)
+    await conn.execute(
+        sql.SQL("INSERT INTO lionmem_meta (namespace, seq, key, num, txt) {}").format(
+            _values_of("i", "lionmem_items AS i, ")
+        )
+    )
+
+
 # Seam for tests: `_TRIGRAM_INDEX`, replaced to open a database where pg_trgm fails.
 _TRIGRAM_INDEX: LiteralString = (
     "CREATE INDEX lionmem_items_text ON lionmem_items USING gin (folded gin_trgm_ops)" + _GIN_OPTIONS
@@ -106,6 +174,7 @@ async def migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
         if version < 1:
             for statement in _SCHEMA:
                 await conn.execute(statement)
+            await _index_values(conn)
             try:
                 async with conn.transaction():
                     await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
@@ -115,9 +184,11 @@ async def migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
             await conn.execute(
                 "INSERT INTO lionmem_schema (version) VALUES (%s)", [SCHEMA_VERSION]
             )
-        elif version < 2:
-            await _digest_long_tags(conn)
-            await conn.execute("UPDATE lionmem_schema SET version = 2")
+        elif version < SCHEMA_VERSION:
+            if version < 2:
+                await _digest_long_tags(conn)
+            await _index_values(conn)
+            await conn.execute("UPDATE lionmem_schema SET version = %s", [SCHEMA_VERSION])
         indexed = await (
             await conn.execute(
                 "SELECT count(*) FROM pg_indexes WHERE indexname = 'lionmem_items_text'"
