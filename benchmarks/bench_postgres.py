@@ -58,7 +58,7 @@ async def measure(url: str, n: int, directory: Path, names: list[str] | None) ->
         # autovacuum would do soon, give the planner statistics. SQLite: merge the text
         # index, so that the single writes below do not pay for merging what the load left.
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-            await conn.execute("ANALYZE lionmem_items")
+            await conn.execute("ANALYZE lionmem_items, lionmem_meta")
         await sqlite.optimize()
         one = make_items(500, seed=99)
         for name, store in stores.items():

@@ -43,7 +43,7 @@ async def filled(url: str, items: list[MemoryItem], directory: Path) -> AsyncIte
             await pg.store_many(items[chunk : chunk + 5000])
         await sqlite.optimize()
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-            await conn.execute("ANALYZE lionmem_items")
+            await conn.execute("ANALYZE lionmem_items, lionmem_meta")
         yield {"memory": memory, "sqlite": sqlite, "postgres": pg}
 
 
