@@ -231,8 +231,9 @@ def test_remove_branch_keeps_messages_logs_and_store_and_ends_ownership() -> Non
     linked_user = branch.user
     assert session.remove_branch(branch.id) is branch
     assert branch not in session.branches and branch.session_id is None
-    # The session's user linkage is undone.
-    assert (linked_user, branch.user) == (str(session.id), None)
+    # The session's user linkage is undone; while it held, the user was the session's
+    # id itself, as lionagi gives it.
+    assert type(linked_user) is UUID and linked_user == session.id and branch.user is None
     assert len(branch.messages) == 1 and len(branch.logs) == 1 and branch.memory is store
 
 
@@ -240,8 +241,31 @@ def test_remove_branch_keeps_a_user_the_branch_came_with() -> None:
     session = Session()
     branch = Branch(user="ada")
     session.include_branches(branch)
+    assert branch.user == "ada"  # where lionagi sets the session's id (ADR-0092, Notes)
     session.remove_branch(str(branch.id))
     assert branch.user == "ada"
+
+
+def test_a_user_set_after_inclusion_survives_the_removal() -> None:
+    # Only the session's own link is undone; lionagi clears the user on the same terms.
+    session = Session()
+    branch = session.new_branch()
+    branch.user = "someone-else"
+    session.remove_branch(branch)
+    assert branch.user == "someone-else"
+    again = session.new_branch()
+    again.user = uuid4()
+    kept = again.user
+    assert session.remove_branch(again).user == kept
+
+
+def test_a_branch_arriving_with_the_session_id_as_its_user_is_linked() -> None:
+    session = Session()
+    for user in (session.id, str(session.id)):
+        branch = Branch(user=user)
+        session.include_branches(branch)
+        assert branch.user == session.id and type(branch.user) is UUID
+        assert session.remove_branch(branch).user is None
 
 
 def test_a_branch_back_with_a_user_of_its_own_keeps_it_when_removed_again() -> None:
@@ -489,7 +513,7 @@ def test_a_shallow_copy_clears_only_the_users_it_was_given() -> None:
     research = session.new_branch(name="research")
     copied = session.model_copy()
     assert copied.remove_branch(research.id).user is None
-    assert research.user == str(session.id)
+    assert research.user == session.id
     assert session.remove_branch(research).user is None
 
 

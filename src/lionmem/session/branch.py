@@ -81,7 +81,7 @@ class BranchFields(TypedDict, total=False):
     id: UUID
     created_at: float
     metadata: dict[str, Any]
-    user: str | None
+    user: UUID | str | None
     name: str | None
     messages: Pile[Message]
     logs: Pile[Log]
@@ -105,8 +105,10 @@ class Branch(Element):
         'hello'
     """
 
-    user: str | None = None
-    """Who the branch talks for, if anyone."""
+    user: UUID | str | None = None
+    """Who the branch talks for, if anyone: a session that includes a branch without
+    one sets it to the session's id, and removing the branch clears it only if it
+    still is ([ADR-0092][adr-0092-d4])."""
 
     name: str | None = None
     """A label for looking the branch up in its session."""

@@ -92,9 +92,6 @@ class Session(Element):
     # Seam for tests: `_memory`, the store or `None` before the first read, on a session
     # and on a branch, read to show when a store is made.
     _memory: MemoryStore | None = PrivateAttr(None)
-    # The branches whose `user` this session set when it took them in, by id: removing
-    # one clears its user only if the session set it.
-    _branches_given_user: set[UUID] = PrivateAttr(default_factory=set[UUID])
 
     def __init__(
         self, *, memory: MemoryStore | None = None, **data: Unpack[SessionFields]
@@ -183,7 +180,6 @@ class Session(Element):
             copied._set("branches", Pile(branches.values(), item_type=Branch))
             if self.default_branch is not None:
                 copied._set("default_branch", branches[self.default_branch.id])
-            copied._branches_given_user = set(self._branches_given_user)
             copied._claim_branches()
         return copied
 
@@ -212,7 +208,8 @@ class Session(Element):
         """Take in one branch or several, all or none.
 
         The whole batch is checked first; then each branch joins, adopting the
-        session's store only if it has claimed none.
+        session's store only if it has claimed none, and the session's id as its
+        `user` only if it has none.
 
         Raises:
             TypeError: `branches` is neither a `Branch` nor an iterable, or an entry
@@ -250,11 +247,9 @@ class Session(Element):
             for branch in batch:
                 if branch._memory is None:
                     branch._memory = self.memory
-                if branch._owner is None and branch.user in (None, str(self.id)):
-                    # A user equal to this session's id was given by this session
-                    # before a dump and reload; it is still the session's to clear.
-                    branch.user = str(self.id)
-                    self._branches_given_user.add(branch.id)
+                if branch._owner is None and (branch.user is None or self._links(branch.user)):
+                    # A branch with a user of its own keeps it, unlike lionagi (ADR-0092, Notes).
+                    branch.user = self.id
                 branch._owner = self.id
                 self.branches.include(branch)
             if self.default_branch is None and batch:
@@ -266,8 +261,10 @@ class Session(Element):
         `branch` is named as [`get_branch`][lionmem.session.session.Session.get_branch]
         takes it: the branch, its id, or the name of one branch. The branch keeps its
         messages, logs and memory store, so it can join another session with the
-        store it has. If it was the default, the first remaining branch becomes the
-        default, or `None` when none remains.
+        store it has. Its `user` is cleared if it is still the session's id (or that
+        id's text); one set since, or brought with the branch, stays. If it was the
+        default, the first remaining branch becomes the default, or `None` when none
+        remains.
 
         Raises:
             KeyError: the branch is not in this session.
@@ -277,19 +274,23 @@ class Session(Element):
         with OWNERSHIP_LOCK:
             removed = self.branches.exclude(self.get_branch(branch).id)
             removed._owner = None
-            if removed.id in self._branches_given_user:
-                self._branches_given_user.discard(removed.id)
+            if self._links(removed.user):
                 removed.user = None
             if self.default_branch is removed:
                 remaining = self.branches.values()
                 self._set("default_branch", remaining[0] if remaining else None)
             return removed
 
+    def _links(self, user: UUID | str | None) -> bool:
+        """Whether `user` is this session's link to a branch: its id, or the id's text,
+        which is what a branch dumped to JSON and loaded back holds."""
+        return user == self.id or user == str(self.id)
+
     def new_branch(
         self,
         *,
         name: str | None = None,
-        user: str | None = None,
+        user: UUID | str | None = None,
         memory: MemoryStore | None = None,
     ) -> Branch:
         """Create a branch, include it and return it."""
