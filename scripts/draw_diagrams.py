@@ -185,6 +185,38 @@ def drawings() -> dict[str, str]:
                 Step("copy", "state file", "remove"),
             ],
         ),
+        "adr-0101-components.svg": components(
+            "ADR-0101: lionmem's stores behind lionagi, and lionagi's stores before lionmem's kit",
+            [
+                Box("lionagi Branch, Session", "memory=any MemoryStore", 10, 10, 230),
+                Box("StoreForLionagi", "for_lionagi(store)", 10, 130, 230),
+                Box("lionmem store", "InMemory, SQLite, PostgreSQL", 10, 250, 230),
+                Box("ConformanceKit", "check --lionagi, plugin", 330, 10, 230),
+                Box("StoreFromLionagi", "from_lionagi(store)", 330, 130, 230),
+                Box("a lionagi-typed store", "lionagi's or a user's", 330, 250, 230),
+            ],
+            [
+                Link("lionagi Branch, Session", "StoreForLionagi", "lionagi items"),
+                Link("StoreForLionagi", "lionmem store", "lionmem twins"),
+                Link("ConformanceKit", "StoreFromLionagi", "lionmem items"),
+                Link("StoreFromLionagi", "a lionagi-typed store", "lionagi twins"),
+            ],
+        ),
+        "adr-0101-twins-sequence.svg": sequence(
+            "ADR-0101: a live store gives the caller's own object back through the bridge",
+            ["lionagi caller", "StoreForLionagi", "twins (weak)", "wrapped store"],
+            [
+                Step("lionagi caller", "StoreForLionagi", "store(item)"),
+                Step("StoreForLionagi", "twins (weak)", "twin shares content, tags, metadata"),
+                Step("StoreForLionagi", "wrapped store", "store(twin)"),
+                Step(NOTE, "", "later, a search"),
+                Step("lionagi caller", "StoreForLionagi", "search(query)"),
+                Step("StoreForLionagi", "wrapped store", "search(lionmem query)"),
+                Step("StoreForLionagi", "twins (weak)", "a result that is the twin?"),
+                Step("StoreForLionagi", "lionagi caller", "yes: item itself; no: a new twin"),
+                Step(NOTE, "", "a store that keeps copies lets each twin go: its entry goes with it"),
+            ],
+        ),
     }
 
 

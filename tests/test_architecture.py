@@ -68,6 +68,7 @@ def test_the_layers_drawing_is_drawn_from_the_contract() -> None:
     assert draw_layers.layers() == [
         ["lionmem.cli"],
         ["lionmem.adapters", "lionmem.testing"],
+        ["lionmem.integrations"],
         ["lionmem.session"],
         ["lionmem.protocols"],
         ["lionmem._internal"],

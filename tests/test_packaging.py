@@ -35,6 +35,17 @@ def _floors_pinned() -> dict[str, str]:
     return pinned
 
 
+def test_the_oldest_lionagi_ci_tests_is_the_extras_floor() -> None:
+    # lionagi 0.28.0 fails to import under pydantic's floor, so CI tests it beside
+    # the newest of everything else rather than in the floors' run.
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    [requirement] = [Requirement(line) for line in extras["lionagi"]]
+    [lowest] = [s.version for s in requirement.specifier if s.operator == ">="]
+    pinned = (ROOT / "constraints" / "lionagi-oldest.txt").read_text(encoding="utf-8").splitlines()
+    assert f"lionagi=={lowest}" in pinned
+    assert "constraints/lionagi-oldest.txt" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
 def test_the_floors_file_pins_exactly_the_floors_pyproject_promises() -> None:
     promised, pinned = _floors_promised(), _floors_pinned()
     assert promised.keys() == pinned.keys()

@@ -92,6 +92,37 @@ def test_the_whole_core_imports_no_adapter_and_no_database_driver() -> None:
     assert not {"sqlite3", "psycopg", "psycopg_pool"} & loaded
 
 
+def test_lionagi_loads_only_for_its_integration() -> None:
+    # Importing lionagi takes most of a second; only the bridge to it may pay that.
+    every_name = "import lionmem\nfor name in lionmem.__all__: getattr(lionmem, name)"
+    for code in (
+        every_name,
+        "import lionmem.integrations, lionmem.testing, lionmem.testing.kit, lionmem.cli",
+        "import lionmem.adapters.sqlite, lionmem.adapters.postgres",
+    ):
+        assert not {m for m in _modules_after(code) if m.split(".")[0] == "lionagi"}, code
+    assert "lionagi" in _modules_after("import lionmem.integrations.lionagi")
+
+
+def test_without_lionagi_its_integration_names_the_extra() -> None:
+    """A user without the extra, seen as Python sees a package that is not there."""
+    hidden = "import sys\nsys.modules['lionagi'] = None\n"
+    for code, message in (
+        ("import lionmem.integrations.lionagi", "needs lionagi: pip install 'lionmem[lionagi]'"),
+        (
+            "from lionmem import InMemoryStore\nfrom lionmem.testing import ConformanceKit, REFERENCE_PROFILE\n"
+            "ConformanceKit(InMemoryStore, REFERENCE_PROFILE, lionagi=True)",
+            "needs lionagi: pip install 'lionmem[lionagi]'",
+        ),
+        (
+            "from lionmem.cli import main\nmain(['check', 'lionmem:InMemoryStore', '--lionagi'])",
+            "error: lionmem.integrations.lionagi needs lionagi",
+        ),
+    ):
+        done = subprocess.run([sys.executable, "-c", hidden + code], capture_output=True, text=True)
+        assert done.returncode != 0 and message in done.stderr, (code, done.stderr)
+
+
 def _lionmem_models() -> list[type[pydantic.BaseModel]]:
     for name in lionmem.__all__:
         getattr(lionmem, name)

@@ -133,3 +133,20 @@ async def recent_stores(memory: InMemoryStore, sqlite: SQLiteMemoryStore, postgr
     stores: list[RecentStore] = [memory, sqlite, postgres]
     newest: list[MemoryItem] = await stores[0].search_newest(MemoryQuery(tags=["todo"], limit=20))
     print(newest)
+
+
+async def lionagi_bridges() -> None:
+    """A lionmem store behind lionagi's Branch; a lionagi store before the kit (ADR-0101)."""
+    from lionagi import Branch as LionagiBranch
+    from lionagi.protocols.memory import InMemoryStore as LionagiStore
+    from lionagi.protocols.memory import MemoryItem as LionagiItem
+
+    from lionmem.integrations.lionagi import StoreForLionagi, StoreFromLionagi, for_lionagi, from_lionagi
+
+    bridge: StoreForLionagi = for_lionagi(InMemoryStore())
+    LionagiBranch(memory=bridge)
+    assert_type(await bridge.store(LionagiItem()), UUID)
+    assert_type(await bridge.retrieve(uuid4()), LionagiItem | None)
+    checked: StoreFromLionagi = from_lionagi(LionagiStore())
+    ConformanceKit(LionagiStore, REFERENCE_PROFILE, lionagi=True)
+    ConformanceKit(lambda: checked, REFERENCE_PROFILE)

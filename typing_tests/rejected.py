@@ -95,8 +95,8 @@ async def unopened_stores(path: Path, dsn: str) -> None:
 
 def conformance_kits() -> None:
     """The kit's options are keyword-only and typed."""
-    ConformanceKit(InMemoryStore, REFERENCE_PROFILE, timeout="30")  # type: ignore[arg-type]
-    ConformanceKit(InMemoryStore, REFERENCE_PROFILE, 60)  # type: ignore[call-arg]
+    ConformanceKit(InMemoryStore, REFERENCE_PROFILE, timeout="30")  # type: ignore[call-overload]
+    ConformanceKit(InMemoryStore, REFERENCE_PROFILE, 60)  # type: ignore[call-overload]
 
 
 def filter_operators() -> None:
@@ -111,3 +111,19 @@ def filter_operators() -> None:
     NotIn({"a": 1})  # type: ignore[arg-type]
     Present(1)  # type: ignore[call-arg]
     Condition()  # type: ignore[abstract]
+
+
+async def lionagi_bridges() -> None:
+    """Each bridge takes its own library's items, and the kit pairs a factory with its
+    flag (ADR-0101)."""
+    from lionagi.protocols.memory import InMemoryStore as LionagiStore
+    from lionagi.protocols.memory import MemoryItem as LionagiItem
+
+    from lionmem.integrations.lionagi import for_lionagi, from_lionagi
+
+    for_lionagi(LionagiStore())  # type: ignore[arg-type]
+    from_lionagi(InMemoryStore())  # type: ignore[arg-type]
+    await for_lionagi(InMemoryStore()).store(MemoryItem())  # type: ignore[arg-type]
+    await from_lionagi(LionagiStore()).store(LionagiItem())  # type: ignore[arg-type]
+    ConformanceKit(LionagiStore, REFERENCE_PROFILE)  # type: ignore[arg-type]
+    ConformanceKit(InMemoryStore, REFERENCE_PROFILE, lionagi=True)  # type: ignore[call-overload]

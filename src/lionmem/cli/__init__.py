@@ -52,8 +52,8 @@ def _main(argv: Sequence[str] | None) -> int:
         cast(io.TextIOWrapper, sys.stdout).reconfigure(errors="backslashreplace")
     if args.command == "check":
         try:
-            return check(args.factory, args.url, args.profile, args.only, args.timeout)
-        except ValueError as exc:
+            return check(args.factory, args.url, args.profile, args.only, args.timeout, args.lionagi)
+        except (ValueError, ImportError) as exc:
             usage.error(str(exc))
     try:
         command = command_for(args)

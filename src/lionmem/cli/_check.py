@@ -19,7 +19,7 @@ from lionmem._internal.arguments import kind_of
 from lionmem.adapters.urls import SCHEMES, open_store
 from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
-from lionmem.testing import CHECKS, CheckResult, ConformanceKit, StoreFactory
+from lionmem.testing import CHECKS, CheckResult, ConformanceKit, LionagiStoreFactory, StoreFactory
 
 def _load(reference: str) -> Any:
     """Import `module:attribute`, raising `ValueError` with what was wrong."""
@@ -77,9 +77,12 @@ def check(
     profile_ref: str | None,
     names: list[str] | None,
     timeout: float,
+    lionagi: bool = False,
 ) -> int:
     if (factory_ref is None) == (url is None):
         raise ValueError("give either FACTORY or --url")
+    if lionagi and url is not None:
+        raise ValueError("--lionagi checks a FACTORY's store; a store a URL names takes lionmem's types")
     if url is not None:
         factory: Any = _url_factory(url)
     else:
@@ -101,7 +104,10 @@ def check(
         profile = REFERENCE_PROFILE
     if not isinstance(profile, FidelityProfile):
         raise ValueError(f"{profile_ref} is {kind_of(profile)}, not a FidelityProfile")
-    kit = ConformanceKit(cast("StoreFactory", factory), profile, timeout=timeout)
+    if lionagi:
+        kit = ConformanceKit(cast("LionagiStoreFactory", factory), profile, timeout=timeout, lionagi=True)
+    else:
+        kit = ConformanceKit(cast("StoreFactory", factory), profile, timeout=timeout)
     selected = names or list(CHECKS)
     # Each row prints as its check ends, so a slow or stuck check shows where it is;
     # the widths come from what is known before any runs (observed wraps at declared's).

@@ -108,6 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=30.0, metavar="SECONDS",
         help="fail a check whose store takes longer to open, close or answer one call (default: 30)",
     )
+    check.add_argument(
+        "--lionagi", action="store_true",
+        help="FACTORY's store takes and returns lionagi's MemoryItem and MemoryQuery (needs lionmem[lionagi])",
+    )
     for command in commands.choices.values():
         # Bad usage found after parsing is reported with the command's own usage, as
         # argparse reports what it finds itself.

@@ -4,7 +4,7 @@ Governed by [ADR-0093][adr-0093]. The pytest integration lives in
 `lionmem.testing.pytest_plugin`; the stateful comparison needs hypothesis.
 """
 
-from lionmem.testing._harness import StoreFactory
+from lionmem.testing._harness import LionagiStoreFactory, StoreFactory
 from lionmem.testing.kit import CHECKS, CheckResult, ConformanceFailure, ConformanceKit
 from lionmem.protocols.profile import (
     REFERENCE_PROFILE,
@@ -35,6 +35,7 @@ __all__ = [
     "FilterEquality",
     "Forgetting",
     "LimitPolicy",
+    "LionagiStoreFactory",
     "OnExistingId",
     "ResultOrder",
     "ReturnedObjects",

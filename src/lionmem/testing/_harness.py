@@ -9,13 +9,19 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from datetime import datetime
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 from uuid import UUID
 
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
-__all__ = ["Recorder", "StoreFactory", "StoreHung", "open_store", "same_values", "show", "within"]
+if TYPE_CHECKING:
+    from lionagi.protocols.memory import MemoryStore as LionagiStore
+
+__all__ = [
+    "LionagiStoreFactory", "Recorder", "StoreFactory", "StoreHung", "open_store", "same_values", "show",
+    "through_lionagi", "within",
+]
 
 T = TypeVar("T")
 
@@ -26,6 +32,12 @@ StoreFactory: TypeAlias = Callable[
 parameter, else with none; may return a store, an awaitable of one, or an async
 context manager. A store returned as it is gets its `close()` awaited afterwards, if
 that is a coroutine method."""
+
+LionagiStoreFactory: TypeAlias = Callable[
+    ..., "LionagiStore | Awaitable[LionagiStore] | AbstractAsyncContextManager[LionagiStore]"
+]
+"""Builds a store written against lionagi's types, as a `StoreFactory` builds one of
+lionmem's; the kit checks it with `lionagi=True` ([ADR-0101][adr-0101])."""
 
 
 def _takes_workspace(factory: StoreFactory) -> bool:
@@ -85,6 +97,24 @@ async def open_store(
         finally:
             async with within(timeout, "closing the store"):
                 await stack.aclose()
+
+
+def through_lionagi(factory: LionagiStoreFactory) -> StoreFactory:
+    """`factory`, whose stores take lionagi's types, as a factory of lionmem stores:
+    each opened as `factory` asks and handed over through `from_lionagi`.
+
+    Raises:
+        ImportError: lionagi is not installed.
+    """
+    from lionmem.integrations.lionagi import from_lionagi  # lionagi loads for such a kit alone
+
+    @asynccontextmanager
+    async def bridged(workspace: Path) -> AsyncGenerator[MemoryStore, None]:
+        # open_store opens any factory's store alike; this one's takes lionagi's types.
+        async with open_store(cast(StoreFactory, factory), workspace) as store:
+            yield from_lionagi(cast("LionagiStore", store))
+
+    return bridged
 
 
 @asynccontextmanager

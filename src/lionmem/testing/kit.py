@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from enum import Enum
-from typing import NamedTuple
+from typing import Literal, NamedTuple, cast, overload
 
 from lionmem._internal.arguments import require_type
 from lionmem._internal.timeouts import milliseconds
@@ -23,7 +23,14 @@ from lionmem.testing import _forget_checks as forgetting
 from lionmem.testing import _operator_checks as operators
 from lionmem.testing import _search_checks as searching
 from lionmem.testing import _store_checks as keeping
-from lionmem.testing._harness import StoreFactory, StoreHung, open_store, workspace
+from lionmem.testing._harness import (
+    LionagiStoreFactory,
+    StoreFactory,
+    StoreHung,
+    open_store,
+    through_lionagi,
+    workspace,
+)
 from lionmem.testing._probe import Probe, Verdict
 
 __all__ = ["CHECKS", "CheckResult", "ConformanceFailure", "ConformanceKit"]
@@ -132,6 +139,7 @@ class ConformanceKit:
         True
     """
 
+    @overload
     def __init__(
         self,
         factory: StoreFactory,
@@ -139,16 +147,44 @@ class ConformanceKit:
         *,
         stateful_examples: int = 60,
         timeout: float | None = 30.0,
+        lionagi: Literal[False] = False,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        factory: LionagiStoreFactory,
+        profile: FidelityProfile,
+        *,
+        stateful_examples: int = 60,
+        timeout: float | None = 30.0,
+        lionagi: Literal[True],
+    ) -> None: ...
+
+    def __init__(
+        self,
+        factory: StoreFactory | LionagiStoreFactory,
+        profile: FidelityProfile,
+        *,
+        stateful_examples: int = 60,
+        timeout: float | None = 30.0,
+        lionagi: bool = False,
     ) -> None:
         """Check the arguments; no store is built before a check runs.
 
+        With `lionagi`, the factory's stores take and return lionagi's `MemoryItem`
+        and `MemoryQuery`, and each is checked through
+        [`from_lionagi`][lionmem.integrations.lionagi.from_lionagi]
+        ([ADR-0101][adr-0101]).
+
         Raises:
             TypeError: `factory` is not callable, `profile` is not a
-                `FidelityProfile`, `stateful_examples` is not an int, or `timeout`
-                is not a number or `None`.
+                `FidelityProfile`, `stateful_examples` is not an int, `timeout`
+                is not a number or `None`, or `lionagi` is not a bool.
             ValueError: `stateful_examples` is less than 1, or `timeout` is not
                 above 0 and at most
                 [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT] seconds.
+            ImportError: `lionagi` is true but lionagi is not installed.
         """
         if not callable(factory):
             raise TypeError(f"factory must be callable, got {type(factory).__name__}")
@@ -158,6 +194,9 @@ class ConformanceKit:
             raise ValueError(f"stateful_examples must be at least 1, got {stateful_examples}")
         if timeout is not None:
             milliseconds("timeout", timeout, zero=False)
+        require_type(lionagi, "lionagi", bool)
+        # The overloads pair each kind of factory with its flag.
+        self._builds = through_lionagi(cast(LionagiStoreFactory, factory)) if lionagi else cast(StoreFactory, factory)
         self.factory = factory
         """Builds each fresh store."""
         self.profile = profile
@@ -167,6 +206,8 @@ class ConformanceKit:
         self.timeout = timeout
         """Seconds that opening a store, one call on it, or closing it may take before
         the check fails with "did not finish"; `None` waits for ever."""
+        self.lionagi = lionagi
+        """Whether the stores take lionagi's types, checked through `from_lionagi`."""
 
     # -- running --------------------------------------------------------------
 
@@ -220,11 +261,11 @@ class ConformanceKit:
         async with workspace() as path:
 
             def reopen() -> AbstractAsyncContextManager[MemoryStore]:
-                return open_store(self.factory, path, self.timeout)
+                return open_store(self._builds, path, self.timeout)
 
             given: dict[str, object] = {"reopen": reopen}
             try:
-                async with open_store(self.factory, path, self.timeout) as store:
+                async with open_store(self._builds, path, self.timeout) as store:
                     given["probe"] = probe = Probe(store, self.profile, self.timeout)
                     try:
                         observed, passed = await entry.run(**{p: given[p] for p in entry.takes})
@@ -258,7 +299,7 @@ class ConformanceKit:
             return CheckResult("stateful", declared, missing, False, "")
         try:
             compare_with_reference(
-                self.factory, self.profile, max_examples=self.stateful_examples, timeout=self.timeout
+                self._builds, self.profile, max_examples=self.stateful_examples, timeout=self.timeout
             )
         except AssertionError as exc:
             # A hang's calls are on the StoreHung that caused it.

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from lionmem.protocols.profile import FidelityProfile
-from lionmem.testing._harness import StoreFactory
+from lionmem.testing._harness import LionagiStoreFactory, StoreFactory
 from lionmem.testing.kit import CHECKS, ConformanceKit
 
 __all__ = ["MemoryStoreContract", "memory_store_contract"]
@@ -37,7 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the `memory_store` marker, so that `--strict-markers` accepts it."""
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(factory, profile, *, stateful_examples=60, timeout=30.0): the store a "
+        f"{MARKER}(factory, profile, *, stateful_examples=60, timeout=30.0, lionagi=False): the store a "
         "MemoryStoreContract class checks, and the options of its ConformanceKit",
     )
 
@@ -87,13 +87,14 @@ class MemoryStoreContract:
 
 
 def memory_store_contract(
-    factory: StoreFactory, profile: FidelityProfile, **kit_options: Any
+    factory: StoreFactory | LionagiStoreFactory, profile: FidelityProfile, **kit_options: Any
 ) -> type[MemoryStoreContract]:
     """A `MemoryStoreContract` class for `factory`'s stores, to bind to a name that
     pytest collects (one starting with `Test`).
 
     `kit_options` are [`ConformanceKit`][lionmem.testing.kit.ConformanceKit]'s
-    keyword arguments, `stateful_examples` and `timeout`.
+    keyword arguments, `stateful_examples`, `timeout` and `lionagi` (for a store
+    written against lionagi's types).
 
     Raises:
         TypeError: as `ConformanceKit` does, for a factory that is not callable, a
