@@ -103,6 +103,9 @@ def test_over_the_reference_store_results_are_the_objects_stored() -> None:
         # A replacement keeps its place, and is itself what comes back.
         again = MemoryItem(id=second.id, content="second, replaced")
         await store.store(again)
+        await asyncio.sleep(0)  # the loop lets go of the finished calls' results
+        gc.collect()  # the replaced twin is gone; its id's entry is the new one's
+        assert len(store._twins._by_id) == 2 and await store.retrieve(second.id) is again
         assert await store.search(MemoryQuery()) == [first, again]
         assert (await store.search(MemoryQuery()))[1] is again
         # An item stored through lionmem's own face comes back as one lionagi object.
@@ -130,6 +133,20 @@ def test_the_bridge_keeps_no_item_a_copying_store_let_go(tmp_path: Path) -> None
             assert store._twins._by_id == {}
 
     run(body)
+
+
+def test_a_late_farewell_from_a_replaced_twin_leaves_the_new_one_remembered() -> None:
+    """A twin may die on a store's worker thread after its id got a newer twin; its
+    entry's callback must not remove the newer one."""
+    store = for_lionagi(lionmem.InMemoryStore())
+    first = MemoryItem(content="first")
+    run(lambda: store.store(first))
+    (kept_ref, _) = store._twins._by_id[first.id]  # as if the dying thread still held it
+    again = MemoryItem(id=first.id, content="again")
+    run(lambda: store.store(again))
+    gc.collect()
+    assert kept_ref() is None  # the first twin is gone, and said so
+    assert run(lambda: store.retrieve(first.id)) is again
 
 
 def test_durable_stores_give_lionagi_items_with_every_field_exact(durable: Opened) -> None:

@@ -13,6 +13,7 @@ that a store written against lionagi's types can be checked by the kit. Needs th
 from __future__ import annotations
 
 import inspect
+import threading
 import weakref
 from typing import Generic, TypeVar
 from uuid import UUID
@@ -52,6 +53,10 @@ class _Twins(Generic[Given, Held]):
         self._store_class: type[Held] = store_class
         # Seam for tests: `_by_id`, read to show that no entry outlives its twin.
         self._by_id: dict[UUID, tuple[weakref.ref[Held], Given]] = {}
+        # A twin may die on a store's worker thread while the loop's thread remembers
+        # a new twin for its id. Reentrant: collecting garbage while the lock is held
+        # may run a callback on the same thread.
+        self._lock = threading.RLock()
 
     def for_store(self, item: Given) -> Held:
         """The twin of the caller's `item` for the store, remembered."""
@@ -71,15 +76,16 @@ class _Twins(Generic[Given, Held]):
         return twin
 
     def _remember(self, held: Held, given: Given) -> None:
-        key = held.id
-        by_id = self._by_id
+        key, by_id, lock = held.id, self._by_id, self._lock
 
         def forget(gone: weakref.ref[Held]) -> None:
-            entry = by_id.get(key)
-            if entry is not None and entry[0] is gone:
-                del by_id[key]
+            with lock:  # only this twin's entry: its id may have a newer one
+                entry = by_id.get(key)
+                if entry is not None and entry[0] is gone:
+                    del by_id[key]
 
-        by_id[key] = (weakref.ref(held, forget), given)
+        with lock:
+            by_id[key] = (weakref.ref(held, forget), given)
 
 
 def _twin(kind: type[Held], item: MemoryItem | LionagiItem) -> Held:
