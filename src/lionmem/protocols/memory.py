@@ -156,7 +156,10 @@ class InMemoryStore:
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
         """
-        require_type(query, "query", MemoryQuery)
+        if type(query) is not MemoryQuery:
+            require_type(query, "query", MemoryQuery)
+        if not (query.text or query.tags or query.filters):  # the first `limit` items alone
+            return self._items.values(query.limit)
         return _matches(self._items.values(), _predicates(query), query.limit)
 
     async def search_newest(self, query: MemoryQuery) -> list[MemoryItem]:

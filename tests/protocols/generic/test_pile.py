@@ -170,6 +170,20 @@ def test_iteration_is_a_snapshot() -> None:
     assert len(pile) == 2
 
 
+def test_values_up_to_a_stop_are_the_slice_of_all_of_them() -> None:
+    elements = [Element() for _ in range(5)]
+    pile = Pile(elements, item_type=Element)
+    for stop in (0, 1, 3, 5, 9, -1, -4, -5, -9, 2**70, -(2**70)):
+        got = pile.values(stop)
+        assert got == pile.values()[:stop] and all(a is b for a, b in zip(got, elements, strict=False)), stop
+    snapshot = pile.values(3)
+    snapshot.append(Element())  # a snapshot: the pile is not changed through it
+    assert len(pile) == 5
+    for bad in (True, "3", 2.0):
+        with pytest.raises(TypeError, match=f"^stop must be an int, got {type(bad).__name__}$"):
+            pile.values(bad)  # type: ignore[arg-type]
+
+
 def test_repr() -> None:
     assert repr(Pile([MemoryItem()], item_type=MemoryItem)) == "Pile[MemoryItem](len=1)"
 

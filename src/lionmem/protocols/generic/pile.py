@@ -6,12 +6,13 @@ Governed by [ADR-0092][adr-0092-d3].
 from __future__ import annotations
 
 import threading
+from itertools import islice
 from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from typing import Generic, TypeVar, overload
 from uuid import UUID
 
-from lionmem._internal.arguments import as_uuid, kind_of
+from lionmem._internal.arguments import as_uuid, kind_of, require_type
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.progression import Progression
 
@@ -188,10 +189,21 @@ class Pile(Generic[T]):
         """Async form of [`exclude`][lionmem.protocols.generic.pile.Pile.exclude]."""
         return self.exclude(key)
 
-    def values(self) -> list[T]:
-        """A snapshot of the elements in order."""
+    def values(self, stop: int | None = None) -> list[T]:
+        """A snapshot of the elements in order; with `stop`, `values()[:stop]`, read
+        without copying the elements after it.
+
+        Raises:
+            TypeError: `stop` is neither an int nor `None`.
+        """
         with self._lock:
-            return list(self._items.values())
+            if stop is None:
+                return list(self._items.values())
+            if type(stop) is not int:
+                require_type(stop, "stop", int)
+            # islice takes no stop past sys.maxsize; a limit may be any int.
+            stop = max(0, len(self._items) + stop) if stop < 0 else min(stop, len(self._items))
+            return list(islice(self._items.values(), stop))
 
     def keys(self) -> list[UUID]:
         """A snapshot of the ids in order."""
