@@ -197,3 +197,12 @@ def test_the_performance_page_shows_the_committed_operator_benchmark() -> None:
 
     page = (ROOT / "docs" / "performance.md").read_text()
     assert table(json.loads(RESULTS.read_text())) in page
+
+
+def test_the_performance_page_shows_the_committed_langgraph_benchmark() -> None:
+    from benchmarks.bench_langgraph import CHART, RESULTS, chart, table
+
+    results = json.loads(RESULTS.read_text())
+    page = (ROOT / "docs" / "performance.md").read_text()
+    assert table(results) in page
+    assert CHART.read_text(encoding="utf-8") == chart(results)
