@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +76,9 @@ async def measure_sqlite(items: list[MemoryItem], singles: list[MemoryItem], dir
             await ours.store_many(items[at : at + BATCH])
         load = (time.perf_counter() - start) / len(items)
         await ours.optimize()
-        write = await timed([lambda i=i: ours.store(i) for i in singles])
-        read = await timed([lambda i=i: ours.retrieve(i.id) for i in singles])
-        search = await timed([lambda: ours.search(query)] * 50)
+        write = await timed([partial(ours.store, i) for i in singles])
+        read = await timed([partial(ours.retrieve, i.id) for i in singles])
+        search = await timed([partial(ours.search, query)] * 50)
     ours_bytes = sqlite_bytes(ours_path)
     with SqliteStore.from_conn_string(str(theirs_path)) as theirs:
         theirs.setup()
@@ -95,8 +96,8 @@ async def measure_sqlite(items: list[MemoryItem], singles: list[MemoryItem], dir
         async def find() -> None:
             theirs.search(NAMESPACE, filter={"kind": 3}, limit=20)
 
-        their_write = await timed([lambda i=i: put(i) for i in singles])
-        their_read = await timed([lambda i=i: get(i) for i in singles])
+        their_write = await timed([partial(put, i) for i in singles])
+        their_read = await timed([partial(get, i) for i in singles])
         their_search = await timed([find] * 50)
     with sqlite3.connect(theirs_path) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -130,9 +131,9 @@ async def measure_postgres(items: list[MemoryItem], singles: list[MemoryItem], s
             await ours.store_many(items[at : at + BATCH])
         load = (time.perf_counter() - start) / len(items)
         analyze(ours_url)  # what autovacuum does soon after a load, as ADR-0097 asks
-        write = await timed([lambda i=i: ours.store(i) for i in singles])
-        read = await timed([lambda i=i: ours.retrieve(i.id) for i in singles])
-        search = await timed([lambda: ours.search(query)] * 50)
+        write = await timed([partial(ours.store, i) for i in singles])
+        read = await timed([partial(ours.retrieve, i.id) for i in singles])
+        search = await timed([partial(ours.search, query)] * 50)
     async with AsyncPostgresStore.from_conn_string(theirs_url) as theirs:
         await theirs.setup()
         start = time.perf_counter()
@@ -140,9 +141,9 @@ async def measure_postgres(items: list[MemoryItem], singles: list[MemoryItem], s
             await theirs.abatch([PutOp(NAMESPACE, str(i.id), value_of(i)) for i in items[at : at + BATCH]])
         their_load = (time.perf_counter() - start) / len(items)
         analyze(theirs_url)
-        their_write = await timed([lambda i=i: theirs.aput(NAMESPACE, str(i.id), value_of(i)) for i in singles])
-        their_read = await timed([lambda i=i: theirs.aget(NAMESPACE, str(i.id)) for i in singles])
-        their_search = await timed([lambda: theirs.asearch(NAMESPACE, filter={"kind": 3}, limit=20)] * 50)
+        their_write = await timed([partial(theirs.aput, NAMESPACE, str(i.id), value_of(i)) for i in singles])
+        their_read = await timed([partial(theirs.aget, NAMESPACE, str(i.id)) for i in singles])
+        their_search = await timed([partial(theirs.asearch, NAMESPACE, filter={"kind": 3}, limit=20)] * 50)
     sizes = []
     for url in (ours_url, theirs_url):
         with psycopg.connect(url, autocommit=True) as conn:
@@ -202,42 +203,29 @@ async def order_after_replace(store: Any) -> list[str]:
 
 
 async def probes(server: str, directory: Path) -> dict[str, dict[str, str]]:
+    from langgraph.store.postgres import PostgresStore
     from langgraph.store.sqlite import SqliteStore
 
     out: dict[str, dict[str, str]] = {}
-    with SqliteStore.from_conn_string(str(directory / "probes.db")) as sqlite_store:
+    with (
+        SqliteStore.from_conn_string(str(directory / "probes.db")) as sqlite_store,
+        PostgresStore.from_conn_string(fresh_database(server)) as pg_store,
+    ):
         sqlite_store.setup()
-        with _SyncPostgresStore(fresh_database(server)) as pg_store:
-            for probe, (metadata, filters) in PROBES.items():
-                want = await reference_answer(metadata, filters)
-                row = {"reference": str(want)}
-                for name, store in (("LangGraph SQLite", sqlite_store), ("LangGraph PostgreSQL", pg_store)):
-                    got = langgraph_answer(store, metadata, filters, probe)
-                    row[name] = "agrees" if got == want else f"{got}"
-                out[probe] = row
-            row = {"reference": "['a', 'b', 'c']"}
+        pg_store.setup()
+        for probe, (metadata, filters) in PROBES.items():
+            want = await reference_answer(metadata, filters)
+            row = {"reference": str(want)}
             for name, store in (("LangGraph SQLite", sqlite_store), ("LangGraph PostgreSQL", pg_store)):
-                got = await order_after_replace(store)
-                row[name] = "agrees" if got == ["a", "b", "c"] else str(got)
-            out["order after a replace"] = row
+                got = langgraph_answer(store, metadata, filters, probe)
+                row[name] = "agrees" if got == want else f"{got}"
+            out[probe] = row
+        row = {"reference": "['a', 'b', 'c']"}
+        for name, store in (("LangGraph SQLite", sqlite_store), ("LangGraph PostgreSQL", pg_store)):
+            got = await order_after_replace(store)
+            row[name] = "agrees" if got == ["a", "b", "c"] else str(got)
+        out["order after a replace"] = row
     return out
-
-
-class _SyncPostgresStore:
-    """LangGraph's synchronous PostgreSQL store, set up, as a context manager."""
-
-    def __init__(self, url: str) -> None:
-        from langgraph.store.postgres import PostgresStore
-
-        self._manager = PostgresStore.from_conn_string(url)
-
-    def __enter__(self) -> Any:
-        store = self._manager.__enter__()
-        store.setup()
-        return store
-
-    def __exit__(self, *exc: object) -> None:
-        self._manager.__exit__(*exc)
 
 
 def table(results: dict[str, Any]) -> str:
