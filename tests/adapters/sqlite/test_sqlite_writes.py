@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import random
 import sqlite3
 import subprocess
 import sys
@@ -21,11 +22,10 @@ from store_contract import (
     assert_writes_keep_the_item_as_called,
 )
 
-from lionmem import MemoryItem, MemoryQuery
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
-from lionmem.adapters.sqlite import _writes as sqlite_writes
 
 HOSTILE = ["it's", 'say "hi"', "a.b", "$.a", "$", "[0]", "'; DROP TABLE items; --", "\\", "%", "k\x00z"]
 
@@ -187,29 +187,27 @@ def index_rows(path: Path) -> list[tuple[Any, ...]]:
     return db.execute("SELECT * FROM item_meta").fetchall() + db.execute("SELECT * FROM item_tags").fetchall()
 
 
-def test_a_write_failing_in_the_database_leaves_everything_as_it_was(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_write_failing_in_the_database_leaves_everything_as_it_was(tmp_path: Path) -> None:
+    # The database refuses the new item's tag row, after the replacement before it in
+    # the batch was written: the whole batch is rolled back.
     kept = MemoryItem(content="kept", tags=["t"], metadata={"k": 1})
     replaced = MemoryItem(id=kept.id, content="replaced", tags=["u"], metadata={"k": 2})
     path = tmp_path / "m.db"
     with_store(path, lambda store: store.store(kept))
     before = index_rows(path)
-    real_index = sqlite_writes.index
-
-    def failing(db: sqlite3.Connection, seq: int, *args: Any) -> None:
-        real_index(db, seq, *args)
-        if seq > 1:
-            raise sqlite3.OperationalError("disk I/O error")
-
-    monkeypatch.setattr(sqlite_writes, "index", failing)
+    with connect(path, isolation_level=None) as db:
+        db.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON item_tags WHEN NEW.seq > 1"
+            " BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END"
+        )
 
     async def body(store: SQLiteMemoryStore) -> None:
-        with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
-            await store.store_many([replaced, MemoryItem(content="new")])
+        with pytest.raises(sqlite3.DatabaseError, match="disk I/O"):
+            await store.store_many([replaced, MemoryItem(content="new", tags=["n"])])
         assert [i.content for i in await store.search(MemoryQuery(text="e"))] == ["kept"]
         assert [i.content for i in await store.search(MemoryQuery(tags=["t"], filters={"k": 1}))] == ["kept"]
-        monkeypatch.setattr(sqlite_writes, "index", real_index)
+        with connect(path, isolation_level=None) as db:
+            db.execute("DROP TRIGGER refuse")
         await store.store(MemoryItem(content="later"))  # the store still writes
         assert [i.content for i in await store.search(MemoryQuery())] == ["kept", "later"]
 
@@ -225,7 +223,7 @@ def test_writes_the_file_system_refuses_leave_the_store_as_it_was(tmp_path: Path
     script = textwrap.dedent(f"""
         import asyncio, json, resource, signal, sqlite3, sys, uuid
         sys.path.insert(0, {SRC!r})
-        from lionmem import MemoryItem, MemoryQuery
+        from lionmem import InMemoryStore, MemoryItem, MemoryQuery
         from lionmem.adapters.sqlite import SQLiteMemoryStore
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # refuse the write, not the process
         def note(n):
@@ -264,3 +262,45 @@ def test_writes_the_file_system_refuses_leave_the_store_as_it_was(tmp_path: Path
     found = with_store(path, body)
     assert [i.id for i in found] == [UUID(int=n + 1) for n in range(report["stored"])] + [UUID(int=0)]
     assert all(i.content == "note " + "x" * 200 and i.tags == [str(n)] for n, i in enumerate(found[:-1]))
+
+
+def test_batches_of_new_and_stored_ids_land_as_writes_one_by_one_would(tmp_path: Path) -> None:
+    """A batch writes its new items with one statement a table; each new id takes its
+    place at its first write and holds its last, stored ids are replaced in place,
+    and a deleted id's number is never given again, whatever the mix."""
+    rng = random.Random(41)
+    ids = [UUID(int=n) for n in range(1, 30)]
+    reference = InMemoryStore()
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        for step in range(40):
+            batch = [
+                MemoryItem(id=rng.choice(ids), content=f"{step}-{n}", tags=[f"t{n % 3}"], metadata={"n": n})
+                for n in range(rng.randrange(2, 9))
+            ]
+            await store.store_many(batch)
+            for item in batch:
+                await reference.store(item)
+            if rng.random() < 0.4:
+                gone = rng.sample(ids, 3)
+                assert await store.delete_many(gone) == await reference.delete_many(gone)
+            for query in (MemoryQuery(limit=100), MemoryQuery(tags=["t1"], limit=100), MemoryQuery(filters={"n": 2})):
+                got = [(i.id, i.content) for i in await store.search(query)]
+                assert got == [(i.id, i.content) for i in await reference.search(query)], (step, query)
+
+    with_store(tmp_path / "m.db", body)
+
+
+def test_a_batch_never_reuses_the_number_of_a_deleted_item(tmp_path: Path) -> None:
+    """A scan goes on from the last number it handed over; a new item numbered as a
+    deleted one before it would be skipped."""
+
+    async def body(store: SQLiteMemoryStore) -> list[str]:
+        await store.store_many([MemoryItem(content=name) for name in "abc"])
+        pages = store.scan(3)
+        first = await anext(pages)
+        assert await store.delete(first[-1].id)
+        await store.store_many([MemoryItem(content="d"), MemoryItem(content="e")])
+        return [i.content for page in [first, *[p async for p in pages]] for i in page]
+
+    assert with_store(tmp_path / "m.db", body) == ["a", "b", "c", "d", "e"]

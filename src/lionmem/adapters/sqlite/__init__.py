@@ -37,7 +37,7 @@ from lionmem.adapters.stats import StoreStats
 from lionmem.adapters.sqlite._connect import connect
 from lionmem.adapters.sqlite._files import log_files
 from lionmem.adapters.sqlite._planner import COLUMNS, search
-from lionmem.adapters.sqlite._writes import Write, delete_rows, put, write_transaction
+from lionmem.adapters.sqlite._writes import Write, delete_rows, put, put_many, write_transaction
 from lionmem.adapters.sqlite.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
@@ -534,8 +534,10 @@ class SQLiteMemoryStore(ClosesOnExit):
     def _write(self, writes: Sequence[Write]) -> None:
         db = self._writer
         with write_transaction(db):
-            for write in writes:
-                put(db, write)
+            if len(writes) == 1:
+                put(db, writes[0])
+            else:
+                put_many(db, writes)
         self._written += len(writes)
         if self._written >= _CHECKPOINT_AFTER and (self._checkpoint is None or self._checkpoint.done()):
             self._written = 0

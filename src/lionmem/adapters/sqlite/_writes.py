@@ -120,6 +120,55 @@ def write_transaction(db: sqlite3.Connection) -> Generator[None, None, None]:
     db.execute("COMMIT")
 
 
+_IDS_A_QUERY = 500
+
+
+def put_many(db: sqlite3.Connection, writes: Sequence[Write]) -> None:
+    """Insert or replace `writes` as `put` would one by one, in one transaction the
+    caller holds: one statement a table for the items not stored yet.
+
+    An item already stored is replaced in place by `put`. A new id takes the next
+    sequence number at its first write in the batch, holding its last write, as the
+    writes one by one leave it; the numbers are given explicitly, each above every
+    number the table has used (`sqlite_sequence`, kept by AUTOINCREMENT).
+    """
+    ids = list(dict.fromkeys(write.columns[0] for write in writes))
+    stored: set[str] = set()
+    for start in range(0, len(ids), _IDS_A_QUERY):
+        chunk = ids[start : start + _IDS_A_QUERY]
+        marks = ", ".join("?" * len(chunk))
+        stored.update(row[0] for row in db.execute(f"SELECT id FROM items WHERE id IN ({marks})", chunk))
+    fresh: dict[str, Write] = {}
+    for write in writes:
+        if write.columns[0] in stored:
+            put(db, write)
+        else:
+            fresh[write.columns[0]] = write  # the first write's place, the last one's values
+    if not fresh:
+        return
+    ((last,),) = db.execute(
+        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'items'), 0),"
+        " coalesce((SELECT max(seq) FROM items), 0))"
+    ).fetchall()
+    numbered = list(enumerate(fresh.values(), start=last + 1))
+    db.executemany(
+        "INSERT INTO items (seq, id, created_at, body, folded) VALUES (?, ?, ?, ?, ?)",
+        [(seq, *write.columns) for seq, write in numbered],
+    )
+    db.executemany(
+        "INSERT INTO items_text (rowid, indexed) VALUES (?, ?)",
+        [(seq, indexable(write.columns[3])) for seq, write in numbered],
+    )
+    db.executemany(
+        "INSERT INTO item_tags (seq, tag) VALUES (?, ?)",
+        [(seq, tag) for seq, write in numbered for tag in write.tags],
+    )
+    db.executemany(
+        "INSERT INTO item_meta (seq, key, kind, value) VALUES (?, ?, ?, ?)",
+        [(seq, *meta) for seq, write in numbered for meta in write.meta],
+    )
+
+
 def put(db: sqlite3.Connection, write: Write) -> None:
     """Insert or replace one item in place, with its index rows."""
     item_id, *values = write.columns
