@@ -156,6 +156,15 @@ def test_metadata_mapping_becomes_a_dict(mapping: object) -> None:
     assert type(md) is dict and md == {"k": 1}
 
 
+def test_metadata_is_the_elements_own_dict() -> None:
+    # A change to the dict given afterwards never reaches the element, nor back.
+    for given in ({"k": [1]}, {"lion_class": "lionmem.protocols.generic.element.Element"}):
+        element = Element(metadata=given)
+        assert element.metadata == given and element.metadata is not given
+        given["added"] = 1
+        assert "added" not in element.metadata
+
+
 def test_metadata_that_is_not_a_mapping_is_rejected() -> None:
     with pytest.raises(ValidationError, match="metadata"):
         Element.model_validate({"metadata": [("k", 1)]})

@@ -101,6 +101,8 @@ class Element(BaseModel):
     @field_validator("metadata", mode="before")
     @classmethod
     def _coerce_metadata(cls, value: object) -> object:
+        if type(value) is dict and "lion_class" not in value:
+            return value  # the common case; pydantic's own validation copies it
         if value is None:
             return {}
         if not isinstance(value, Mapping):
