@@ -158,7 +158,8 @@ def test_metadata_mapping_becomes_a_dict(mapping: object) -> None:
 
 def test_metadata_is_the_elements_own_dict() -> None:
     # A change to the dict given afterwards never reaches the element, nor back.
-    for given in ({"k": [1]}, {"lion_class": "lionmem.protocols.generic.element.Element"}):
+    givens: list[dict[str, object]] = [{"k": [1]}, {"lion_class": "lionmem.protocols.generic.element.Element"}]
+    for given in givens:
         element = Element(metadata=given)
         assert element.metadata == given and element.metadata is not given
         given["added"] = 1
