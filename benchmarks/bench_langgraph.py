@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import html
 import json
-import math
 import sqlite3
 import statistics
 import sys
@@ -28,6 +27,7 @@ from typing import Any
 import psycopg
 
 from benchmarks.common import make_items
+from benchmarks.plot import LogAxis
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
@@ -249,21 +249,16 @@ def chart(results: dict[str, Any]) -> str:
     left, width, bar, gap = 300, 420, 14, 8
     height = 74 + len(rows) * (bar + gap)
 
-    def x(ratio: float) -> float:
-        return left + (min(max(math.log10(ratio), low), high) - low) / (high - low) * width
-
+    axis = LogAxis(left, width, low, high)
+    x = axis.x
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 30}" height="{height}" '
         'font-family="sans-serif" font-size="11">',
         f'<text x="10" y="18" font-size="13" font-weight="bold">lionmem / LangGraph, '
         f'{results["items"]:,} items (left of 1x: lionmem ahead)</text>',
+        *axis.grid(34, height),
     ]
-    for tick in range(int(low), int(high) + 1):
-        tx = x(10.0**tick)
-        parts.append(f'<line x1="{tx:.1f}" y1="34" x2="{tx:.1f}" y2="{height - 20}" stroke="#ddd"/>')
-        parts.append(f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle">{10.0**tick:g}x</text>')
     one = x(1.0)
-    parts.append(f'<line x1="{one:.1f}" y1="34" x2="{one:.1f}" y2="{height - 20}" stroke="#333"/>')
     y = 40
     for name, row in rows.items():
         ratio = row["lionmem"] / row["langgraph"]

@@ -10,9 +10,34 @@ import argparse
 import json
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 COLOURS = {"sqlite": "#3b7dd8", "postgres": "#d8833b"}
+
+
+class LogAxis(NamedTuple):
+    """A horizontal log scale of ratios, from 10**low to 10**high across `width`."""
+
+    left: float
+    width: float
+    low: float
+    high: float
+
+    def x(self, ratio: float) -> float:
+        clamped = min(max(math.log10(ratio), self.low), self.high)
+        return self.left + (clamped - self.low) / (self.high - self.low) * self.width
+
+    def grid(self, top: float, height: float) -> list[str]:
+        """A labelled line at each power of ten, and a dark one at 1x."""
+        parts = []
+        for tick in range(int(self.low), int(self.high) + 1):
+            tx = self.x(10.0**tick)
+            parts.append(f'<line x1="{tx:.1f}" y1="{top:g}" x2="{tx:.1f}" y2="{height - 20}" stroke="#ddd"/>')
+            parts.append(f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle">{10.0**tick:g}x</text>')
+        one = self.x(1.0)
+        parts.append(f'<line x1="{one:.1f}" y1="{top:g}" x2="{one:.1f}" y2="{height - 20}" stroke="#333"/>')
+        return parts
 
 
 def chart(rows: dict[str, dict[str, float]], title: str) -> str:
@@ -21,21 +46,15 @@ def chart(rows: dict[str, dict[str, float]], title: str) -> str:
     left, width, bar, gap = 220, 560, 9, 8
     height = 74 + len(names) * (2 * bar + gap)
 
-    def x(ratio: float) -> float:
-        clamped = min(max(math.log10(ratio), low), high)
-        return left + (clamped - low) / (high - low) * width
-
+    axis = LogAxis(left, width, low, high)
+    x = axis.x
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 30}" height="{height}" '
         'font-family="sans-serif" font-size="11">',
         f'<text x="10" y="18" font-size="13" font-weight="bold">{title}</text>',
+        *axis.grid(44, height),
     ]
-    for tick in range(int(low), int(high) + 1):
-        tx = x(10.0**tick)
-        parts.append(f'<line x1="{tx:.1f}" y1="44" x2="{tx:.1f}" y2="{height - 20}" stroke="#ddd"/>')
-        parts.append(f'<text x="{tx:.1f}" y="{height - 6}" text-anchor="middle">{10.0**tick:g}x</text>')
     one = x(1.0)
-    parts.append(f'<line x1="{one:.1f}" y1="44" x2="{one:.1f}" y2="{height - 20}" stroke="#333"/>')
     y = 50
     for name in names:
         parts.append(f'<text x="{left - 6}" y="{y + bar + 3}" text-anchor="end">{name[7:]}</text>')
