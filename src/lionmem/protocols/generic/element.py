@@ -102,7 +102,7 @@ class Element(BaseModel):
     @classmethod
     def _coerce_metadata(cls, value: object) -> object:
         if type(value) is dict and "lion_class" not in value:
-            return value  # the common case; pydantic's own validation copies it
+            return cast("dict[object, object]", value)  # the common case; pydantic copies it
         if value is None:
             return {}
         if not isinstance(value, Mapping):
