@@ -337,9 +337,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             RuntimeError: called in a process forked from the one that opened
                 the store.
         """
-        require_type(query, "query", MemoryQuery)
-        found: list[MemoryItem] = await self._on_writer(search, self._writer, query)
-        return found
+        return await self._search(query, newest_first=False)
 
     async def search_newest(self, query: MemoryQuery) -> list[MemoryItem]:
         """Copies of the items matching `query`, the last in insertion order first, cut
@@ -352,8 +350,13 @@ class SQLiteMemoryStore(ClosesOnExit):
             RuntimeError: called in a process forked from the one that opened
                 the store.
         """
+        return await self._search(query, newest_first=True)
+
+    async def _search(self, query: MemoryQuery, *, newest_first: bool) -> list[MemoryItem]:
         require_type(query, "query", MemoryQuery)
-        found: list[MemoryItem] = await self._on_writer(partial(search, newest_first=True), self._writer, query)
+        found: list[MemoryItem] = await self._on_writer(
+            partial(search, newest_first=newest_first), self._writer, query
+        )
         return found
 
     # -- forgetting: the optional extension of ADR-0100 --------------------------------

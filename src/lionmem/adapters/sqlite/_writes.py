@@ -80,11 +80,22 @@ class Write(NamedTuple):
         return cls(columns, *index_rows(stored.tags, stored.metadata))
 
 
-def index(db: sqlite3.Connection, seq: int, folded: str, tags: list[str], meta: list[MetaRow]) -> None:
-    db.execute("INSERT INTO items_text (rowid, indexed) VALUES (?, ?)", (seq, indexable(folded)))
-    db.executemany("INSERT INTO item_tags (seq, tag) VALUES (?, ?)", [(seq, t) for t in tags])
+IndexEntry = tuple[int, str, list[str], list[MetaRow]]
+"""What indexes one item: its sequence number, folded text, tags and metadata rows."""
+
+
+def index(db: sqlite3.Connection, entries: Sequence[IndexEntry]) -> None:
+    """Write the text, tag and metadata index rows of items, one statement a table."""
     db.executemany(
-        "INSERT INTO item_meta (seq, key, kind, value) VALUES (?, ?, ?, ?)", [(seq, *m) for m in meta]
+        "INSERT INTO items_text (rowid, indexed) VALUES (?, ?)",
+        [(seq, indexable(folded)) for seq, folded, _, _ in entries],
+    )
+    db.executemany(
+        "INSERT INTO item_tags (seq, tag) VALUES (?, ?)", [(seq, t) for seq, _, tags, _ in entries for t in tags]
+    )
+    db.executemany(
+        "INSERT INTO item_meta (seq, key, kind, value) VALUES (?, ?, ?, ?)",
+        [(seq, *m) for seq, _, _, meta in entries for m in meta],
     )
 
 
@@ -155,18 +166,7 @@ def put_many(db: sqlite3.Connection, writes: Sequence[Write]) -> None:
         "INSERT INTO items (seq, id, created_at, body, folded) VALUES (?, ?, ?, ?, ?)",
         [(seq, *write.columns) for seq, write in numbered],
     )
-    db.executemany(
-        "INSERT INTO items_text (rowid, indexed) VALUES (?, ?)",
-        [(seq, indexable(write.columns[3])) for seq, write in numbered],
-    )
-    db.executemany(
-        "INSERT INTO item_tags (seq, tag) VALUES (?, ?)",
-        [(seq, tag) for seq, write in numbered for tag in write.tags],
-    )
-    db.executemany(
-        "INSERT INTO item_meta (seq, key, kind, value) VALUES (?, ?, ?, ?)",
-        [(seq, *meta) for seq, write in numbered for meta in write.meta],
-    )
+    index(db, [(seq, write.columns[3], write.tags, write.meta) for seq, write in numbered])
 
 
 def put(db: sqlite3.Connection, write: Write) -> None:
@@ -185,4 +185,4 @@ def put(db: sqlite3.Connection, write: Write) -> None:
             "UPDATE items SET created_at = ?, body = ?, folded = ? WHERE seq = ?", (*values, seq)
         )
         _unindex(db, seq, old_folded)
-    index(db, seq, write.columns[3], write.tags, write.meta)
+    index(db, [(seq, write.columns[3], write.tags, write.meta)])

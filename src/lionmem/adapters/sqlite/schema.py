@@ -13,7 +13,7 @@ from typing import Final
 
 from lionmem._internal.json_values import loads
 from lionmem.adapters.errors import IncompatibleDatabaseError
-from lionmem.adapters.sqlite._writes import index, index_rows, write_transaction
+from lionmem.adapters.sqlite._writes import IndexEntry, index, index_rows, write_transaction
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION"]
 
@@ -58,10 +58,11 @@ def _version_1(db: sqlite3.Connection) -> None:
 def _version_2(db: sqlite3.Connection) -> None:
     for statement in _INDEXES_V2:
         db.execute(statement)
-    rows = db.execute("SELECT seq, folded, body FROM items").fetchall()
-    for seq, folded, body in rows:
+    entries: list[IndexEntry] = []
+    for seq, folded, body in db.execute("SELECT seq, folded, body FROM items").fetchall():
         _content, tags, metadata = loads(body)
-        index(db, seq, folded, *index_rows(tags, metadata))
+        entries.append((seq, folded, *index_rows(tags, metadata)))
+    index(db, entries)
 
 
 def _version_3(db: sqlite3.Connection) -> None:
