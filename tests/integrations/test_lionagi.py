@@ -274,7 +274,7 @@ def test_the_kit_checks_lionagis_own_store_against_the_reference() -> None:
     _passes(ConformanceKit(LionagiInMemoryStore, WITHOUT_FORGETTING, lionagi=True, stateful_examples=20))
 
 
-def test_the_kit_checks_a_store_through_the_integration(tmp_path: Path) -> None:
+def test_the_kit_checks_a_store_through_the_integration() -> None:
     """lionmem's stores through both bridges, lionagi's types in between, keep every
     promise of their profiles."""
     _passes(ConformanceKit(lambda: from_lionagi(for_lionagi(lionmem.InMemoryStore())), WITHOUT_FORGETTING))
@@ -301,7 +301,7 @@ def test_the_kit_fails_a_lionagi_store_that_breaks_a_promise() -> None:
     assert not result.passed and "tags" in result.dimension
 
 
-def test_a_lionagi_kit_closes_what_the_factory_opened(tmp_path: Path) -> None:
+def test_a_lionagi_kit_closes_what_the_factory_opened() -> None:
     closed: list[bool] = []
 
     class Closing(LionagiInMemoryStore):
