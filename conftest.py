@@ -24,8 +24,8 @@ from sybil.parsers.rest import DocTestParser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
 
-from pg_server import fresh_database, postgres_url  # noqa: E402
-from sqlite_support import close_opened  # noqa: E402
+from pg_server import fresh_database, postgres_url
+from sqlite_support import close_opened
 
 # The kit's plugin, which installed users get through its pytest11 entry point; the
 # suite turns that off (pyproject.toml) to load it here, once coverage is running.
@@ -59,7 +59,7 @@ def evaluate_with_await(example: Example) -> None:
         namespace["dsn"] = namespace["pg_url"]
     source = "\n" * example.line + str(example.parsed)
     code = compile(source, example.path, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
-    result = eval(code, namespace)  # noqa: S307 - the docs are our own code
+    result = eval(code, namespace)
     if inspect.iscoroutine(result):
         namespace["__loop__"].run_until_complete(result)
 
@@ -89,8 +89,11 @@ def run_console(example: Example) -> str | None:
         if argv[:3] != [".venv/bin/python", "-m", "lionmem"]:
             return f"only .venv/bin/python -m lionmem runs here, not {command!r}"
         done = subprocess.run(
-            [sys.executable, *argv[1:]], cwd=namespace["__cwd__"],
-            capture_output=True, text=True, check=False,
+            [sys.executable, *argv[1:]],
+            cwd=namespace["__cwd__"],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         want = "".join(f"{line}\n" for line in expected)
         got = done.stdout + done.stderr

@@ -44,11 +44,11 @@ async def sql_alone(sqlite: SQLiteMemoryStore, query: MemoryQuery) -> float:
 
     def statements() -> list[str]:
         captured: list[str] = []
-        sqlite._writer.set_trace_callback(captured.append)  # noqa: SLF001
+        sqlite._writer.set_trace_callback(captured.append)
         try:
-            planned_search(sqlite._writer, query)  # noqa: SLF001
+            planned_search(sqlite._writer, query)
         finally:
-            sqlite._writer.set_trace_callback(None)  # noqa: SLF001
+            sqlite._writer.set_trace_callback(None)
         return captured
 
     def best(sql: list[str]) -> float:
@@ -56,12 +56,12 @@ async def sql_alone(sqlite: SQLiteMemoryStore, query: MemoryQuery) -> float:
         for _ in range(5):
             start = time.perf_counter()
             for statement in sql:
-                sqlite._writer.execute(statement).fetchall()  # noqa: SLF001
+                sqlite._writer.execute(statement).fetchall()
             times.append(time.perf_counter() - start)
         return min(times)
 
-    sql: list[str] = await sqlite._on_writer(statements)  # noqa: SLF001
-    took: float = await sqlite._on_writer(best, sql)  # noqa: SLF001
+    sql: list[str] = await sqlite._on_writer(statements)
+    took: float = await sqlite._on_writer(best, sql)
     return took
 
 
@@ -74,13 +74,17 @@ def fresh_objects(matches: list[MemoryItem]) -> list[MemoryItem]:
     for item in matches:
         values = item.__dict__
         copy = new(MemoryItem)
-        put(copy, "__dict__", {
-            "id": values["id"],
-            "created_at": values["created_at"],
-            "metadata": dict(values["metadata"]),
-            "content": values["content"],
-            "tags": list(values["tags"]),
-        })
+        put(
+            copy,
+            "__dict__",
+            {
+                "id": values["id"],
+                "created_at": values["created_at"],
+                "metadata": dict(values["metadata"]),
+                "content": values["content"],
+                "tags": list(values["tags"]),
+            },
+        )
         put(copy, "__pydantic_fields_set__", set(item.__pydantic_fields_set__))
         put(copy, "__pydantic_extra__", None)
         put(copy, "__pydantic_private__", None)
@@ -121,14 +125,13 @@ async def broad_copies(n: int, directory: Path) -> None:
             fresh_objects(matches)
 
         base = await best_time(5, search)
-        cells = [f"{base * 1e3:8.1f} ms"]
-        for took in (
+        took = [
             await sql_alone(sqlite, query),
             await best_time(5, decode),
             await best_time(5, deep_copy),
             await best_time(5, fresh),
-        ):
-            cells.append(f"{took * 1e3:8.1f} ms {took / base:5.2f}x")
+        ]
+        cells = [f"{base * 1e3:8.1f} ms", *(f"{t * 1e3:8.1f} ms {t / base:5.2f}x" for t in took)]
         print(f"  {name:<20}{len(matches):7,}  " + "   ".join(cells))
     await sqlite.close()
 

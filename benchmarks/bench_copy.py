@@ -29,8 +29,8 @@ from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from cli_support import with_namespace  # noqa: E402
-from pg_server import fresh_database, postgres_url  # noqa: E402
+from cli_support import with_namespace
+from pg_server import fresh_database, postgres_url
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CHUNK = 5000
@@ -129,7 +129,10 @@ def table(report: dict[str, Any]) -> str:
         ("Items", f"{report['items']:,}"),
         ("SQLite bulk load", f"{load['sqlite']:.0f} s"),
         ("PostgreSQL bulk load", f"{load['postgres']:.0f} s"),
-        ("`copy`, SQLite to PostgreSQL, checked", f"{report['copy, s']:.0f} s ({report['copy, items/s']:,.0f} items/s)"),
+        (
+            "`copy`, SQLite to PostgreSQL, checked",
+            f"{report['copy, s']:.0f} s ({report['copy, items/s']:,.0f} items/s)",
+        ),
         ("`copy` / the slower bulk load", f"{report['copy / slower bulk load']:.2f}x (target: at most {RATE_LIMIT}x)"),
         ("`copy` / SQLite's, PostgreSQL's bulk load", f"{each['sqlite']:.2f}x, {each['postgres']:.2f}x"),
         ("Peak memory copying 1 item", f"{report['peak RSS copying 1 item, MiB']:.0f} MiB"),

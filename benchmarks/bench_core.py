@@ -32,6 +32,7 @@ def measure(store: Any, items: list[MemoryItem], repeat: int) -> dict[str, float
 
     timings["retrieve"] = best_of(repeat, retrieve_all) / n
     for name, query in queries(n).items():
+
         async def one(q: Any = query) -> None:
             await store.search(q)
 

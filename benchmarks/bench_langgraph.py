@@ -33,7 +33,7 @@ from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from pg_server import fresh_database, postgres_url  # noqa: E402
+from pg_server import fresh_database, postgres_url
 
 RESULTS = Path(__file__).resolve().parent / "results" / "langgraph.json"
 CHART = Path(__file__).resolve().parent.parent / "docs" / "assets" / "langgraph.svg"
@@ -255,7 +255,7 @@ def chart(results: dict[str, Any]) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 30}" height="{height}" '
         'font-family="sans-serif" font-size="11">',
         f'<text x="10" y="18" font-size="13" font-weight="bold">lionmem / LangGraph, '
-        f'{results["items"]:,} items (left of 1x: lionmem ahead)</text>',
+        f"{results['items']:,} items (left of 1x: lionmem ahead)</text>",
         *axis.grid(34, height),
     ]
     one = x(1.0)

@@ -27,7 +27,7 @@ from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from pg_server import postgres_url  # noqa: E402
+from pg_server import postgres_url
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -68,6 +68,7 @@ async def measure(url: str, n: int, directory: Path, names: list[str] | None) ->
             out.setdefault("store (one call)", {})[name] = (time.perf_counter() - start) / len(one)
         sample = [i.id for i in items[:: max(1, n // 1000)]]
         for name, store in stores.items():
+
             async def retrieve_all(s: Any = store) -> None:
                 for item_id in sample:
                     await s.retrieve(item_id)
@@ -77,6 +78,7 @@ async def measure(url: str, n: int, directory: Path, names: list[str] | None) ->
             if names and not any(qname.startswith(f"search.{k}") for k in names):
                 continue
             for name, store in stores.items():
+
                 async def one_search(s: Any = store, q: MemoryQuery = query) -> None:
                     await s.search(q)
 
@@ -95,6 +97,7 @@ async def measure(url: str, n: int, directory: Path, names: list[str] | None) ->
         # Eight clients at once, each running selective searches: throughput per second.
         selective = [MemoryQuery(tags=[f"t{k}"]) for k in range(40)]
         for name, store in stores.items():
+
             async def client(s: Any = store) -> None:
                 for q in selective:
                     await s.search(q)
@@ -109,8 +112,13 @@ def show(n: int, results: dict[str, dict[str, float]]) -> None:
     print(f"\n{n:,} items                    in-memory      sqlite    postgres   sqlite/mem  pg/mem")
     for name, row in results.items():
         per_second = name.endswith("/s")
-        unit, scale = ("/s", 1.0) if per_second else (("µs", 1e6) if name.startswith(("store", "retrieve")) else ("ms", 1e3))
-        cells = "".join(f"{row[k] * scale:10.1f}{unit}" if per_second else f"{row[k] * scale:10.3f}{unit}" for k in ("memory", "sqlite", "postgres"))
+        unit, scale = (
+            ("/s", 1.0) if per_second else (("µs", 1e6) if name.startswith(("store", "retrieve")) else ("ms", 1e3))
+        )
+        cells = "".join(
+            f"{row[k] * scale:10.1f}{unit}" if per_second else f"{row[k] * scale:10.3f}{unit}"
+            for k in ("memory", "sqlite", "postgres")
+        )
         ratios = "" if per_second else f"{row['sqlite'] / row['memory']:10.2f}x {row['postgres'] / row['memory']:7.2f}x"
         print(f"  {name:<26}{cells}{ratios}")
 

@@ -91,6 +91,7 @@ def measure(n: int, items: list[MemoryItem], directory: Path) -> dict[str, tuple
                 await timed(sqlite, retrieve_all) / len(sample),
             )
             for name, query in queries(n).items():
+
                 async def one(store: Any, q: MemoryQuery = query) -> None:
                     await store.search(q)
 

@@ -22,8 +22,7 @@ def make_items(n: int, seed: int = 7) -> list[MemoryItem]:
     return [
         MemoryItem(
             content=(
-                f"Note {i}: the {rng.choice(WORDS)} near the {rng.choice(WORDS)} "
-                f"about w{rng.randrange(1000):04d}"
+                f"Note {i}: the {rng.choice(WORDS)} near the {rng.choice(WORDS)} about w{rng.randrange(1000):04d}"
             ),
             tags=[f"t{rng.randrange(500)}", f"g{i % 20}"],
             metadata={"kind": i % 10, "owner": f"u{i % 1000}"},
@@ -122,9 +121,5 @@ class BaselineStore:
             wanted = set(query.tags)
             results = [r for r in results if wanted & set(r.tags)]
         if query.filters:
-            results = [
-                r
-                for r in results
-                if all(r.metadata.get(k) == v for k, v in query.filters.items())
-            ]
+            results = [r for r in results if all(r.metadata.get(k) == v for k, v in query.filters.items())]
         return results[: query.limit]

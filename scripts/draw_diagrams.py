@@ -117,8 +117,7 @@ def sequence(title: str, participants: list[str], steps: list[Step]) -> str:
         )
         parts.append(_text(x[name], 30, name, ' font-weight="bold"'))
         parts.append(
-            f'<line x1="{x[name]:g}" y1="40" x2="{x[name]:g}" y2="{height - 10}" stroke="#999" '
-            'stroke-dasharray="4,4"/>'
+            f'<line x1="{x[name]:g}" y1="40" x2="{x[name]:g}" y2="{height - 10}" stroke="#999" stroke-dasharray="4,4"/>'
         )
     for n, step in enumerate(steps):
         y = top + row * n + row / 2

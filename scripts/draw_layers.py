@@ -47,8 +47,7 @@ def drawing() -> str:
                 'fill="#eef3fb" stroke="#3f6fb5" stroke-width="1.5"/>'
             )
             parts.append(
-                f'<text x="{left + width / 2:g}" y="{top + ROW / 2 + 5:g}" text-anchor="middle">'
-                f"{escape(name)}</text>"
+                f'<text x="{left + width / 2:g}" y="{top + ROW / 2 + 5:g}" text-anchor="middle">{escape(name)}</text>'
             )
         if len(row) > 1:
             parts.append(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from api_surface import SNAPSHOT, write_snapshot  # noqa: E402
+from api_surface import SNAPSHOT, write_snapshot
 
 write_snapshot()
 print(f"wrote {SNAPSHOT}")

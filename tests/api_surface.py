@@ -45,9 +45,7 @@ def public_objects(obj: griffe.Object) -> Iterator[griffe.Object]:
             continue
         assert isinstance(member, griffe.Object)
         yield member
-        typed_dict = isinstance(member, griffe.Class) and any(
-            str(base) == "TypedDict" for base in member.bases
-        )
+        typed_dict = isinstance(member, griffe.Class) and any(str(base) == "TypedDict" for base in member.bases)
         if member.is_module or (member.is_class and not typed_dict):
             yield from public_objects(member)
 
@@ -55,5 +53,5 @@ def public_objects(obj: griffe.Object) -> Iterator[griffe.Object]:
 def write_snapshot() -> None:
     # Line numbers are written as 0, so that a line added above an object does not
     # rewrite the snapshot; griffe's decoder needs the keys, not their values.
-    text = re.sub(r'^( *"(?:end)?lineno": )\d+', r"\g<1>0", load_current().as_json(indent=1), flags=re.M)
+    text = re.sub(r'^( *"(?:end)?lineno": )\d+', r"\g<1>0", load_current().as_json(indent=1), flags=re.MULTILINE)
     SNAPSHOT.write_text(text + "\n", encoding="utf-8")

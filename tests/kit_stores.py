@@ -198,9 +198,7 @@ class StrictStore(NonNegativeLimitStore):
     def filters(self, wanted: dict[str, Any], item: MemoryItem) -> bool:
         if any(isinstance(v, Condition) for v in wanted.values()):
             raise NotImplementedError("filter operators are not supported")
-        return all(
-            k in item.metadata and _json_equal(item.metadata[k], v) for k, v in wanted.items()
-        )
+        return all(k in item.metadata and _json_equal(item.metadata[k], v) for k, v in wanted.items())
 
 
 def _json_equal(a: Any, b: Any) -> bool:
@@ -241,9 +239,7 @@ class MovingStore(CopyingStore):
         super().put(item)
 
 
-MOVING_PROFILE = FidelityProfile(
-    returned_objects=ReturnedObjects.COPIES, on_existing_id=OnExistingId.MOVE_TO_END
-)
+MOVING_PROFILE = FidelityProfile(returned_objects=ReturnedObjects.COPIES, on_existing_id=OnExistingId.MOVE_TO_END)
 
 
 class ReversedStore(CopyingStore):
@@ -253,9 +249,7 @@ class ReversedStore(CopyingStore):
         return list(reversed(self.items.values()))
 
 
-REVERSED_PROFILE = FidelityProfile(
-    returned_objects=ReturnedObjects.COPIES, result_order=ResultOrder.UNORDERED
-)
+REVERSED_PROFILE = FidelityProfile(returned_objects=ReturnedObjects.COPIES, result_order=ResultOrder.UNORDERED)
 
 
 class LaggingStore(CopyingStore):
@@ -283,9 +277,7 @@ class LaggingStore(CopyingStore):
         await asyncio.gather(*self.pending)
 
 
-LAGGING_PROFILE = FidelityProfile(
-    returned_objects=ReturnedObjects.COPIES, visibility=Visibility.EVENTUAL
-)
+LAGGING_PROFILE = FidelityProfile(returned_objects=ReturnedObjects.COPIES, visibility=Visibility.EVENTUAL)
 
 
 class JsonFileStore(CopyingStore):

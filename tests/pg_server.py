@@ -61,8 +61,18 @@ class Server:
             os.chown(self.root, owner.pw_uid, owner.pw_gid)
             self._as = ["runuser", "-u", "postgres", "--"]
         try:
-            self._run("initdb", "-D", str(self.data), "-U", self.user, "--auth=scram-sha-256",
-                      f"--pwfile={self._pwfile()}", "-E", "UTF8", "--no-sync")
+            self._run(
+                "initdb",
+                "-D",
+                str(self.data),
+                "-U",
+                self.user,
+                "--auth=scram-sha-256",
+                f"--pwfile={self._pwfile()}",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            )
         except BaseException:
             self.remove()  # nothing of a server that never was is left behind
             raise
@@ -78,8 +88,13 @@ class Server:
     def _run(self, tool: str, *args: str) -> None:
         """Run one of the server's tools; a failure raises `RuntimeError` with what
         the tool said, which `CalledProcessError` alone does not show."""
-        done = subprocess.run([*self._as, str(self.bindir / tool), *args],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+        done = subprocess.run(
+            [*self._as, str(self.bindir / tool), *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"{tool} failed with status {done.returncode}: {done.stderr.strip()}")
 
@@ -89,8 +104,9 @@ class Server:
 
     def start(self) -> None:
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} -c fsync=off"
-        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "log"),
-                  "-w", "-t", "60", "start")
+        self._run(
+            "pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "-t", "60", "start"
+        )
 
     def stop(self, mode: str = "fast") -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop")
@@ -168,7 +184,5 @@ def fresh_database(url: str, encoding: str | None = None) -> str:
 def lionmem_tables(url: str) -> list[str]:
     """The lionmem tables in the database at `url`."""
     with psycopg.connect(url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT tablename FROM pg_tables WHERE tablename LIKE 'lionmem%' ORDER BY 1"
-        ).fetchall()
+        rows = conn.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'lionmem%' ORDER BY 1").fetchall()
     return [name for (name,) in rows]

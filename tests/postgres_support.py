@@ -40,7 +40,9 @@ async def open_only(url: str, **kwargs: Any) -> None:
     await store.close()
 
 
-async def execute(store: PostgresMemoryStore, statement: LiteralString, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+async def execute(
+    store: PostgresMemoryStore, statement: LiteralString, params: Sequence[object] = ()
+) -> list[tuple[Any, ...]]:
     """The rows of a statement of the test's own, run on the store's pool as its calls are."""
     return await store._execute(statement, params)
 

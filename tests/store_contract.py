@@ -23,24 +23,51 @@ import warnings
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 from uuid import UUID, uuid4
 
 import pytest
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
-from lionmem.filters import AllOf, AnyOf, Condition, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
-from lionmem.protocols.forgetting import ForgettingStore
-from lionmem.protocols.recent import RecentStore
 from lionmem._internal.json_values import MAX_NESTING
 from lionmem.adapters._rows import ENCODE_EVERY, MAX_ITEM_BYTES
 from lionmem.adapters.errors import StoreClosedError
+from lionmem.filters import AllOf, AnyOf, Condition, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
+from lionmem.protocols.forgetting import ForgettingStore
+from lionmem.protocols.recent import RecentStore
 
 AWKWARD: list[Any] = [
-    0, 1, -1, True, False, 0.0, -0.0, 1.0, 0.5, "1", "", None, [1], [True], {"a": 1}, {},
-    2**53, 2**53 + 1, float(2**53), 2**63 - 1, -(2**63), -(2**63) - 1, 2**63, 2.0**63,
-    -(2.0**63), 2**64, 2**64 + 1, 2.0**64, 10**400, 1e300,
+    0,
+    1,
+    -1,
+    True,
+    False,
+    0.0,
+    -0.0,
+    1.0,
+    0.5,
+    "1",
+    "",
+    None,
+    [1],
+    [True],
+    {"a": 1},
+    {},
+    2**53,
+    2**53 + 1,
+    float(2**53),
+    2**63 - 1,
+    -(2**63),
+    -(2**63) - 1,
+    2**63,
+    2.0**63,
+    -(2.0**63),
+    2**64,
+    2**64 + 1,
+    2.0**64,
+    10**400,
+    1e300,
 ]
 """Values where Python's `==` is easy to get wrong in SQL: bool against int against
 float, the edges of 64-bit and float-exact integers, integers beyond float range."""
@@ -77,8 +104,17 @@ async def assert_searches_agree(store: MemoryStore, *, seed: int, rounds: int) -
 
 
 UNICODE_TEXTS = [
-    "İstanbul", "istanbul", "ΟΔΟΣ", "ΟΔΟΣΑ", "Straße", "STRASSE",
-    "ﬃx", "e\u0301te", "été", "\u212a-9", "ǅemal",
+    "İstanbul",
+    "istanbul",
+    "ΟΔΟΣ",
+    "ΟΔΟΣΑ",
+    "Straße",
+    "STRASSE",
+    "ﬃx",
+    "e\u0301te",
+    "été",
+    "\u212a-9",
+    "ǅemal",
 ]
 """Contents whose `lower()` is not one ASCII-like mapping per character."""
 
@@ -394,7 +430,11 @@ async def assert_unvalidated_fields_refused(store: Batching) -> None:
         (MemoryItem.model_construct(created_at="2026-01-01"), TypeError, "^created_at is a str, not a float$"),
         (MemoryItem.model_construct(created_at=5), TypeError, "^created_at is an int, not a float$"),
         (MemoryItem.model_construct(created_at=True), TypeError, "^created_at is a bool, not a float$"),
-        (MemoryItem.model_construct(created_at=math.nan), ValueError, "^created_at must be a finite timestamp, got nan$"),
+        (
+            MemoryItem.model_construct(created_at=math.nan),
+            ValueError,
+            "^created_at must be a finite timestamp, got nan$",
+        ),
         (MemoryItem.model_construct(created_at=-math.inf), ValueError, "must be a finite timestamp, got -inf$"),
         (MemoryItem.model_construct(metadata=["k", 1]), TypeError, "^metadata is a list, not a dict$"),
         (MemoryItem.model_construct(metadata=None), TypeError, "^metadata is a NoneType, not a dict$"),
@@ -522,7 +562,7 @@ async def assert_forgetting_follows_the_reference(store: MemoryStore) -> None:
     assert await store.delete_created_before(2) == len([t for t in remaining.values() if t < 2]) == 1
     naive = datetime(1970, 1, 1, 0, 0, 6)  # read as UTC: 6.0
     assert await store.delete_created_before(naive) == len([t for t in remaining.values() if 2 <= t < 6])
-    aware = datetime(1970, 1, 1, 0, 0, 9, tzinfo=timezone.utc)
+    aware = datetime(1970, 1, 1, 0, 0, 9, tzinfo=UTC)
     assert await store.delete_created_before(aware) == len([t for t in remaining.values() if 6 <= t < 9])
     assert all(i.created_at >= 9 for i in await store.search(MemoryQuery(limit=100)))
     zero = MemoryItem(content="negative zero", created_at=-0.0)
@@ -543,16 +583,20 @@ async def assert_forgetting_agrees_with_the_reference(store: MemoryStore, *, see
         kind = rng.choice(["store", "store", "store", "delete", "many", "matching", "before", "count"])
         if kind == "store":
             item = MemoryItem(
-                id=rng.choice(ids), content=f"v{step} {rng.choice(['red', 'blue'])}",
-                tags=rng.sample(["x", "y"], rng.randrange(3)), metadata={"k": rng.randrange(3)},
+                id=rng.choice(ids),
+                content=f"v{step} {rng.choice(['red', 'blue'])}",
+                tags=rng.sample(["x", "y"], rng.randrange(3)),
+                metadata={"k": rng.randrange(3)},
                 created_at=float(step),
             )
             assert await store.store(item) == await reference.store(item)
             continue
         outcome: tuple[int, int]
         query = MemoryQuery(
-            text=rng.choice([None, "red"]), tags=rng.choice([None, ["x"]]),
-            filters=rng.choice([None, {"k": 1}]), limit=rng.choice([-2, 0, 1, 3, 100]),
+            text=rng.choice([None, "red"]),
+            tags=rng.choice([None, ["x"]]),
+            filters=rng.choice([None, {"k": 1}]),
+            limit=rng.choice([-2, 0, 1, 3, 100]),
         )
         if kind == "delete":
             chosen = rng.choice(ids)
@@ -789,10 +833,39 @@ async def assert_filter_operators_agree(store: MemoryStore) -> None:
     reference = InMemoryStore()
     long = "x" * 199 + "y"  # as long as a PostgreSQL index keeps of a string
     held: list[Any] = [
-        True, False, 0, 1, 1.0, -0.0, 2.5, 2**53 + 1, float(2**53), 2**70, -(2**70), "", "a", "B", "10",
-        [], [1], [1, "a"], {}, {"a": 1}, None,
+        True,
+        False,
+        0,
+        1,
+        1.0,
+        -0.0,
+        2.5,
+        2**53 + 1,
+        float(2**53),
+        2**70,
+        -(2**70),
+        "",
+        "a",
+        "B",
+        "10",
+        [],
+        [1],
+        [1, "a"],
+        {},
+        {"a": 1},
+        None,
         # Where a decimal, a prefix or UTF-16 would order otherwise than Python does:
-        1e23, 10**23, 5e-324, -1e308, 0.1, long, long + "a", long[:-1] + "z", "\uffff", "\U0001f600", "é",
+        1e23,
+        10**23,
+        5e-324,
+        -1e308,
+        0.1,
+        long,
+        long + "a",
+        long[:-1] + "z",
+        "\uffff",
+        "\U0001f600",
+        "é",
     ]
     long_key = "k" * 1_001
     for n, value in enumerate(held):
@@ -804,19 +877,49 @@ async def assert_filter_operators_agree(store: MemoryStore) -> None:
     await store.store(bare)
     await reference.store(bare)
     conditions: list[Condition] = [
-        Ne(1), Ne(None), Ne("a"), Ne([1]),
+        Ne(1),
+        Ne(None),
+        Ne("a"),
+        Ne([1]),
         *(
             order(bound)
             for order in (Gt, Ge, Lt, Le)
             for bound in (
-                1, 0.5, True, 2**53, 2**53 + 1, -(2**70), "a", "", 1e23, 10**23, 10**23 - 1, 0.1, -1e308, 5e-324,
-                long, long[:-1], long + "a", "\U0001f600",
+                1,
+                0.5,
+                True,
+                2**53,
+                2**53 + 1,
+                -(2**70),
+                "a",
+                "",
+                1e23,
+                10**23,
+                10**23 - 1,
+                0.1,
+                -1e308,
+                5e-324,
+                long,
+                long[:-1],
+                long + "a",
+                "\U0001f600",
             )
         ),
-        In([1]), In([None, "a", 2.5]), In([[1], {"a": 1}]), In([]), In({2**70, 0}), In(["a", "B"]), In([0, "10", 2.5]),
-        NotIn([1, None]), NotIn([]), NotIn(["a", True]),
-        Present(), Missing(),
-        AnyOf(Lt(0.5), "a", Missing()), AllOf(Ge(0), Lt(2)), AnyOf(AllOf(Gt(0), Le(1)), In([[1]])),
+        In([1]),
+        In([None, "a", 2.5]),
+        In([[1], {"a": 1}]),
+        In([]),
+        In({2**70, 0}),
+        In(["a", "B"]),
+        In([0, "10", 2.5]),
+        NotIn([1, None]),
+        NotIn([]),
+        NotIn(["a", True]),
+        Present(),
+        Missing(),
+        AnyOf(Lt(0.5), "a", Missing()),
+        AllOf(Ge(0), Lt(2)),
+        AnyOf(AllOf(Gt(0), Le(1)), In([[1]])),
         Ne(Present()),
     ]
     for condition in conditions:
@@ -844,8 +947,10 @@ async def assert_search_newest_agrees(store: MemoryStore, *, seed: int = 11, rou
     for step in range(rounds):
         if rng.random() < 0.7:
             item = MemoryItem(
-                id=rng.choice(ids), content=f"v{step} {rng.choice(['red', 'blue'])}",
-                tags=rng.sample(["x", "y"], rng.randrange(3)), metadata={"k": rng.randrange(4)},
+                id=rng.choice(ids),
+                content=f"v{step} {rng.choice(['red', 'blue'])}",
+                tags=rng.sample(["x", "y"], rng.randrange(3)),
+                metadata={"k": rng.randrange(4)},
             )
             await store.store(item)
             await reference.store(item)
@@ -853,7 +958,8 @@ async def assert_search_newest_agrees(store: MemoryStore, *, seed: int = 11, rou
             gone = rng.choice(ids)
             assert await store.delete(gone) == await reference.delete(gone)
         query = MemoryQuery(
-            text=rng.choice([None, "red", "v1"]), tags=rng.choice([None, ["x"], ["x", "y"]]),
+            text=rng.choice([None, "red", "v1"]),
+            tags=rng.choice([None, ["x"], ["x", "y"]]),
             filters=rng.choice([None, {"k": 1}, {"k": Ge(2)}, {"k": In([0, 3])}]),
             limit=rng.choice([-3, 0, 1, 5, 20, 100]),
         )
@@ -902,7 +1008,7 @@ async def assert_async_with_closes_it(store: Any) -> None:
     """`async with` on an opened store gives the store itself and closes it on the
     way out, also when the block raises."""
     item = MemoryItem(content="kept")
-    with pytest.raises(LookupError):
+    with pytest.raises(LookupError):  # noqa: PT012 (the block is what is tested)
         async with store as entered:
             assert entered is store
             await store.store(item)

@@ -27,10 +27,7 @@ def test_no_breaking_change_against_the_snapshot() -> None:
         re.sub(r"\x1b\[[0-9;]*m", "", change.explain())
         for change in griffe.find_breaking_changes(load_snapshot(), _current())
     ]
-    assert breaks == [], (
-        "breaking API changes; if intended, run scripts/update_api_snapshot.py:\n"
-        + "\n".join(breaks)
-    )
+    assert breaks == [], "breaking API changes; if intended, run scripts/update_api_snapshot.py:\n" + "\n".join(breaks)
 
 
 def test_the_snapshot_lists_exactly_the_current_public_objects() -> None:

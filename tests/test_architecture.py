@@ -23,7 +23,10 @@ def lint_imports(source: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     assert command.exists(), "import-linter is installed by the test extra"
     return subprocess.run(
         [str(command), "--no-cache"],
-        cwd=cwd, capture_output=True, text=True, timeout=300,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "PYTHONPATH": str(source)},
     )
 
@@ -39,7 +42,8 @@ BREAKS: dict[str, tuple[str, str]] = {
     "The command line on top": ("lionmem/adapters/urls.py", "import lionmem.testing.kit"),
     "never import the package's lazy face": ("lionmem/session/branch.py", "from lionmem import Pile"),
     "Each durable store stands alone": (
-        "lionmem/adapters/sqlite/_planner.py", "import lionmem.adapters.postgres.schema",
+        "lionmem/adapters/sqlite/_planner.py",
+        "import lionmem.adapters.postgres.schema",
     ),
     "A private module is imported only": ("lionmem/adapters/urls.py", "import lionmem.adapters.sqlite._writes"),
     "No import cycles": ("lionmem/adapters/sqlite/_writes.py", "import lionmem.adapters.sqlite.schema"),
@@ -111,7 +115,7 @@ def test_tests_reach_internals_only_through_seams_the_code_documents() -> None:
     source = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "src" / "lionmem").rglob("*.py"))
     documented = {
         name
-        for listed in re.findall(r"[Ss]eam for tests: (.*?)[.;](?:\s|$)", source, flags=re.S)
+        for listed in re.findall(r"[Ss]eam for tests: (.*?)[.;](?:\s|$)", source, flags=re.DOTALL)
         for name in re.findall(r"`(_[A-Za-z]\w*)`", listed)
     }
     reached = _private_names_reached(ROOT / "tests")

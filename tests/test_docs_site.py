@@ -21,8 +21,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -31,7 +37,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return out
@@ -98,8 +107,15 @@ def test_every_record_is_listed_and_follows_the_template() -> None:
         number = record.name[:4]
         assert f"[{number}]({record.name})" in index
         assert f"[](){{#adr-{number}}}" in text
-        for part in ("**Status:**", "**Date:**", "**Kind:**", "## Context", "## Decision",
-                     "## Consequences", "## Alternatives considered"):
+        for part in (
+            "**Status:**",
+            "**Date:**",
+            "**Kind:**",
+            "## Context",
+            "## Decision",
+            "## Consequences",
+            "## Alternatives considered",
+        ):
             assert part in text, f"{record.name} lacks {part}"
 
 
@@ -131,9 +147,11 @@ def test_the_site_in_headless_chromium(served: str) -> None:
         # A request the next navigation cancels (net::ERR_ABORTED) is not a broken page.
         page.on(
             "requestfailed",
-            lambda request: None
-            if request.failure == "net::ERR_ABORTED"
-            else errors.append(f"failed: {request.url} ({request.failure})"),
+            lambda request: (
+                None
+                if request.failure == "net::ERR_ABORTED"
+                else errors.append(f"failed: {request.url} ({request.failure})")
+            ),
         )
 
         page.goto(served + "/")

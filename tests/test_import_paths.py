@@ -8,10 +8,24 @@ import importlib
 import pytest
 
 MOVED: list[tuple[str, str, str]] = [
-    *((name, "lionmem.testing.profile", "lionmem.protocols.profile") for name in (
-        "REFERENCE_PROFILE", "ContentKind", "Durability", "FidelityProfile", "FilterEquality", "LimitPolicy",
-        "OnExistingId", "ResultOrder", "ReturnedObjects", "RoundTrip", "TagMatch", "TextMatch", "Visibility",
-    )),
+    *(
+        (name, "lionmem.testing.profile", "lionmem.protocols.profile")
+        for name in (
+            "REFERENCE_PROFILE",
+            "ContentKind",
+            "Durability",
+            "FidelityProfile",
+            "FilterEquality",
+            "LimitPolicy",
+            "OnExistingId",
+            "ResultOrder",
+            "ReturnedObjects",
+            "RoundTrip",
+            "TagMatch",
+            "TextMatch",
+            "Visibility",
+        )
+    ),
     ("FidelityProfile", "lionmem.testing", "lionmem.protocols.profile"),
     ("APPLICATION_ID", "lionmem.adapters.sqlite", "lionmem.adapters.sqlite.schema"),
     ("MIGRATIONS", "lionmem.adapters.sqlite", "lionmem.adapters.sqlite.schema"),

@@ -49,9 +49,9 @@ def test_dir_lists_the_lazy_names_before_they_load() -> None:
 def test_the_package_shows_no_public_name_beyond_all_and_its_subpackages() -> None:
     """No helper the package module imports for itself, such as `importlib`."""
     shown = {
-        name for name in dir(lionmem)
-        if not name.startswith("_")
-        and not getattr(getattr(lionmem, name), "__name__", "").startswith("lionmem.")
+        name
+        for name in dir(lionmem)
+        if not name.startswith("_") and not getattr(getattr(lionmem, name), "__name__", "").startswith("lionmem.")
     }
     assert shown == set(lionmem.__all__)
 

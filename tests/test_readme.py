@@ -15,13 +15,13 @@ README = (ROOT / "README.md").read_text()
 
 
 def test_the_readme_example_runs() -> None:
-    (example,) = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+    (example,) = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
     assert len(example.splitlines()) <= 25
     exec(compile(example, "README.md", "exec"), {"__name__": "readme"})
 
 
 def test_ci_runs_the_readme_test_command() -> None:
-    commands = re.findall(r"```bash\n(.*?)\n```", README, flags=re.S)
+    commands = re.findall(r"```bash\n(.*?)\n```", README, flags=re.DOTALL)
     test_command = next(c for c in commands if "pytest" in c)
     assert test_command in (ROOT / ".ci" / "run").read_text()
 
@@ -31,9 +31,25 @@ def test_a_hung_test_ends_the_run_with_its_traceback(tmp_path: Path) -> None:
     wait; only the limit (300 s in pyproject.toml) is shortened here."""
     (tmp_path / "test_hangs.py").write_text("import threading\n\ndef test_hangs():\n    threading.Event().wait()\n")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path),
-         "-p", "no:cacheprovider", "-o", "faulthandler_timeout=1", "test_hangs.py"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-c",
+            str(ROOT / "pyproject.toml"),
+            "--rootdir",
+            str(tmp_path),
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "faulthandler_timeout=1",
+            "test_hangs.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Timeout (0:00:01)!" in done.stderr
@@ -48,10 +64,10 @@ def _commands(text: str) -> list[str]:
     """The shell commands of a Markdown text: the lines of its bash and console blocks
     (a console block's commands are its `$ ` lines) and its inline code."""
     found: list[str] = []
-    for kind, block in re.findall(r"```(bash|console)\n(.*?)```", text, flags=re.S):
+    for kind, block in re.findall(r"```(bash|console)\n(.*?)```", text, flags=re.DOTALL):
         lines = block.splitlines()
         found += [line[2:] for line in lines if line.startswith("$ ")] if kind == "console" else lines
-    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    prose = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
     # A table's cells name what was measured; they are not commands to type.
     prose = "\n".join(line for line in prose.splitlines() if not line.startswith("|"))
     found += re.findall(r"(?<!`)`([^`\n]+)`(?!`)", prose)
@@ -85,7 +101,11 @@ def test_the_documented_site_build_prints_only_mkdocs_own_lines(tmp_path: Path) 
     environment = {k: v for k, v in os.environ.items() if k != name}
     done = subprocess.run(
         [*command, "-d", str(tmp_path / "site")],
-        cwd=ROOT, capture_output=True, text=True, env={**environment, name: value}, timeout=300,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**environment, name: value},
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]

@@ -68,9 +68,7 @@ def test_pyright_finds_every_public_symbol_typed_and_documented() -> None:
 
 
 def test_stubtest_finds_the_stub_equal_to_the_runtime() -> None:
-    done = run(
-        sys.executable, "-m", "mypy.stubtest", "lionmem", "--allowlist", "stubtest-allowlist.txt"
-    )
+    done = run(sys.executable, "-m", "mypy.stubtest", "lionmem", "--allowlist", "stubtest-allowlist.txt")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -99,3 +97,34 @@ def test_stub_all_and_lazy_map_name_the_same_objects() -> None:
     lazy: dict[str, str] = vars(lionmem)["_LAZY"]
     assert _stub_imports() == lazy
     assert _stub_all() == lionmem.__all__ == sorted(lazy)
+
+
+LINTED = ("src", "tests", "typing_tests", "scripts", "benchmarks", "conftest.py")
+
+
+def ruff() -> str:
+    found = shutil.which("ruff", path=str(Path(sys.executable).parent))
+    assert found is not None, "ruff is installed by the test extra"
+    return found
+
+
+def test_ruff_finds_nothing_to_lint() -> None:
+    done = run(ruff(), "check", "--no-cache", *LINTED)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "All checks passed!" in done.stdout
+
+
+def test_ruff_finds_every_file_formatted() -> None:
+    done = run(ruff(), "format", "--check", "--no-cache", *LINTED)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "already formatted" in done.stdout
+
+
+def test_ruff_reads_the_projects_rules(tmp_path: Path) -> None:
+    # Unsorted imports and a mutable default: the configured rule set finds both,
+    # so the two tests above do run the project's rules on the files named.
+    bad = tmp_path / "bad.py"
+    bad.write_text("import sys\nimport os\n\n\ndef f(x=[]):\n    return x, os, sys\n", encoding="utf-8")
+    done = run(ruff(), "check", "--no-cache", "--config", str(ROOT / "pyproject.toml"), str(bad))
+    assert done.returncode == 1
+    assert "I001" in done.stdout and "B006" in done.stdout

@@ -30,7 +30,11 @@ def _run_as_a_user_without_sudo(tmp_path: Path, python3: str) -> subprocess.Comp
     (tools / "id").chmod(0o755)
     return subprocess.run(
         [str(tools / "bash"), str(ROOT / ".ci" / "system-deps")],
-        env={**os.environ, "PATH": str(tools)}, capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "PATH": str(tools)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -46,4 +50,3 @@ def test_a_python_without_venv_support_is_named(tmp_path: Path) -> None:
     done = _run_as_a_user_without_sudo(tmp_path, "#!/bin/sh\nexit 1\n")
     assert done.returncode == 1
     assert "python3-venv" in done.stderr
-

@@ -23,9 +23,7 @@ from lionmem.adapters._rows import (
 )
 
 
-@pytest.mark.parametrize(
-    "value", [None, True, 0, -1, 2**80, 0.5, -0.0, "", "ü\x00", [], {}, {"a": [1, {"b": None}]}]
-)
+@pytest.mark.parametrize("value", [None, True, 0, -1, 2**80, 0.5, -0.0, "", "ü\x00", [], {}, {"a": [1, {"b": None}]}])
 def test_json_values_pass(value: object) -> None:
     check_json(value, "v")
 
@@ -81,8 +79,10 @@ _JSON = st.recursive(
     | st.integers(min_value=-(2**200), max_value=2**200)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(st.characters(exclude_categories=["Cs"])),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(st.characters(exclude_categories=["Cs"]), max_size=5), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(st.characters(exclude_categories=["Cs"]), max_size=5), inner, max_size=4)
+    ),
     max_leaves=30,
 )
 

@@ -15,5 +15,7 @@ def test_the_fork_hook_tracks_the_process_and_the_refusal_names_both() -> None:
     lifecycle._forked()
     assert lifecycle.process_id() == os.getpid()
     lifecycle.refuse_forked(os.getpid(), "the store")
-    with pytest.raises(RuntimeError, match=rf"^the store was opened in process 1, and this is process {os.getpid()}, forked"):
+    with pytest.raises(
+        RuntimeError, match=rf"^the store was opened in process 1, and this is process {os.getpid()}, forked"
+    ):
         lifecycle.refuse_forked(1, "the store")

@@ -74,8 +74,8 @@ def test_postgres_takes_its_namespace_and_passes_other_options_to_libpq(pg_url: 
 
     async def seen(store: Any) -> tuple[str, str, str]:
         assert isinstance(store, PostgresMemoryStore)
-        [(name, timeout)] = await execute(store, 
-            "SELECT current_setting('application_name'), current_setting('lock_timeout')"
+        [(name, timeout)] = await execute(
+            store, "SELECT current_setting('application_name'), current_setting('lock_timeout')"
         )
         return store.namespace, name, timeout
 

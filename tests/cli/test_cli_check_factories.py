@@ -67,8 +67,17 @@ def test_cli_check_exits_non_zero_on_a_mismatch() -> None:
 
 
 def test_cli_check_fails_a_store_that_hangs_after_its_timeout() -> None:
-    done = run_cli("kit_doubles:HangingSearch", "--profile", "kit_doubles:DICT_PROFILE",
-                   "--only", "text_match", "--only", "protocol", "--timeout", "0.2")
+    done = run_cli(
+        "kit_doubles:HangingSearch",
+        "--profile",
+        "kit_doubles:DICT_PROFILE",
+        "--only",
+        "text_match",
+        "--only",
+        "protocol",
+        "--timeout",
+        "0.2",
+    )
     assert done.returncode == 1
     assert "did not finish within 0.2 s" in done.stdout
     assert done.stdout.splitlines()[-1] == "1 passed, 1 failed"
@@ -78,7 +87,10 @@ def test_cli_check_fails_a_store_that_hangs_after_its_timeout() -> None:
     ("args", "error"),
     [
         (["lionmem:InMemoryStore", "--timeout", "soon"], "argument --timeout: invalid float value: 'soon'"),
-        (["lionmem:InMemoryStore", "--timeout", "0"], "timeout must be more than 0 and at most 2147483.647 seconds, got 0.0"),
+        (
+            ["lionmem:InMemoryStore", "--timeout", "0"],
+            "timeout must be more than 0 and at most 2147483.647 seconds, got 0.0",
+        ),
         (["lionmem:InMemoryStore", "--timeout", "inf"], "at most 2147483.647 seconds, got inf"),
         (["lionmem:InMemoryStore", "--timeout", "nan"], "at most 2147483.647 seconds, got nan"),
         (["nocolon"], "not of the form module:attribute"),

@@ -34,24 +34,30 @@ def test_check_opens_a_fresh_store_per_check_from_a_url(capsys: pytest.CaptureFi
     # Against the profile the store declares, unless --profile names another.
     status, out, _ = run_cli(capsys, "check", "--url", "sqlite:///{workspace}/kit.db")
     assert status == 0 and out.rstrip().endswith(f"{len(CHECKS)} passed, 0 failed")
-    assert re.search(r"^returned_objects +copies +copies +ok$", out, flags=re.M)
+    assert re.search(r"^returned_objects +copies +copies +ok$", out, flags=re.MULTILINE)
     # The reference profile does not hold for SQLite: copies, not live objects.
     status, out, _ = run_cli(
-        capsys, "check", "--url", "sqlite:///{workspace}/kit.db", "--only", "returned_objects",
-        "--profile", "lionmem.testing:REFERENCE_PROFILE",
+        capsys,
+        "check",
+        "--url",
+        "sqlite:///{workspace}/kit.db",
+        "--only",
+        "returned_objects",
+        "--profile",
+        "lionmem.testing:REFERENCE_PROFILE",
     )
     assert status == 1 and "returned_objects: declared live, observed copies" in out
     status, out, _ = run_cli(capsys, "check", "--url", "memory:", "--only", "returned_objects")
-    assert status == 0 and re.search(r"^returned_objects +live +live +ok$", out, flags=re.M)
+    assert status == 0 and re.search(r"^returned_objects +live +live +ok$", out, flags=re.MULTILINE)
 
 
 def test_check_on_a_postgres_url_template(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run_cli(capsys, "check", "--url", with_namespace(pg_url, "kit-{name}"))
     assert status == 0 and out.rstrip().endswith(f"{len(CHECKS)} passed, 0 failed")
-    assert re.search(r"^durability +restart +restart +ok$", out, flags=re.M)
+    assert re.search(r"^durability +restart +restart +ok$", out, flags=re.MULTILINE)
     postgres_url = with_namespace(pg_url.replace("postgresql://", "postgres://", 1), "kit-{name}")
     status, out, _ = run_cli(capsys, "check", "--url", postgres_url, "--only", "durability")
-    assert status == 0 and re.search(r"^durability +restart +restart +ok$", out, flags=re.M)
+    assert status == 0 and re.search(r"^durability +restart +restart +ok$", out, flags=re.MULTILINE)
 
 
 @pytest.mark.parametrize(
@@ -70,9 +76,7 @@ def test_check_on_a_postgres_url_template(pg_url: str, capsys: pytest.CaptureFix
         (["check", "--url", "memory:", "--only", "text"], "invalid choice: 'text' (choose from 'protocol',"),
     ],
 )
-def test_check_refuses_a_bad_url_template(
-    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
-) -> None:
+def test_check_refuses_a_bad_url_template(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2
@@ -94,7 +98,9 @@ def test_ctrl_c_during_check_ends_it_with_one_line_and_status_130(tmp_path: Path
     scratch.mkdir()
     checker = subprocess.Popen(
         [sys.executable, "-m", "lionmem", "check", "stuck:StuckOnTags"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**PIPED_ENV, "PYTHONPATH": str(tmp_path), "TMPDIR": str(scratch)},
     )
     assert checker.stdout is not None
@@ -119,7 +125,9 @@ def test_check_prints_each_row_as_its_check_ends(tmp_path: Path) -> None:
     scratch.mkdir()
     checker = subprocess.Popen(
         [sys.executable, "-m", "lionmem", "check", "stuck:StuckOnTags"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
         env={**PIPED_ENV, "PYTHONPATH": str(tmp_path), "TMPDIR": str(scratch)},
     )
     assert checker.stdout is not None

@@ -23,8 +23,20 @@ def test_put_get_and_search_a_sqlite_file_across_invocations(
 ) -> None:
     url = f"sqlite:///{tmp_path / 'notes.db'}"
     status, out, _ = run_cli(
-        capsys, "put", url, "Paris is the capital", "--id", KNOWN, "--tag", "geo",
-        "--meta", "source=atlas", "--meta", "year:=2024", "--meta", "code=2024",
+        capsys,
+        "put",
+        url,
+        "Paris is the capital",
+        "--id",
+        KNOWN,
+        "--tag",
+        "geo",
+        "--meta",
+        "source=atlas",
+        "--meta",
+        "year:=2024",
+        "--meta",
+        "code=2024",
     )
     assert (status, out) == (0, KNOWN + "\n")
     status, out, _ = run_cli(capsys, "put", url, '{"a": [1, 2.5, null]}', "--json", "--tag", "data")
@@ -48,9 +60,7 @@ def test_put_get_and_search_a_sqlite_file_across_invocations(
     assert contents("--filter", "year=2024") == []  # the string "2024" is not the number
     assert contents("--filter", "code=2024") == ["Paris is the capital"]
     assert contents("--filter", "missing:=null", "--tag", "data") == [{"a": [1, 2.5, None]}]
-    assert contents("--tag", "data", "--tag", "geo", "--limit", "-1") == [
-        "Paris is the capital", {"a": [1, 2.5, None]}
-    ]
+    assert contents("--tag", "data", "--tag", "geo", "--limit", "-1") == ["Paris is the capital", {"a": [1, 2.5, None]}]
     assert contents("--limit", "0") == []
 
     # --id replaces the item in place: same position, new content.
@@ -95,9 +105,7 @@ def test_reading_a_database_that_does_not_exist_creates_nothing(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_reading_an_empty_file_writes_no_schema_into_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_reading_an_empty_file_writes_no_schema_into_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     empty = tmp_path / "notes.db"
     empty.touch()
     status, out, err = run_cli(capsys, "search", f"sqlite:///{empty}")

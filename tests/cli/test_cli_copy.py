@@ -25,8 +25,7 @@ from lionmem.adapters.urls import open_store
 
 def _fill(url: str, count: int) -> list[MemoryItem]:
     items = [
-        MemoryItem(content=f"note {n} é", tags=[f"t{n % 7}"], metadata={"n": n}, created_at=n / 3)
-        for n in range(count)
+        MemoryItem(content=f"note {n} é", tags=[f"t{n % 7}"], metadata={"n": n}, created_at=n / 3) for n in range(count)
     ]
 
     async def fill() -> None:
@@ -127,7 +126,12 @@ def test_copy_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     try:
         done = subprocess.run(
             [sys.executable, "-m", "lionmem", "copy", source, target],
-            stdout=subprocess.PIPE, stderr=follower, text=True, env=PIPED_ENV, cwd=tmp_path, timeout=120,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            env=PIPED_ENV,
+            cwd=tmp_path,
+            timeout=120,
         )
         os.close(follower)
         shown = b""

@@ -45,12 +45,16 @@ def test_forget_says_how_many_match_and_dry_run_deletes_nothing(
     url = f"sqlite:///{tmp_path / 'm.db'}"
     fill(url, [MemoryItem(content=f"note {n}", tags=["odd" if n % 2 else "even"]) for n in range(30)])
     assert run_cli(capsys, "forget", url, "--tag", "odd", "--dry-run") == (
-        0, "15 items match\ndry run: nothing deleted\n", ""
+        0,
+        "15 items match\ndry run: nothing deleted\n",
+        "",
     )
     assert len(_contents(capsys, url)) == 30
     # Without --limit, every match: more than search's default of 20.
     assert run_cli(capsys, "forget", url, "--text", "NOTE", "--tag", "even", "--limit", "-2") == (
-        0, "13 items match\ndeleted 13 items\n", ""
+        0,
+        "13 items match\ndeleted 13 items\n",
+        "",
     )
     assert run_cli(capsys, "forget", url, "--tag", "odd") == (0, "15 items match\ndeleted 15 items\n", "")
     assert _contents(capsys, url) == ["note 26", "note 28"]
@@ -61,12 +65,15 @@ def test_forget_says_how_many_match_and_dry_run_deletes_nothing(
 def test_forget_older_than_a_duration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
     now = time.time()
-    fill(url, [
-        MemoryItem(content="last month", tags=["a"], created_at=now - 31 * 86_400),
-        MemoryItem(content="last week", tags=["b"], created_at=now - 7 * 86_400),
-        MemoryItem(content="an hour ago", tags=["a"], created_at=now - 3_600),
-        MemoryItem(content="now", tags=["a"], created_at=now + 60),
-    ])
+    fill(
+        url,
+        [
+            MemoryItem(content="last month", tags=["a"], created_at=now - 31 * 86_400),
+            MemoryItem(content="last week", tags=["b"], created_at=now - 7 * 86_400),
+            MemoryItem(content="an hour ago", tags=["a"], created_at=now - 3_600),
+            MemoryItem(content="now", tags=["a"], created_at=now + 60),
+        ],
+    )
     assert run_cli(capsys, "forget", url, "--older-than", "30d", "--dry-run")[1] == (
         "1 item matches\ndry run: nothing deleted\n"
     )

@@ -24,9 +24,7 @@ JSON_VALUES = st.recursive(
 KEYS = st.text(min_size=1, max_size=8).filter(lambda key: "=" not in key and not key.endswith(":"))
 
 
-def test_put_refuses_content_a_durable_store_cannot_keep(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_put_refuses_content_a_durable_store_cannot_keep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Undecodable bytes on a command line reach Python as lone surrogates.
     url = f"sqlite:///{tmp_path / 'n.db'}"
     status, out, err = run_cli(capsys, "put", url, "bad \udcff byte")
@@ -120,7 +118,9 @@ def test_a_filter_that_cannot_be_read_is_a_usage_error_naming_it(expressions: li
 def test_search_applies_the_operators_on_a_durable_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite:///{tmp_path / 'n.db'}"
     for importance, kind in ((5, "fact"), (2, "preference"), (3.5, "event")):
-        run_cli(capsys, "put", url, f"{kind} {importance}", "--meta", f"importance:={importance}", "--meta", f"kind={kind}")
+        run_cli(
+            capsys, "put", url, f"{kind} {importance}", "--meta", f"importance:={importance}", "--meta", f"kind={kind}"
+        )
     status, out, _ = run_cli(capsys, "search", url, "--filter", "importance>=3", "--filter", "kind in fact,event")
     assert status == 0 and [line["content"] for line in lines_of(out)] == ["fact 5", "event 3.5"]
     with pytest.raises(SystemExit) as usage:

@@ -17,8 +17,7 @@ def test_demo_stores_retrieves_and_searches(capsys: pytest.CaptureFixture[str]) 
     # The demo's ids derive from its notes, so a rerun on a durable store replaces them.
     assert lines[1] == "retrieve 663d8ce3-2530-5401-a38f-262e7eebf8e2 -> 'Paris is the capital of France'"
     assert lines[2] == (
-        "search {'text': 'paris'} -> "
-        "['Paris is the capital of France', 'The Seine flows through Paris']"
+        "search {'text': 'paris'} -> ['Paris is the capital of France', 'The Seine flows through Paris']"
     )
     assert lines[3] == "  (text: a case-insensitive substring of the content)"
     # Each search is followed by the rule it shows; the last is the least obvious one.
@@ -40,12 +39,13 @@ def test_help_is_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--help"])
     out = capsys.readouterr().out
     assert exit_info.value.code == 0
-    assert "KEY:=JSON any JSON value" in out and "{demo,put,get,search,delete,forget,export,import,copy,stats,check}" in out
+    assert (
+        "KEY:=JSON any JSON value" in out
+        and "{demo,put,get,search,delete,forget,export,import,copy,stats,check}" in out
+    )
     assert "][" not in out and "`" not in out  # no documentation markup in a terminal
 
 
 def test_module_entry_point() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "lionmem", "demo"], capture_output=True, text=True, check=True
-    )
+    done = subprocess.run([sys.executable, "-m", "lionmem", "demo"], capture_output=True, text=True, check=True)
     assert done.stdout.startswith("stored 4 items")

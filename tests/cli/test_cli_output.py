@@ -90,7 +90,9 @@ def test_a_reader_that_stops_early_ends_the_output_quietly(tmp_path: Path) -> No
     asyncio.run(fill())
     reader = subprocess.Popen(
         [sys.executable, "-m", "lionmem", "search", f"sqlite:///{tmp_path / 'many.db'}", "--limit", "-1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=PIPED_ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=PIPED_ENV,
     )
     assert reader.stdout is not None and reader.stderr is not None
     assert json.loads(reader.stdout.readline())["content"] == "x" * 1000

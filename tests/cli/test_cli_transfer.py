@@ -131,7 +131,9 @@ def test_a_failed_export_leaves_no_file(
     fill(url, _items(600))
     scan = SQLiteMemoryStore.scan
 
-    async def breaks_after_one_batch(store: SQLiteMemoryStore, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
+    async def breaks_after_one_batch(
+        store: SQLiteMemoryStore, batch_size: int = 500
+    ) -> AsyncIterator[list[MemoryItem]]:
         async for batch in scan(store, batch_size):
             yield batch
             raise OSError("the disk is full")

@@ -13,10 +13,10 @@ from typing import Any, TypeVar
 from uuid import uuid4
 
 import pytest
+from cli_support import run_cli
 from lionagi import Branch, Session
 from lionagi.protocols.memory import InMemoryStore as LionagiInMemoryStore
 from lionagi.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
-from cli_support import run_cli
 from pg_server import fresh_database
 from store_contract import TIMES
 
@@ -63,11 +63,15 @@ def test_wrong_arguments_are_refused_by_name_and_nothing_is_stored() -> None:
     store = for_lionagi(wrapped)
 
     async def body() -> None:
-        with pytest.raises(TypeError, match="^the store takes lionagi's MemoryItem, got lionmem.protocols.memory.MemoryItem$"):
+        with pytest.raises(
+            TypeError, match="^the store takes lionagi's MemoryItem, got lionmem.protocols.memory.MemoryItem$"
+        ):
             await store.store(lionmem.MemoryItem())  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="^WithSource adds the field.s. source, which the bridge would lose"):
             await store.store(WithSource())
-        with pytest.raises(TypeError, match="^search takes lionagi's MemoryQuery, got lionmem.protocols.memory.MemoryQuery$"):
+        with pytest.raises(
+            TypeError, match="^search takes lionagi's MemoryQuery, got lionmem.protocols.memory.MemoryQuery$"
+        ):
             await store.search(lionmem.MemoryQuery())  # type: ignore[arg-type]
         assert await wrapped.search(lionmem.MemoryQuery()) == []
 
@@ -151,7 +155,9 @@ def test_a_late_farewell_from_a_replaced_twin_leaves_the_new_one_remembered() ->
 
 def test_durable_stores_give_lionagi_items_with_every_field_exact(durable: Opened) -> None:
     items = [
-        MemoryItem(content={"n": n, "nested": [1.5, None]}, tags=["t", f"n{n}"], metadata={"k": n, "s": "é"}, created_at=t)
+        MemoryItem(
+            content={"n": n, "nested": [1.5, None]}, tags=["t", f"n{n}"], metadata={"k": n, "s": "é"}, created_at=t
+        )
         for n, t in enumerate(TIMES)
     ]
 
@@ -326,9 +332,13 @@ def test_the_bridge_from_lionagi_refuses_what_lionagi_cannot_take() -> None:
     store = from_lionagi(LionagiInMemoryStore())
 
     async def body() -> None:
-        with pytest.raises(TypeError, match="^the store takes lionmem's MemoryItem, got lionagi.protocols.memory.MemoryItem$"):
+        with pytest.raises(
+            TypeError, match="^the store takes lionmem's MemoryItem, got lionagi.protocols.memory.MemoryItem$"
+        ):
             await store.store(MemoryItem())  # type: ignore[arg-type]
-        with pytest.raises(TypeError, match="^search takes lionmem's MemoryQuery, got lionagi.protocols.memory.MemoryQuery$"):
+        with pytest.raises(
+            TypeError, match="^search takes lionmem's MemoryQuery, got lionagi.protocols.memory.MemoryQuery$"
+        ):
             await store.search(MemoryQuery())  # type: ignore[arg-type]
 
     run(body)

@@ -18,7 +18,28 @@ from lionmem import InMemoryStore, MemoryItem, MemoryQuery, filters
 from lionmem.filters import AllOf, AnyOf, Condition, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
 
 BIG = 2**53 + 1
-HELD: list[Any] = [None, True, False, 0, 1, 1.0, -0.0, 2.5, BIG, float(2**53), 2**70, "", "a", "b", "B", "10", [], [1], {}, {"a": 1}]
+HELD: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    1.0,
+    -0.0,
+    2.5,
+    BIG,
+    float(2**53),
+    2**70,
+    "",
+    "a",
+    "b",
+    "B",
+    "10",
+    [],
+    [1],
+    {},
+    {"a": 1},
+]
 
 
 def _matches(condition: Condition) -> list[Any]:
@@ -62,10 +83,8 @@ def test_membership_uses_equality_as_python_does() -> None:
     assert _matches(In({2.5})) == [2.5]
     assert _matches(In([[1], {"a": 1}])) == [[1], {"a": 1}]
     assert _matches(In([])) == []
-    assert _matches(NotIn([1, "a", None])) == [
-        held for held in HELD if held not in (None, True, 1, 1.0, "a")
-    ]
-    assert None == NotIn([1])  # noqa: E711  # a missing key is not among them
+    assert _matches(NotIn([1, "a", None])) == [held for held in HELD if held not in (None, True, 1, 1.0, "a")]
+    assert None == NotIn([1])  # a missing key is not among them
 
 
 def test_presence_tells_a_value_from_none_and_a_missing_key() -> None:
@@ -78,7 +97,7 @@ def test_presence_tells_a_value_from_none_and_a_missing_key() -> None:
 
 def test_not_equal_and_combinations() -> None:
     assert _matches(Ne(1)) == [held for held in HELD if held not in (True, 1, 1.0)]
-    assert None == Ne("x")  # noqa: E711  # an item without the key differs from "x"
+    assert None == Ne("x")  # an item without the key differs from "x"
     assert _matches(Ne(None)) == HELD[1:]
     assert _matches(AllOf(Ge(1), Lt(3))) == [True, 1, 1.0, 2.5]
     assert _matches(AnyOf(Lt(0.5), "a", Missing())) == [None, False, 0, -0.0, "a"]
@@ -106,7 +125,13 @@ def test_a_condition_is_neither_hashable_nor_a_json_value() -> None:
 def test_repr_shows_how_to_build_it_again() -> None:
     shown = [Ne("x"), Ge(2.5), Lt("m"), In([1, "a"]), NotIn((None,)), Present(), Missing(), AllOf(Ge(1), Lt(3))]
     assert [repr(c) for c in shown] == [
-        "Ne('x')", "Ge(2.5)", "Lt('m')", "In([1, 'a'])", "NotIn([None])", "Present()", "Missing()",
+        "Ne('x')",
+        "Ge(2.5)",
+        "Lt('m')",
+        "In([1, 'a'])",
+        "NotIn([None])",
+        "Present()",
+        "Missing()",
         "AllOf(Ge(1), Lt(3))",
     ]
     namespace = {name: getattr(filters, name) for name in filters.__all__}
@@ -126,7 +151,9 @@ def test_repr_shows_how_to_build_it_again() -> None:
         (lambda: AllOf(), ValueError, "AllOf needs at least one condition"),
     ],
 )
-def test_a_condition_that_could_not_mean_what_it_says_is_refused(build: Any, error: type[Exception], message: str) -> None:
+def test_a_condition_that_could_not_mean_what_it_says_is_refused(
+    build: Any, error: type[Exception], message: str
+) -> None:
     with pytest.raises(error, match=message):
         build()
 
@@ -152,7 +179,12 @@ bounds = st.integers() | st.floats(allow_nan=False) | st.text(max_size=3) | st.b
 
 @given(held=values, bound=bounds)
 def test_orders_agree_with_python_where_both_are_numbers_or_strings(held: Any, bound: Any) -> None:
-    for condition, compare in ((Gt(bound), operator.gt), (Ge(bound), operator.ge), (Lt(bound), operator.lt), (Le(bound), operator.le)):
+    for condition, compare in (
+        (Gt(bound), operator.gt),
+        (Ge(bound), operator.ge),
+        (Lt(bound), operator.lt),
+        (Le(bound), operator.le),
+    ):
         assert (held == condition) is _python_order(held, bound, compare)
 
 

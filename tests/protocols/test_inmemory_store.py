@@ -12,10 +12,10 @@ from uuid import uuid4
 import pytest
 from store_contract import (
     assert_call_arguments_checked,
-    assert_unicode_text_agrees,
     assert_forgetting_agrees_with_the_reference,
     assert_forgetting_follows_the_reference,
     assert_scan_hands_over_everything_in_order,
+    assert_unicode_text_agrees,
     assert_unreadable_content_refused,
 )
 

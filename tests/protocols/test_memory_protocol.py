@@ -7,6 +7,7 @@ import inspect
 from typing import get_type_hints
 from uuid import UUID, uuid4
 
+import pytest
 from kit_stores import BareStore
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
@@ -14,11 +15,7 @@ from lionmem.protocols import types
 
 
 def test_protocol_has_exactly_three_async_methods() -> None:
-    members = {
-        name
-        for name, value in vars(MemoryStore).items()
-        if callable(value) and not name.startswith("_")
-    }
+    members = {name for name, value in vars(MemoryStore).items() if callable(value) and not name.startswith("_")}
     assert members == {"store", "retrieve", "search"}
     for name in members:
         assert inspect.iscoroutinefunction(getattr(MemoryStore, name))
@@ -45,6 +42,7 @@ def test_isinstance_checks_names_only() -> None:
     class MissingSearch:
         async def store(self, item: MemoryItem) -> UUID:  # pragma: no cover
             return item.id
+
         async def retrieve(self, item_id: UUID) -> None: ...  # pragma: no cover
 
     assert isinstance(SyncImposter(), MemoryStore)
@@ -77,12 +75,8 @@ def test_backend_exceptions_propagate_unchanged() -> None:
         store: MemoryStore = Failing()
         await store.store(MemoryItem())
 
-    try:
+    with pytest.raises(Boom, match="^disk on fire$"):
         asyncio.run(call())
-    except Boom as exc:
-        assert str(exc) == "disk on fire"
-    else:  # pragma: no cover
-        raise AssertionError("exception swallowed")
 
 
 def test_types_module_reexports_the_contract() -> None:
@@ -100,7 +94,14 @@ def test_types_module_reexports_the_contract() -> None:
     assert types.RecentStore is recent.RecentStore
     assert sorted(types.__all__) == sorted(
         [
-            "MemoryItem", "MemoryQuery", "MemoryStore", "ForgettingStore", "RecentStore", "InMemoryStore", "Element",
-            "Pile", "Progression",
+            "MemoryItem",
+            "MemoryQuery",
+            "MemoryStore",
+            "ForgettingStore",
+            "RecentStore",
+            "InMemoryStore",
+            "Element",
+            "Pile",
+            "Progression",
         ]
     )

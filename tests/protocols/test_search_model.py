@@ -51,9 +51,7 @@ def model_search(stored: dict[Any, MemoryItem], query: MemoryQuery) -> list[Memo
     if query.tags:
         results = [r for r in results if set(query.tags) & set(r.tags)]
     if query.filters:
-        results = [
-            r for r in results if all(r.metadata.get(k) == v for k, v in query.filters.items())
-        ]
+        results = [r for r in results if all(r.metadata.get(k) == v for k, v in query.filters.items())]
     return results[: query.limit]
 
 
@@ -78,9 +76,7 @@ def test_search_equals_the_model(
         for index, fresh in replacements:
             if batch:
                 target = batch[index % len(batch)]
-                replacement = MemoryItem(
-                    id=target.id, content=fresh.content, tags=fresh.tags, metadata=fresh.metadata
-                )
+                replacement = MemoryItem(id=target.id, content=fresh.content, tags=fresh.tags, metadata=fresh.metadata)
                 await store.store(replacement)
                 stored[target.id] = replacement
         for query in queries:

@@ -70,7 +70,10 @@ def test_a_store_still_to_be_awaited_is_refused_with_the_fix(tmp_path: Path) -> 
     from lionmem.adapters.sqlite import SQLiteMemoryStore
 
     opening = SQLiteMemoryStore.open(tmp_path / "m.db")
-    with pytest.raises(TypeError, match=r"got PendingOpen, which gives a store when awaited; pass the store: Branch\(memory=await \.\.\.\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"got PendingOpen, which gives a store when awaited; pass the store: Branch\(memory=await \.\.\.\)",
+    ):
         Branch(memory=opening)  # type: ignore[arg-type]
     assert not (tmp_path / "m.db").exists()  # nothing was opened
 
@@ -144,7 +147,11 @@ def test_a_dumped_branch_validates_back_to_the_same_conversation() -> None:
     branch.add_log(event="greeted", n=2)
     for back in (Branch.model_validate(branch.model_dump()), Branch.model_validate_json(branch.model_dump_json())):
         assert (back.id, back.created_at, back.name, back.user, back.metadata) == (
-            branch.id, branch.created_at, "support", "ada", {"k": 1}
+            branch.id,
+            branch.created_at,
+            "support",
+            "ada",
+            {"k": 1},
         )
         assert [m.model_dump() for m in back.messages] == [m.model_dump() for m in branch.messages]
         assert [entry.model_dump() for entry in back.logs] == [entry.model_dump() for entry in branch.logs]

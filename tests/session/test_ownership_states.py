@@ -109,7 +109,7 @@ class Ownership(RuleBasedStateMachine):
             assert len({b.id for b in free}) < len(free)
             assert _unchanged(before, self._state())
             return
-        assert all(a is b for a, b in zip(session.branches.values(), free))
+        assert all(a is b for a, b in zip(session.branches.values(), free, strict=True))
         assert session.default_branch is (free[-1] if default_last and free else session.branches.values()[0])
         assert store is None or session.memory is store
         for branch in without_store:
@@ -188,9 +188,7 @@ class Ownership(RuleBasedStateMachine):
         original = self._pick(data, self.sessions)
         copied = _SESSION_COPIES[how](original)
         assert copied.branches.keys() == original.branches.keys()
-        assert all(
-            twin is not branch for twin, branch in zip(copied.branches, original.branches, strict=True)
-        )
+        assert all(twin is not branch for twin, branch in zip(copied.branches, original.branches, strict=True))
         self._add_session(copied)
 
     @precondition(lambda self: self.branches)

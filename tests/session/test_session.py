@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import pickle
@@ -104,7 +105,9 @@ def test_branches_must_be_an_iterable_of_branches() -> None:
         Session(memory=object())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"got the class InMemoryStore; pass an instance, such as InMemoryStore\(\)"):
         Session(memory=InMemoryStore)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"got coroutine, which gives a store when awaited; pass the store: Session\(memory=await"):
+    with pytest.raises(
+        TypeError, match=r"got coroutine, which gives a store when awaited; pass the store: Session\(memory=await"
+    ):
         Session(memory=asyncio.sleep(0, InMemoryStore()))  # type: ignore[arg-type]
 
 
@@ -441,17 +444,12 @@ def test_first_reads_from_two_threads_get_one_store(owner: str, monkeypatch: pyt
 
     def slow_store() -> InMemoryStore:
         # Unless creation is serialised, both first reads meet here and make two stores.
-        try:
+        with contextlib.suppress(threading.BrokenBarrierError):
             both_inside.wait(timeout=0.2)
-        except threading.BrokenBarrierError:
-            pass
         return InMemoryStore()
 
-    holder: Branch | Session
-    if owner == "branch":
-        holder = Branch()
-    else:
-        holder = Session(branches=[Branch(memory=InMemoryStore())])  # nothing reads its store yet
+    # A session made with a branch that has its store: nothing reads the session's yet.
+    holder: Branch | Session = Branch() if owner == "branch" else Session(branches=[Branch(memory=InMemoryStore())])
     monkeypatch.setattr(ownership_module, "InMemoryStore", slow_store)
     seen: list[object] = []
     readers = [threading.Thread(target=lambda: seen.append(holder.memory)) for _ in range(2)]
@@ -697,7 +695,9 @@ def test_the_validation_json_schema_describes_what_validation_reads() -> None:
     # A pile is checked with isinstance, which has no JSON schema: this raised.
     schema = Session.model_json_schema()
     assert schema["properties"]["branches"] == {
-        "items": {"$ref": "#/$defs/Branch"}, "title": "Branches", "type": "array"
+        "items": {"$ref": "#/$defs/Branch"},
+        "title": "Branches",
+        "type": "array",
     }
     branch = schema["$defs"]["Branch"]
     assert branch["properties"]["messages"]["items"] == {"$ref": "#/$defs/Message"}

@@ -187,15 +187,17 @@ BROKEN: list[tuple[StoreFactory, FidelityProfile, str]] = [
     (BrokenOrder, DICT_PROFILE, "result_order"),
     (CopiesClaimingLive, REFERENCE_PROFILE, "returned_objects"),
     (LosesConcurrentWrites, DICT_PROFILE, "concurrent_writes"),
-    (IgnoresUnsupportedText, FidelityProfile(returned_objects=ReturnedObjects.COPIES, text_match=TextMatch.UNSUPPORTED), "text_match"),
+    (
+        IgnoresUnsupportedText,
+        FidelityProfile(returned_objects=ReturnedObjects.COPIES, text_match=TextMatch.UNSUPPORTED),
+        "text_match",
+    ),
     (DeletesIdById, DICT_PROFILE, "forgetting"),
     (KeepsTheOldPlace, DICT_PROFILE, "forgetting"),
 ]
 
 
-@pytest.mark.parametrize(
-    ("factory", "profile", "dimension"), BROKEN, ids=[b[0].__name__ for b in BROKEN]
-)
+@pytest.mark.parametrize(("factory", "profile", "dimension"), BROKEN, ids=[b[0].__name__ for b in BROKEN])
 def test_a_broken_store_is_caught_with_the_right_dimension(
     factory: StoreFactory, profile: FidelityProfile, dimension: str
 ) -> None:

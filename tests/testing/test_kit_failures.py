@@ -244,7 +244,11 @@ REPORTED: list[tuple[StoreFactory, str, str]] = [
     (RenamedParameter, "protocol", "search(q: 'MemoryQuery') -> 'list[MemoryItem]' does not take (query)"),
     (WrongReturnType, "protocol", "store returned '00000000-0000-0000-0000-000000000001', not the item's own UUID"),
     (ReturnsAFreshUUID, "protocol", "store returned UUID('00000000-0000-0000-0000-000000000002'), not the item's own"),
-    (RetrieveUppercases, "protocol", "retrieve after store returned MemoryItem(id=UUID('00000000-0000-0000-0000-000000000001')"),
+    (
+        RetrieveUppercases,
+        "protocol",
+        "retrieve after store returned MemoryItem(id=UUID('00000000-0000-0000-0000-000000000001')",
+    ),
     (SearchAddsADict, "protocol", "search returned list, not a list of MemoryItem"),
     (ListsAllButTheFirst, "result_order", "returned [99, 98, 97, 96, 95], not the stored set"),
     (SortsByCreatedAt, "result_order", "some other order"),
@@ -287,9 +291,7 @@ REPORTED: list[tuple[StoreFactory, str, str]] = [
 @pytest.mark.parametrize(
     ("factory", "dimension", "observed"), REPORTED, ids=[f"{r[0].__name__}-{r[1]}" for r in REPORTED]
 )
-def test_each_failure_says_what_was_observed(
-    factory: StoreFactory, dimension: str, observed: str
-) -> None:
+def test_each_failure_says_what_was_observed(factory: StoreFactory, dimension: str, observed: str) -> None:
     result = ConformanceKit(factory, DICT_PROFILE).check(dimension)
     assert not result.passed
     assert result.observed.startswith(observed), result.observed
@@ -313,7 +315,11 @@ class RetrieveKeepsFirstVersion(DictStore):
 @pytest.mark.parametrize(
     ("check", "opening", "inside"),
     [
-        ("stateful", "retrieve(UUID(int=5)) returned MemoryItem(id=UUID(int=5)", ", the reference MemoryItem(id=UUID(int=5)"),
+        (
+            "stateful",
+            "retrieve(UUID(int=5)) returned MemoryItem(id=UUID(int=5)",
+            ", the reference MemoryItem(id=UUID(int=5)",
+        ),
         ("on_existing_id", "store returned, but retrieve gives MemoryItem(id=UUID('00000000-", "content='a1'"),
     ],
 )
@@ -393,9 +399,7 @@ class LimitsBeforeFiltering(DictStore):
 def test_the_limit_policy_names_what_each_limit_gave() -> None:
     ignored = ConformanceKit(IgnoredLimit, DICT_PROFILE).check("limit_policy")
     every = [11, 1, 12, 2, 13, 3, 14, 4, 15, 5]
-    assert (ignored.passed, ignored.observed) == (
-        False, f"limits 0, 2, 5, 50, 18446744073709551616 gave {[every] * 5}"
-    )
+    assert (ignored.passed, ignored.observed) == (False, f"limits 0, 2, 5, 50, 18446744073709551616 gave {[every] * 5}")
     mixed = ConformanceKit(SlicesOnlyFromMinusFive, DICT_PROFILE).check("limit_policy")
     assert (mixed.passed, mixed.observed) == (False, f"negative limits gave {every[:-2]} and None")
     early = ConformanceKit(LimitsBeforeFiltering, DICT_PROFILE).check("limit_policy")

@@ -23,6 +23,7 @@ from kit_doubles import (
 from lionmem import ForgettingStore, InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.testing import REFERENCE_PROFILE, ConformanceKit, Forgetting, StoreFactory
 
+
 class ThreeMethods:
     """The reference with only the three methods of `MemoryStore`."""
 
@@ -78,7 +79,10 @@ def test_a_store_deleting_wrongly_fails_the_check_naming_the_difference(factory:
     ("factory", "observed"),
     [
         (DeletesEveryMatch, "delete_matching(MemoryQuery(limit=0)) returned 1, the reference 0"),
-        (KeepsTheOldPlace, "search(MemoryQuery(limit=18446744073709551616)) returned ids [5, 10], the reference [10, 5]"),
+        (
+            KeepsTheOldPlace,
+            "search(MemoryQuery(limit=18446744073709551616)) returned ids [5, 10], the reference [10, 5]",
+        ),
         (CountsUnderTheLimit, "count(MemoryQuery(limit=0)) returned 0, the reference 1"),
         (DeletesAtTheCutoff, "delete_created_before(1767225600.1234567) returned 1, the reference 0"),
     ],
@@ -220,8 +224,16 @@ EACH_STEP: list[tuple[StoreFactory, str]] = [
     (CountIgnoresPredicates, "count by text 'drop' returned 8, where search finds 4"),
     (DeleteReturnsNothing, "delete of a stored id returned None, not True"),
     (DeleteAlwaysSaysTrue, "delete of an id already deleted returned True, not False"),
-    (DeleteOnlyUnlists, "retrieve of a deleted id returned " + repr(MemoryItem(id=UUID(int=1), content="keep 1", tags=["keep"], metadata={"kind": "keep"}, created_at=101.0)) + ", not None"),
-    (DeleteManyOnlyCounts, "after delete_many, search lists ids [2, 3, 4, 5, 6, 7, 8], where [2, 3, 5, 6, 7, 8] are left"),
+    (
+        DeleteOnlyUnlists,
+        "retrieve of a deleted id returned "
+        + repr(MemoryItem(id=UUID(int=1), content="keep 1", tags=["keep"], metadata={"kind": "keep"}, created_at=101.0))
+        + ", not None",
+    ),
+    (
+        DeleteManyOnlyCounts,
+        "after delete_many, search lists ids [2, 3, 4, 5, 6, 7, 8], where [2, 3, 5, 6, 7, 8] are left",
+    ),
     (DeleteManySkipsWhatIsNoId, "delete_many of a stored id and 7.5, which is no id, returned 1 instead of raising"),
     (DeletesTheLastMatch, "after delete_matching, search lists ids [2, 3, 5, 7, 8], where [3, 5, 6, 7, 8] are left"),
     (AgeOnlyCounted, "after delete_created_before(106.0), search lists ids [3, 5, 6, 7, 8], where [6, 7, 8] are left"),

@@ -69,7 +69,10 @@ class RefusesOperators(DictStore):
 WRONG: list[tuple[StoreFactory, str]] = [
     (GeAsGt, "Ge(1) found [5, 6], where the reference rule finds [4, 5, 6]"),
     (InAsSubstring, "In(['a', 3]) found [6, 7, 8], where the reference rule finds [6, 7]"),
-    (PresentMatchesNull, "Present() found [2, 3, 4, 5, 6, 7, 8, 9, 10, 11], where the reference rule finds [3, 4, 5, 6, 7, 8, 9, 10, 11]"),
+    (
+        PresentMatchesNull,
+        "Present() found [2, 3, 4, 5, 6, 7, 8, 9, 10, 11], where the reference rule finds [3, 4, 5, 6, 7, 8, 9, 10, 11]",
+    ),
     (ComparesConditionsAsText, "Ne(1) found [], where the reference rule finds [1, 2, 3, 5, 6, 7, 8, 9, 10, 11]"),
 ]
 
@@ -83,8 +86,14 @@ def test_an_operator_applied_wrongly_fails_the_check_naming_it(factory: StoreFac
 @pytest.mark.parametrize(
     ("factory", "observed"),
     [
-        (GeAsGt, "search(MemoryQuery(filters={'k': Ge(0)}, limit=18446744073709551616)) returned ids [], the reference [5]"),
-        (PresentMatchesNull, "search(MemoryQuery(filters={'k': Present()}, limit=18446744073709551616)) returned ids [5], the reference []"),
+        (
+            GeAsGt,
+            "search(MemoryQuery(filters={'k': Ge(0)}, limit=18446744073709551616)) returned ids [], the reference [5]",
+        ),
+        (
+            PresentMatchesNull,
+            "search(MemoryQuery(filters={'k': Present()}, limit=18446744073709551616)) returned ids [5], the reference []",
+        ),
     ],
     ids=["GeAsGt", "PresentMatchesNull"],
 )
@@ -100,9 +109,14 @@ def test_a_store_refusing_what_it_does_not_declare_passes_and_one_answering_fail
     kit = ConformanceKit(RefusesOperators, none)
     assert kit.declared("filter_operators") == "none"
     assert kit.check("filter_operators").passed and kit.check("stateful").passed
-    answering = ConformanceKit(InMemoryStore, dataclasses.replace(REFERENCE_PROFILE, filter_operators=frozenset({Missing})))
+    answering = ConformanceKit(
+        InMemoryStore, dataclasses.replace(REFERENCE_PROFILE, filter_operators=frozenset({Missing}))
+    )
     result = answering.check("filter_operators")
-    assert (result.passed, result.observed) == (False, "Ne(1), not declared, was not refused: it found [1, 2, 3, 5, 6, 7, 8, 9, 10, 11]")
+    assert (result.passed, result.observed) == (
+        False,
+        "Ne(1), not declared, was not refused: it found [1, 2, 3, 5, 6, 7, 8, 9, 10, 11]",
+    )
     refused = ConformanceKit(RefusesOperators, DICT_PROFILE).check("filter_operators")
     assert (refused.passed, refused.observed) == (False, "raised NotImplementedError: no filter operators")
 
@@ -110,7 +124,10 @@ def test_a_store_refusing_what_it_does_not_declare_passes_and_one_answering_fail
 def test_the_reference_declares_every_operator() -> None:
     assert REFERENCE_PROFILE.filter_operators == OPERATORS
     result = ConformanceKit(InMemoryStore, REFERENCE_PROFILE).check("filter_operators")
-    assert result.passed and result.declared == result.observed == "AllOf, AnyOf, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present"
+    assert (
+        result.passed
+        and result.declared == result.observed == "AllOf, AnyOf, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present"
+    )
 
 
 @pytest.mark.parametrize("value", [{Ge}, frozenset({int}), frozenset({Condition}), "Ge"])

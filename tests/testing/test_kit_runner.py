@@ -43,11 +43,17 @@ def test_run_all_refuses_an_unknown_name_before_running_any_check() -> None:
 def test_the_kit_keeps_its_arguments_and_documented_defaults() -> None:
     kit = ConformanceKit(InMemoryStore, REFERENCE_PROFILE)
     assert (kit.factory, kit.profile, kit.stateful_examples, kit.timeout) == (
-        InMemoryStore, REFERENCE_PROFILE, 60, 30.0
+        InMemoryStore,
+        REFERENCE_PROFILE,
+        60,
+        30.0,
     )
     patient = ConformanceKit(DictStore, DICT_PROFILE, stateful_examples=1, timeout=None)
     assert (patient.factory, patient.profile, patient.stateful_examples, patient.timeout) == (
-        DictStore, DICT_PROFILE, 1, None
+        DictStore,
+        DICT_PROFILE,
+        1,
+        None,
     )
 
 
@@ -93,9 +99,12 @@ def test_the_kit_refuses_bad_arguments_when_built(
     ("field", "value", "message"),
     [
         # The enum's value in place of the member: the check would report a mismatch.
-        ("text_match", "case-insensitive substring of str(content)",
-         r"^text_match must be a TextMatch \(TextMatch.CASE_INSENSITIVE_SUBSTRING, "
-         r"TextMatch.CASE_SENSITIVE_SUBSTRING, TextMatch.OTHER, TextMatch.UNSUPPORTED\), got 'case"),
+        (
+            "text_match",
+            "case-insensitive substring of str(content)",
+            r"^text_match must be a TextMatch \(TextMatch.CASE_INSENSITIVE_SUBSTRING, "
+            r"TextMatch.CASE_SENSITIVE_SUBSTRING, TextMatch.OTHER, TextMatch.UNSUPPORTED\), got 'case",
+        ),
         ("tags", None, r"^tags must be a RoundTrip \(RoundTrip.EXACT, RoundTrip.LOST\), got None$"),
         ("returned_objects", TextMatch.OTHER, r"^returned_objects must be a ReturnedObjects .*got <TextMatch.OTHER"),
         ("none_filter_matches_missing", 1, "^none_filter_matches_missing must be a bool, got 1$"),

@@ -81,9 +81,7 @@ def test_the_random_queries_leave_out_what_a_profile_declares_different(
 
 
 def test_a_store_that_replaces_where_rejection_is_declared_fails_the_stateful_check() -> None:
-    profile = FidelityProfile(
-        returned_objects=ReturnedObjects.COPIES, on_existing_id=OnExistingId.REJECT
-    )
+    profile = FidelityProfile(returned_objects=ReturnedObjects.COPIES, on_existing_id=OnExistingId.REJECT)
     result = ConformanceKit(DictStore, profile).check("stateful")
     assert not result.passed
     assert result.observed.startswith("on_existing_id: store(MemoryItem(id=UUID(int=")
@@ -204,9 +202,7 @@ def test_the_stateful_check_names_the_missing_extra(monkeypatch: pytest.MonkeyPa
 
 
 def test_a_declared_difference_passes() -> None:
-    profile = FidelityProfile(
-        returned_objects=ReturnedObjects.COPIES, text_match=TextMatch.CASE_SENSITIVE_SUBSTRING
-    )
+    profile = FidelityProfile(returned_objects=ReturnedObjects.COPIES, text_match=TextMatch.CASE_SENSITIVE_SUBSTRING)
     kit = ConformanceKit(CaseSensitiveText, profile)
     assert kit.check("text_match").passed
     assert kit.check("stateful").passed  # text is left out where it differs

@@ -66,12 +66,8 @@ async def never_opens() -> DictStore:
 def test_a_call_that_does_not_return_fails_the_check_naming_the_call() -> None:
     result = ConformanceKit(HangingSearch, DICT_PROFILE, timeout=QUICK).check("text_match")
     assert not result.passed
-    assert result.observed == (
-        "store.search(MemoryQuery(text='hello', limit=10000)) did not finish within 0.2 s"
-    )
-    assert result.reproduction.splitlines()[-1] == (
-        "await store.search(MemoryQuery(text='hello', limit=10000))"
-    )
+    assert result.observed == ("store.search(MemoryQuery(text='hello', limit=10000)) did not finish within 0.2 s")
+    assert result.reproduction.splitlines()[-1] == ("await store.search(MemoryQuery(text='hello', limit=10000))")
     # The checks that make no text search are not held up.
     assert ConformanceKit(HangingSearch, DICT_PROFILE, timeout=QUICK).check("tag_match").passed
 
@@ -86,11 +82,13 @@ def test_a_store_that_does_not_open_or_close_fails_the_check() -> None:
     closing = ConformanceKit(HangingClose, DICT_PROFILE, timeout=QUICK).check("protocol")
     assert not closing.passed
     assert closing.observed == (
-        "as declared; own UUID, equal retrieve, None, a list; "
-        "then closing the store did not finish within 0.2 s"
+        "as declared; own UUID, equal retrieve, None, a list; then closing the store did not finish within 0.2 s"
     )
     reopening = ConformanceKit(HangingClose, DICT_PROFILE, timeout=QUICK).check("durability")
-    assert reopening.observed == "closing the store did not finish within 0.2 s; then closing the store did not finish within 0.2 s"
+    assert (
+        reopening.observed
+        == "closing the store did not finish within 0.2 s; then closing the store did not finish within 0.2 s"
+    )
 
 
 def test_a_timeout_error_of_the_stores_own_is_reported_as_raised() -> None:

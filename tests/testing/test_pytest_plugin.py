@@ -16,7 +16,7 @@ GUIDE = Path(__file__).resolve().parents[2] / "docs" / "adapters.md"
 
 
 def _python_blocks(markdown: str) -> list[str]:
-    return re.findall(r"^```python\n(.*?)^```", markdown, flags=re.M | re.S)
+    return re.findall(r"^```python\n(.*?)^```", markdown, flags=re.MULTILINE | re.DOTALL)
 
 
 def test_the_guides_one_line_runs_every_check_on_the_guides_store(pytester: pytest.Pytester) -> None:
@@ -44,10 +44,12 @@ TestClaimingCopies = memory_store_contract(InMemoryStore, CLAIMED, stateful_exam
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rf")
     result.assert_outcomes(passed=len(CHECKS) - 1, failed=1)
-    result.stdout.fnmatch_lines([
-        "E *.ConformanceFailure: returned_objects: declared copies, observed live",
-        "FAILED *::TestClaimingCopies::test_conformance?returned_objects?*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "E *.ConformanceFailure: returned_objects: declared copies, observed live",
+            "FAILED *::TestClaimingCopies::test_conformance?returned_objects?*",
+        ]
+    )
 
 
 def test_the_marker_names_the_store_of_a_contract_subclass(pytester: pytest.Pytester) -> None:

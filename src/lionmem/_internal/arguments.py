@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import cast
 from uuid import UUID
 
@@ -89,7 +89,7 @@ def timestamp_of_number(value: int | float, name: str) -> float:
 def timestamp_of_datetime(value: datetime) -> float:
     """`value` as a UTC timestamp; a naive datetime carries no zone, and lionmem reads
     it as UTC, never as local time."""
-    return (value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)).timestamp()
+    return (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).timestamp()
 
 
 def as_batch_size(value: object) -> int:

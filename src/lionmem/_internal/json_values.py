@@ -87,9 +87,7 @@ def _check_json(value: object, path: str, allow_nul: bool, levels: int, root: st
         if not allow_nul and "\x00" in text:
             raise TypeError(f"{path} holds the character U+0000, which this store cannot keep")
         if not text.isascii() and (found := LONE_SURROGATE.search(text)):
-            raise TypeError(
-                f"{path} holds the lone surrogate U+{ord(found.group()):04X}, which is not text"
-            )
+            raise TypeError(f"{path} holds the lone surrogate U+{ord(found.group()):04X}, which is not text")
         return
     if kind is int:
         if cast(int, value).bit_length() > _FEWEST_DIGITS_BITS:

@@ -20,7 +20,7 @@ class _Labelled(Protocol):
     def metadata(self) -> dict[str, Any]: ...
 
 
-I = TypeVar("I", bound=_Labelled)
+ItemT = TypeVar("ItemT", bound=_Labelled)
 
 
 def any_tag_held(tags: list[str], wanted: frozenset[str]) -> bool:
@@ -28,7 +28,7 @@ def any_tag_held(tags: list[str], wanted: frozenset[str]) -> bool:
     return not wanted.isdisjoint(tags)
 
 
-def with_any_tag(items: Sequence[I], wanted: frozenset[str]) -> list[I]:
+def with_any_tag(items: Sequence[ItemT], wanted: frozenset[str]) -> list[ItemT]:
     """The items holding at least one of `wanted` (see `any_tag_held`), in order."""
     # `any_tag_held`'s rule, without a call per item.
     return [item for item in items if not wanted.isdisjoint(item.tags)]
@@ -42,7 +42,7 @@ def filters_hold(metadata: dict[str, Any], conditions: Sequence[tuple[str, Any]]
     return all(metadata.get(key) == value for key, value in conditions)
 
 
-def with_filters(items: Sequence[I], conditions: Sequence[tuple[str, Any]]) -> list[I]:
+def with_filters(items: Sequence[ItemT], conditions: Sequence[tuple[str, Any]]) -> list[ItemT]:
     """The items whose metadata satisfies `conditions` (see `filters_hold`), in order."""
     # `filters_hold`'s rule, written out: a call per item cost a two-filter search of
     # 10,000 items a quarter of its time.

@@ -61,6 +61,8 @@ most `MAX_ITEM_BYTES`."""
 T = TypeVar("T")
 
 _FIELDS = frozenset(MemoryItem.model_fields)
+
+
 def _unstorable(text: str, allow_nul: bool) -> bool:
     """Whether no stored string can be `text`: it is longer than `MAX_ITEM_BYTES`
     characters, or holds a character no stored string can, U+0000 when the database
@@ -88,8 +90,7 @@ def _check_size(text: str, what: str) -> None:
     # A character takes at most 4 bytes, so only a text that long is encoded.
     if len(text) > MAX_ITEM_BYTES // 4 and (size := len(text.encode())) > MAX_ITEM_BYTES:
         raise ValueError(
-            f"the item is too large: {what} takes {size:,} bytes in UTF-8, "
-            f"over the {MAX_ITEM_BYTES:,} this store keeps"
+            f"the item is too large: {what} takes {size:,} bytes in UTF-8, over the {MAX_ITEM_BYTES:,} this store keeps"
         )
 
 

@@ -84,9 +84,7 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
 def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
     parts = urlsplit(url)
     if not url.startswith("sqlite:///"):
-        raise ValueError(
-            "a sqlite URL names a local file: sqlite:///relative.db or sqlite:////absolute.db"
-        )
+        raise ValueError("a sqlite URL names a local file: sqlite:///relative.db or sqlite:////absolute.db")
     if parts.fragment:
         # Most often a file name's own #, which would otherwise be cut off unseen.
         raise ValueError("a sqlite URL takes no #fragment; write a # in the path as %23")
@@ -96,9 +94,7 @@ def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[Fo
     options = _options(parts.query, "sqlite")
     unknown = sorted(set(options) - _SQLITE_OPTIONS)
     if unknown:
-        raise ValueError(
-            f"unknown sqlite URL option {unknown[0]!r}; known: {', '.join(sorted(_SQLITE_OPTIONS))}"
-        )
+        raise ValueError(f"unknown sqlite URL option {unknown[0]!r}; known: {', '.join(sorted(_SQLITE_OPTIONS))}")
     settings: dict[str, Any] = _seconds(options, "sqlite", "busy_timeout")
     if "synchronous" in options:
         settings["synchronous"] = options["synchronous"].upper()

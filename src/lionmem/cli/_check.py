@@ -21,6 +21,7 @@ from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
 from lionmem.testing import CHECKS, CheckResult, ConformanceKit, LionagiStoreFactory, StoreFactory
 
+
 def _load(reference: str) -> Any:
     """Import `module:attribute`, raising `ValueError` with what was wrong."""
     module_name, sep, attribute = reference.partition(":")

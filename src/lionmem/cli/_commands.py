@@ -21,8 +21,8 @@ from lionmem.adapters.stats import StoreStats
 from lionmem.adapters.urls import open_store
 from lionmem.cli._copy import copy, state_path
 from lionmem.cli._input import filters, json_value, pairs, seconds_of, uuid_of
-from lionmem.cli._transfer import batches, check_file, export, store_batch
 from lionmem.cli._output import print_items
+from lionmem.cli._transfer import batches, check_file, export, store_batch
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
@@ -40,9 +40,7 @@ async def _demo(store: MemoryStore) -> int:
     # Ids named by the notes: run again on a durable store, the demo replaces its own
     # notes in place rather than adding four more each time.
     ids = [
-        await store.store(
-            MemoryItem(id=uuid5(_DEMO_IDS, content), content=content, tags=tags, metadata=metadata)
-        )
+        await store.store(MemoryItem(id=uuid5(_DEMO_IDS, content), content=content, tags=tags, metadata=metadata))
         for content, tags, metadata in _DEMO_NOTES
     ]
     print(f"stored {len(ids)} items")

@@ -22,7 +22,6 @@ from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 
-
 def state_path(source_url: str, target_url: str) -> Path:
     """Where a copy between these two stores records how far it got: in the current
     directory, named by a digest of both URLs (which may hold passwords)."""
@@ -72,7 +71,12 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path) ->
 
 
 async def _fill(
-    source: ForgettingStore, target: ForgettingStore, state: Path, done: int, last: str, advance: Callable[[int], object]
+    source: ForgettingStore,
+    target: ForgettingStore,
+    state: Path,
+    done: int,
+    last: str,
+    advance: Callable[[int], object],
 ) -> tuple[int, str] | None:
     """Write the source's items after the first `done` into the target, recording
     progress after each batch; return the count and digest of every item read from
@@ -110,7 +114,12 @@ async def _fill(
 
 
 async def _write(
-    target: ForgettingStore, items: list[MemoryItem], state: Path, position: int, last: str, advance: Callable[[], object]
+    target: ForgettingStore,
+    items: list[MemoryItem],
+    state: Path,
+    position: int,
+    last: str,
+    advance: Callable[[], object],
 ) -> None:
     """Store `items`, then record that the first `position` source items are copied."""
     if items:

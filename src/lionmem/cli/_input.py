@@ -48,9 +48,7 @@ def _nesting(value: object) -> int:
     """How many lists and objects deep a parsed JSON value is, without recursion."""
     depth = 0
     level: list[object] = [value]
-    while containers := [
-        cast("list[object] | dict[str, object]", v) for v in level if isinstance(v, (list, dict))
-    ]:
+    while containers := [cast("list[object] | dict[str, object]", v) for v in level if isinstance(v, (list, dict))]:
         depth += 1
         level = [child for c in containers for child in (c.values() if isinstance(c, dict) else c)]
     return depth

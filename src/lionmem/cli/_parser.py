@@ -21,12 +21,16 @@ def _search_options(command: argparse.ArgumentParser, default_limit: str) -> Non
     command.add_argument("--text", help="a substring of the content, any case")
     command.add_argument("--tag", action="append", help="any one of these tags (repeatable)")
     command.add_argument(
-        "--filter", action="append", metavar="EXPR",
+        "--filter",
+        action="append",
+        metavar="EXPR",
         help="metadata[KEY] as EXPR says (repeatable): KEY=TEXT, KEY:=JSON, 'KEY>=3' (also != > < <=), "
         "'KEY in a,b', 'KEY not in a,b', 'KEY present', 'KEY missing'",
     )
     command.add_argument(
-        "--limit", type=int, default=20 if default_limit == "20" else None,
+        "--limit",
+        type=int,
+        default=20 if default_limit == "20" else None,
         help=f"results[:LIMIT] (default: {default_limit})",
     )
 
@@ -101,15 +105,22 @@ def build_parser() -> argparse.ArgumentParser:
         "profile its store declares)",
     )
     check.add_argument(
-        "--only", action="append", choices=CHECKS, metavar="CHECK",
+        "--only",
+        action="append",
+        choices=CHECKS,
+        metavar="CHECK",
         help=f"run only this check (repeatable): {', '.join(CHECKS)}",
     )
     check.add_argument(
-        "--timeout", type=float, default=30.0, metavar="SECONDS",
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
         help="fail a check whose store takes longer to open, close or answer one call (default: 30)",
     )
     check.add_argument(
-        "--lionagi", action="store_true",
+        "--lionagi",
+        action="store_true",
         help="FACTORY's store takes and returns lionagi's MemoryItem and MemoryQuery (needs lionmem[lionagi])",
     )
     for command in commands.choices.values():

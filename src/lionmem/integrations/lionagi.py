@@ -25,8 +25,8 @@ try:
     from lionagi.protocols.memory import MemoryItem as LionagiItem
     from lionagi.protocols.memory import MemoryQuery as LionagiQuery
     from lionagi.protocols.memory import MemoryStore as LionagiStore
-except ImportError:  # lionagi's own error stays chained, as the context
-    raise ImportError("lionmem.integrations.lionagi needs lionagi: pip install 'lionmem[lionagi]'")
+except ImportError as exc:  # lionagi's own error stays chained, as the cause
+    raise ImportError("lionmem.integrations.lionagi needs lionagi: pip install 'lionmem[lionagi]'") from exc
 
 __all__ = ["StoreForLionagi", "StoreFromLionagi", "for_lionagi", "from_lionagi"]
 

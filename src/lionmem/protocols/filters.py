@@ -15,7 +15,19 @@ from abc import ABC, abstractmethod
 from typing import Any, TypeAlias
 
 __all__ = [
-    "OPERATORS", "AllOf", "AnyOf", "Condition", "Ge", "Gt", "In", "Le", "Lt", "Missing", "Ne", "NotIn", "Present",
+    "OPERATORS",
+    "AllOf",
+    "AnyOf",
+    "Condition",
+    "Ge",
+    "Gt",
+    "In",
+    "Le",
+    "Lt",
+    "Missing",
+    "Ne",
+    "NotIn",
+    "Present",
 ]
 
 Bound: TypeAlias = int | float | str
@@ -63,7 +75,6 @@ class Condition(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(map(repr, self.arguments))})"
-
 
 
 class Ne(Condition):
@@ -157,9 +168,7 @@ class _Membership(Condition):
 
     def __init__(self, values: Members) -> None:
         if not isinstance(values, list | tuple | set | frozenset):
-            raise TypeError(
-                f"{type(self).__name__} takes a list, tuple or set of values, got {type(values).__name__}"
-            )
+            raise TypeError(f"{type(self).__name__} takes a list, tuple or set of values, got {type(values).__name__}")
         for value in values:
             if isinstance(value, Condition):
                 raise TypeError(f"{type(self).__name__} takes values, not the condition {value!r}; use AnyOf")

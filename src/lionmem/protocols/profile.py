@@ -218,9 +218,7 @@ class FidelityProfile:
             if field.name == "filter_operators":
                 if type(value) is not frozenset or not value <= OPERATORS:
                     names = ", ".join(sorted(operator.__name__ for operator in OPERATORS))
-                    raise TypeError(
-                        f"filter_operators must be a frozenset of operators among {names}, got {value!r}"
-                    )
+                    raise TypeError(f"filter_operators must be a frozenset of operators among {names}, got {value!r}")
                 continue
             if type(value) is not kind:
                 taken = kind.__name__

@@ -25,8 +25,8 @@ from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.messages import Log, Message, Role
-from lionmem.session._pile_field import PileOf
 from lionmem.session._ownership import store_of
+from lionmem.session._pile_field import PileOf
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -53,8 +53,7 @@ def require_store(memory: object, owner: str) -> MemoryStore | None:
             f"pass the store: {owner}(memory=await ...)"
         )
     raise TypeError(
-        f"{owner}(memory=...) needs an object with async store, retrieve and search, "
-        f"got {type(memory).__name__}"
+        f"{owner}(memory=...) needs an object with async store, retrieve and search, got {type(memory).__name__}"
     )
 
 
@@ -122,9 +121,7 @@ class Branch(Element):
     _memory: MemoryStore | None = PrivateAttr(None)
     _owner: UUID | None = PrivateAttr(None)
 
-    def __init__(
-        self, *, memory: MemoryStore | None = None, **data: Unpack[BranchFields]
-    ) -> None:
+    def __init__(self, *, memory: MemoryStore | None = None, **data: Unpack[BranchFields]) -> None:
         store = require_store(memory, "Branch")
         BaseModel.__init__(self, **data)
         self._memory = store
@@ -190,4 +187,3 @@ class Branch(Element):
                 f"or their dumps, got {kind_of(value)}"
             )
         return Pile(_records(kind).validate_python(value), item_type=kind)
-

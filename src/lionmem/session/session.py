@@ -25,8 +25,8 @@ from pydantic import (
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.memory import MemoryStore
-from lionmem.session._pile_field import PileOf
 from lionmem.session._ownership import OWNERSHIP_LOCK, store_of
+from lionmem.session._pile_field import PileOf
 from lionmem.session.branch import Branch, require_store
 
 __all__ = ["Session", "SessionFields"]
@@ -93,9 +93,7 @@ class Session(Element):
     # and on a branch, read to show when a store is made.
     _memory: MemoryStore | None = PrivateAttr(None)
 
-    def __init__(
-        self, *, memory: MemoryStore | None = None, **data: Unpack[SessionFields]
-    ) -> None:
+    def __init__(self, *, memory: MemoryStore | None = None, **data: Unpack[SessionFields]) -> None:
         store = require_store(memory, "Session")
         BaseModel.__init__(self, **data)
         if store is not None:
@@ -218,9 +216,7 @@ class Session(Element):
                 different branch held here or in the batch; nothing changes.
         """
         if not isinstance(branches, Branch | Iterable):
-            raise TypeError(
-                f"include_branches takes a Branch or an iterable of them, got {type(branches).__name__}"
-            )
+            raise TypeError(f"include_branches takes a Branch or an iterable of them, got {type(branches).__name__}")
         batch = [branches] if isinstance(branches, Branch) else list(branches)
         batch_ids: dict[UUID, Branch] = {}
         with OWNERSHIP_LOCK:

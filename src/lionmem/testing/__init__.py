@@ -4,8 +4,6 @@ Governed by [ADR-0093][adr-0093]. The pytest integration lives in
 `lionmem.testing.pytest_plugin`; the stateful comparison needs hypothesis.
 """
 
-from lionmem.testing._harness import LionagiStoreFactory, StoreFactory
-from lionmem.testing.kit import CHECKS, CheckResult, ConformanceFailure, ConformanceKit
 from lionmem.protocols.profile import (
     REFERENCE_PROFILE,
     ContentKind,
@@ -22,6 +20,8 @@ from lionmem.protocols.profile import (
     TextMatch,
     Visibility,
 )
+from lionmem.testing._harness import LionagiStoreFactory, StoreFactory
+from lionmem.testing.kit import CHECKS, CheckResult, ConformanceFailure, ConformanceKit
 
 __all__ = [
     "CHECKS",

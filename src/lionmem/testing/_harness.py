@@ -6,8 +6,8 @@ import asyncio
 import inspect
 import tempfile
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from datetime import datetime
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 from uuid import UUID
@@ -19,15 +19,20 @@ if TYPE_CHECKING:
     from lionagi.protocols.memory import MemoryStore as LionagiStore
 
 __all__ = [
-    "LionagiStoreFactory", "Recorder", "StoreFactory", "StoreHung", "open_store", "same_values", "show",
-    "through_lionagi", "within",
+    "LionagiStoreFactory",
+    "Recorder",
+    "StoreFactory",
+    "StoreHung",
+    "open_store",
+    "same_values",
+    "show",
+    "through_lionagi",
+    "within",
 ]
 
 T = TypeVar("T")
 
-StoreFactory: TypeAlias = Callable[
-    ..., MemoryStore | Awaitable[MemoryStore] | AbstractAsyncContextManager[MemoryStore]
-]
+StoreFactory: TypeAlias = Callable[..., MemoryStore | Awaitable[MemoryStore] | AbstractAsyncContextManager[MemoryStore]]
 """Builds a store. Called with a workspace directory if it has a required positional
 parameter, else with none; may return a store, an awaitable of one, or an async
 context manager. A store returned as it is gets its `close()` awaited afterwards, if
@@ -45,10 +50,7 @@ def _takes_workspace(factory: StoreFactory) -> bool:
         parameters = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):  # a class written in C may have no signature
         return False
-    return any(
-        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
-        for p in parameters
-    )
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in parameters)
 
 
 class StoreHung(BaseException):
@@ -202,9 +204,7 @@ class Recorder:
         return await self._call(f"store.delete_many({show(item_ids)})", True, self.forgetting.delete_many(item_ids))
 
     async def delete_matching(self, query: MemoryQuery) -> int:
-        return await self._call(
-            f"store.delete_matching({show(query)})", True, self.forgetting.delete_matching(query)
-        )
+        return await self._call(f"store.delete_matching({show(query)})", True, self.forgetting.delete_matching(query))
 
     async def count(self, query: MemoryQuery) -> int:
         return await self._call(f"store.count({show(query)})", True, self.forgetting.count(query))

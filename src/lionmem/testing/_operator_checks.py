@@ -21,8 +21,18 @@ __all__ = ["declared_operators", "filter_operators"]
 _MISSING = object()
 _HELD: list[Any] = [_MISSING, None, 0, 1, 2.5, 3, "a", "cat", "b", [1], {"a": 1}]
 _ASKED: list[Condition] = [
-    Ne(1), Gt(1), Ge(1), Lt(3), Le(3), Ge("b"), In(["a", 3]), NotIn(["a", 3]), Present(), Missing(),
-    AnyOf(Lt(1), "cat"), AllOf(Ge(1), Lt(3)),
+    Ne(1),
+    Gt(1),
+    Ge(1),
+    Lt(3),
+    Le(3),
+    Ge("b"),
+    In(["a", 3]),
+    NotIn(["a", 3]),
+    Present(),
+    Missing(),
+    AnyOf(Lt(1), "cat"),
+    AllOf(Ge(1), Lt(3)),
 ]
 
 

@@ -11,6 +11,7 @@ from lionmem.protocols.memory import MemoryQuery
 from lionmem.protocols.profile import FilterEquality, LimitPolicy, ResultOrder, TagMatch, TextMatch
 from lionmem.testing._probe import ALL, POSITIVE_LIMITS, Probe, Verdict, ids, numbered
 
+
 async def text_match(probe: Probe) -> Verdict:
     items = [
         numbered(1, content="Hello World"),
@@ -35,8 +36,7 @@ async def text_match(probe: Probe) -> Verdict:
         items,
         (MemoryQuery(text=needle, limit=ALL) for needle in needles),
         {
-            TextMatch.CASE_INSENSITIVE_SUBSTRING: lambda q, i: str(q.text).lower()
-            in str(i.content).lower(),
+            TextMatch.CASE_INSENSITIVE_SUBSTRING: lambda q, i: str(q.text).lower() in str(i.content).lower(),
             TextMatch.CASE_SENSITIVE_SUBSTRING: lambda q, i: str(q.text) in str(i.content),
         },
     )
@@ -102,17 +102,25 @@ async def filter_equality(probe: Probe) -> Verdict:
     # come in another order, and differ from [3, 1], whose elements do. {} is no
     # predicate at all.
     probes: list[dict[str, Any]] = [
-        {"n": 1}, {"n": 1, "m": "x"}, {"n": {"deep": [1, "two", None]}}, {"n": "1"}, {"n": False},
-        {"n": True}, {"n": [1, 2]}, {"n": {"a": 1, "b": 2}}, {"n": [1]}, {"n": {"a": 1}},
-        {"n": {"b": 3, "a": 1}}, {"n": [3, 1]}, {},
+        {"n": 1},
+        {"n": 1, "m": "x"},
+        {"n": {"deep": [1, "two", None]}},
+        {"n": "1"},
+        {"n": False},
+        {"n": True},
+        {"n": [1, 2]},
+        {"n": {"a": 1, "b": 2}},
+        {"n": [1]},
+        {"n": {"a": 1}},
+        {"n": {"b": 3, "a": 1}},
+        {"n": [3, 1]},
+        {},
     ]
     observed = await probe.rule_that_holds(
         items,
         (MemoryQuery(filters=filters, limit=ALL) for filters in probes),
         {
-            FilterEquality.PYTHON: lambda q, i: all(
-                i.metadata.get(k) == v for k, v in (q.filters or {}).items()
-            ),
+            FilterEquality.PYTHON: lambda q, i: all(i.metadata.get(k) == v for k, v in (q.filters or {}).items()),
             FilterEquality.JSON: lambda q, i: all(
                 _json_equal(i.metadata.get(k), v) for k, v in (q.filters or {}).items()
             ),
@@ -137,10 +145,7 @@ async def result_order(probe: Probe) -> Verdict:
     # Ids and timestamps run against the insertion order, so neither sort fakes it.
     # Every item meets each predicate, whose searches a store may answer from an
     # index in another order than its plain listing.
-    items = [
-        numbered(100 - n, content=f"o{n}", tags=["o"], metadata={"o": 1}, created_at=1000.0 - n)
-        for n in range(6)
-    ]
+    items = [numbered(100 - n, content=f"o{n}", tags=["o"], metadata={"o": 1}, created_at=1000.0 - n) for n in range(6)]
     await probe.fill(items)
     stored = ids(items)
     found = ids(await probe.search(MemoryQuery(limit=ALL)))

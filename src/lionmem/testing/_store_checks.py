@@ -27,6 +27,7 @@ from lionmem.protocols.profile import (
 from lionmem.testing._harness import Recorder, same_values, show
 from lionmem.testing._probe import ALL, Probe, Reopen, Verdict, ids, numbered
 
+
 async def protocol(probe: Probe) -> Verdict:
     store = probe.inner
     problems: list[str] = []
@@ -59,9 +60,7 @@ async def protocol(probe: Probe) -> Verdict:
     if missing is not None:
         return f"retrieve of an unknown id returned {missing!r}, not None", False
     found: object = await probe.search(MemoryQuery())
-    if not isinstance(found, list) or not all(
-        isinstance(i, MemoryItem) for i in cast("list[object]", found)
-    ):
+    if not isinstance(found, list) or not all(isinstance(i, MemoryItem) for i in cast("list[object]", found)):
         return f"search returned {type(found).__name__}, not a list of MemoryItem", False
     return "as declared; own UUID, equal retrieve, None, a list", True
 
@@ -245,9 +244,7 @@ async def tags(probe: Probe) -> Verdict:
     return await _round_trip(probe, "tags", ["b", "a", "a", "ü"], probe.profile.tags)
 
 
-async def _round_trip(
-    probe: Probe, field: str, value: Any, declared: RoundTrip
-) -> Verdict:
+async def _round_trip(probe: Probe, field: str, value: Any, declared: RoundTrip) -> Verdict:
     item = numbered(1, content="rt", **{field: value})
     await probe.fill([item])
     got = await probe.retrieve(item.id)

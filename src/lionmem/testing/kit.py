@@ -71,9 +71,7 @@ _TABLE: dict[str, _Entry] = {
     "text_match": _entry(searching.text_match, _field("text_match")),
     "tag_match": _entry(searching.tag_match, _field("tag_match")),
     "filter_equality": _entry(searching.filter_equality, _field("filter_equality")),
-    "none_filter_matches_missing": _entry(
-        searching.none_filter_matches_missing, _field("none_filter_matches_missing")
-    ),
+    "none_filter_matches_missing": _entry(searching.none_filter_matches_missing, _field("none_filter_matches_missing")),
     "result_order": _entry(searching.result_order, _field("result_order")),
     "on_existing_id": _entry(keeping.on_existing_id, _field("on_existing_id")),
     "visibility": _entry(keeping.visibility, _field("visibility")),

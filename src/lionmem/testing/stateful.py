@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
 from hypothesis import HealthCheck, Phase, settings
-from hypothesis.errors import Flaky
 from hypothesis import strategies as st
+from hypothesis.errors import Flaky
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 if TYPE_CHECKING:
@@ -37,7 +37,6 @@ from lionmem._internal.arguments import kind_of
 from lionmem.protocols.filters import AllOf, AnyOf, Condition, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
-from lionmem.testing._harness import StoreFactory, StoreHung, open_store, same_values, show, within
 from lionmem.protocols.profile import (
     Durability,
     FidelityProfile,
@@ -51,6 +50,7 @@ from lionmem.protocols.profile import (
     TextMatch,
     Visibility,
 )
+from lionmem.testing._harness import StoreFactory, StoreHung, open_store, same_values, show, within
 
 __all__ = ["compare_with_reference"]
 
@@ -86,10 +86,7 @@ _QUERY_STRINGS = ["v\x00", "v\udc00"]
 
 def _ordered(profile: FidelityProfile) -> bool:
     """Whether results can be compared with the reference's as lists, not sets."""
-    return (
-        profile.result_order is ResultOrder.INSERTION
-        and profile.on_existing_id is OnExistingId.REPLACE_IN_PLACE
-    )
+    return profile.result_order is ResultOrder.INSERTION and profile.on_existing_id is OnExistingId.REPLACE_IN_PLACE
 
 
 def _item_id(n: int) -> UUID:
@@ -283,9 +280,7 @@ class _AgainstReference(RuleBasedStateMachine):
             hung.add_note("\n".join(self.calls))
             raise
         except Exception as exc:
-            raise AssertionError(
-                f"closing the store and opening it again raised {type(exc).__name__}: {exc}"
-            ) from exc
+            raise AssertionError(f"closing the store and opening it again raised {type(exc).__name__}: {exc}") from exc
         self.opened = reopened
         self._search(MemoryQuery(limit=_ALL))
 

@@ -50,7 +50,7 @@ def test_opening_says_why_the_server_cannot_be_used(pg_url: str) -> None:
     message = str(failure.value)
     assert "\n" not in message and "\t" not in message
     for port in ports:
-        assert f'port {port} failed: Connection refused. {hint}' in message
+        assert f"port {port} failed: Connection refused. {hint}" in message
 
 
 @pytest.mark.parametrize(
@@ -136,7 +136,9 @@ def test_concurrent_writes_of_one_id_succeed_whatever_isolation_the_session_defa
         async def writer(n: int) -> None:
             for k in range(10):
                 await store.store(MemoryItem(id=UUID(int=k % 3 + 1), content=f"{n}-{k}"))
-                await store.store_many([MemoryItem(id=UUID(int=10 + (k + j) % 4), content=f"{n}-{k}-{j}") for j in range(2)])
+                await store.store_many(
+                    [MemoryItem(id=UUID(int=10 + (k + j) % 4), content=f"{n}-{k}-{j}") for j in range(2)]
+                )
 
         await asyncio.gather(*(writer(n) for n in range(20)))
         return [item.id.int for item in await store.search(MemoryQuery(limit=100))]

@@ -50,11 +50,15 @@ def test_read_after_write_across_connections_and_processes(pg_url: str) -> None:
             assert await reader.search(MemoryQuery(text="parent")) == [item]
 
     run(scenario())
-    child = _process(pg_url, namespace, """
+    child = _process(
+        pg_url,
+        namespace,
+        """
         got = await store.retrieve(uuid.UUID(int=7))
         await store.store(MemoryItem(id=uuid.UUID(int=8), content="written by the child"))
         print(got.content)
-    """)
+    """,
+    )
     out, _ = child.communicate(timeout=60)
     assert child.returncode == 0 and out.strip() == "written by the parent"
     got = with_store(pg_url, lambda store: store.retrieve(UUID(int=8)), namespace=namespace)
@@ -64,9 +68,14 @@ def test_read_after_write_across_connections_and_processes(pg_url: str) -> None:
 def test_several_processes_writing_lose_nothing(pg_url: str) -> None:
     namespace = fresh_namespace()
     procs = [
-        _process(pg_url, namespace, """
+        _process(
+            pg_url,
+            namespace,
+            """
             await asyncio.gather(*(store.store(MemoryItem(content=f"{sys.argv[1]}-{i}")) for i in range(150)))
-        """, who)
+        """,
+            who,
+        )
         for who in "abcd"
     ]
     assert [p.wait(timeout=120) for p in procs] == [0] * 4
@@ -82,13 +91,18 @@ def test_two_processes_replacing_one_id_leave_one_complete_version(pg_url: str) 
     first = MemoryItem(id=UUID(int=1), content="first")
     with_store(pg_url, lambda store: store.store(first), namespace=namespace)
     procs = [
-        _process(pg_url, namespace, """
+        _process(
+            pg_url,
+            namespace,
+            """
             who = sys.argv[1]
             for n in range(200):
                 await store.store(MemoryItem(
                     id=uuid.UUID(int=1), content={"who": who, "n": n}, tags=[who], metadata={"who": who, "n": n}
                 ))
-        """, who)
+        """,
+            who,
+        )
         for who in ("left", "right")
     ]
     assert [p.wait(timeout=120) for p in procs] == [0, 0]

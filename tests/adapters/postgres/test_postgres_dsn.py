@@ -101,9 +101,7 @@ def test_options_in_the_dsn_are_kept_beside_the_statement_timeout(pg_url: str) -
     dsn = psycopg.conninfo.make_conninfo(pg_url, options="-c application_name=kept-by-lionmem")
 
     async def settings(store: PostgresMemoryStore) -> list[tuple[Any, ...]]:
-        return await execute(store, 
-            "SELECT current_setting('application_name'), current_setting('statement_timeout')"
-        )
+        return await execute(store, "SELECT current_setting('application_name'), current_setting('statement_timeout')")
 
     assert with_store(dsn, settings, statement_timeout=7) == [("kept-by-lionmem", "7s")]
 
@@ -137,9 +135,7 @@ def test_options_from_the_environment_or_a_service_file_are_kept(
     string has none of its own; the statement timeout is still `open`'s."""
 
     async def settings(store: PostgresMemoryStore) -> list[tuple[Any, ...]]:
-        return await execute(store, 
-            "SELECT current_setting('application_name'), current_setting('statement_timeout')"
-        )
+        return await execute(store, "SELECT current_setting('application_name'), current_setting('statement_timeout')")
 
     monkeypatch.setenv("PGOPTIONS", "-c application_name=from-pgoptions -c statement_timeout=1s")
     assert with_store(pg_url, settings, statement_timeout=7) == [("from-pgoptions", "7s")]
@@ -172,7 +168,11 @@ def _shown(error: BaseException, secret: str) -> list[str]:
     return [
         f"{type(each).__name__}: {place}"
         for each in _chained(error)
-        for place, text in (("str", str(each)), ("args", repr(each.args)), ("pgconn", repr(getattr(each, "pgconn", None))))
+        for place, text in (
+            ("str", str(each)),
+            ("args", repr(each.args)),
+            ("pgconn", repr(getattr(each, "pgconn", None))),
+        )
         if secret in text
     ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -73,15 +74,21 @@ def test_a_server_error_that_is_no_outage_is_raised_as_itself(pg_url: str) -> No
             watcher = await psycopg.AsyncConnection.connect(pg_url, autocommit=True)
             async with other, watcher:
                 await other.execute(touch, [namespace, a.id])
-                batch = asyncio.create_task(store.store_many([
-                    b.model_copy(update={"content": "b, changed"}),
-                    a.model_copy(update={"content": "a, changed"}),
-                ]))
+                batch = asyncio.create_task(
+                    store.store_many(
+                        [
+                            b.model_copy(update={"content": "b, changed"}),
+                            a.model_copy(update={"content": "a, changed"}),
+                        ]
+                    )
+                )
                 async with asyncio.timeout(30):
-                    while not await (await watcher.execute(
-                        "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                        " AND datname = current_database()"
-                    )).fetchall():
+                    while not await (
+                        await watcher.execute(
+                            "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                            " AND datname = current_database()"
+                        )
+                    ).fetchall():
                         await asyncio.sleep(0.01)
                 blocked = asyncio.create_task(other.execute(touch, [namespace, b.id]))
                 with pytest.raises(psycopg.errors.DeadlockDetected):
@@ -108,7 +115,11 @@ def test_a_server_restart_fails_fast_applies_nothing_half_and_recovers(caplog: p
             await store.store(MemoryItem(content="before"))
             assert [i.content for i in await store.search(MemoryQuery())] == ["before"]
             server.stop("immediate")
-            for call in (store.store(MemoryItem(content="during")), store.search(MemoryQuery()), store.store_many(batch)):
+            for call in (
+                store.store(MemoryItem(content="during")),
+                store.search(MemoryQuery()),
+                store.store_many(batch),
+            ):
                 start = time.monotonic()
                 with pytest.raises(StoreUnavailableError, match="is unavailable") as failure:
                     await asyncio.wait_for(call, timeout=30)
@@ -143,9 +154,7 @@ def test_a_pool_whose_connections_are_all_in_use_is_reported_busy_not_unreachabl
     async def body(store: PostgresMemoryStore) -> str:
         await store.store(held)
         async with await psycopg.AsyncConnection.connect(pg_url) as other:
-            await other.execute(
-                "SELECT 1 FROM lionmem_items WHERE namespace = %s FOR UPDATE", [store.namespace]
-            )
+            await other.execute("SELECT 1 FROM lionmem_items WHERE namespace = %s FOR UPDATE", [store.namespace])
             # The only connection waits for the row lock.
             blocked = asyncio.ensure_future(store.store(held.model_copy(update={"content": "changed"})))
             await asyncio.sleep(0.1)
@@ -206,10 +215,8 @@ def test_a_batch_in_flight_when_the_server_dies_is_all_or_nothing() -> None:
             writing = asyncio.create_task(store.store_many(batch))
             await asyncio.sleep(0.3)
             server.stop("immediate")
-            try:
+            with contextlib.suppress(StoreUnavailableError):
                 await asyncio.wait_for(writing, timeout=60)
-            except StoreUnavailableError:
-                pass
             server.start()
             count = -1
             for _ in range(20):

@@ -19,8 +19,11 @@ def _files_holding_the_marker(conn: psycopg.Connection) -> list[str]:
     conn.execute("CHECKPOINT")  # the pages in the files, not only in shared buffers
     tables = "oid IN ('lionmem_items'::regclass, 'lionmem_meta'::regclass)"
     relations = conn.execute(
-        "SELECT oid FROM pg_class WHERE " + tables
-        + " UNION ALL SELECT reltoastrelid FROM pg_class WHERE " + tables + " AND reltoastrelid <> 0"
+        "SELECT oid FROM pg_class WHERE "
+        + tables
+        + " UNION ALL SELECT reltoastrelid FROM pg_class WHERE "
+        + tables
+        + " AND reltoastrelid <> 0"
         " UNION ALL SELECT indexrelid FROM pg_index WHERE indrelid IN ('lionmem_items'::regclass, 'lionmem_meta'::regclass)"
     ).fetchall()
     holding = []

@@ -87,9 +87,7 @@ def test_invalid_pool_settings_are_refused(pg_url: str, kwargs: dict[str, Any], 
         ({"statement_timeout": None}, "^statement_timeout must be a number of seconds, got NoneType$"),
     ],
 )
-def test_open_arguments_of_the_wrong_type_are_named_before_connecting(
-    kwargs: dict[str, Any], message: str
-) -> None:
+def test_open_arguments_of_the_wrong_type_are_named_before_connecting(kwargs: dict[str, Any], message: str) -> None:
     given: dict[str, Any] = {"dsn": "postgresql://db.invalid/x", "namespace": "n", **kwargs}
     with pytest.raises(TypeError, match=message):
         PostgresMemoryStore.open(given.pop("dsn"), **given)

@@ -22,7 +22,6 @@ from store_contract import (
 from together import start_together
 
 from lionmem import MemoryItem, MemoryQuery
-from lionmem.filters import Ge, Gt, In, Le, Lt
 from lionmem.adapters.errors import IncompatibleDatabaseError, MissingSchemaError
 from lionmem.adapters.postgres import (
     SCHEMA_VERSION,
@@ -31,11 +30,10 @@ from lionmem.adapters.postgres import (
 )
 from lionmem.adapters.postgres import _writes as postgres_writes
 from lionmem.adapters.postgres import schema as postgres_schema
+from lionmem.filters import Ge, Gt, In, Le, Lt
 
 
-def test_without_pg_trgm_text_search_scans_with_the_same_results(
-    pg_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_without_pg_trgm_text_search_scans_with_the_same_results(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A server without the pg_trgm extension (or without the right to create it)
     still opens; text search reads every row of the namespace instead."""
     url = fresh_database(pg_url)
@@ -201,7 +199,7 @@ def _undo_version_3(conn: psycopg.Connection[Any]) -> None:
 def _values(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
     return conn.execute(
         "SELECT i.id, m.key, m.num, m.txt FROM lionmem_meta AS m JOIN lionmem_items AS i"
-        " ON i.namespace = m.namespace AND i.seq = m.seq ORDER BY m.seq, m.key COLLATE \"C\""
+        ' ON i.namespace = m.namespace AND i.seq = m.seq ORDER BY m.seq, m.key COLLATE "C"'
     ).fetchall()
 
 

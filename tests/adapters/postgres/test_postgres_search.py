@@ -30,8 +30,18 @@ def test_searches_agree_with_the_reference_on_awkward_values(pg_url: str) -> Non
 
 def test_filters_follow_python_equality(pg_url: str) -> None:
     metadata: list[dict[str, Any]] = [
-        {"n": 1}, {"n": 1.0}, {"n": True}, {"n": "1"}, {}, {"n": None}, {"n": [1, 2]}, {"n": {"a": [1]}},
-        {"n": 2**60}, {"n": 0}, {"n": False}, {"n": 2.5},
+        {"n": 1},
+        {"n": 1.0},
+        {"n": True},
+        {"n": "1"},
+        {},
+        {"n": None},
+        {"n": [1, 2]},
+        {"n": {"a": [1]}},
+        {"n": 2**60},
+        {"n": 0},
+        {"n": False},
+        {"n": 2.5},
     ]
     items = [MemoryItem(content=i, metadata=m) for i, m in enumerate(metadata)]
 
@@ -48,7 +58,9 @@ def test_filters_follow_python_equality(pg_url: str) -> None:
         assert await ids(n=0) == [9, 10] and await ids(n=False) == [9, 10]
         assert await ids(n=2.5) == [11] and await ids(n=(1, 2)) == []
         for limit in (0, 1, -1, -3):
-            assert [i.content for i in await store.search(MemoryQuery(filters={"n": 1}, limit=limit))] == [0, 1, 2][:limit]
+            assert [i.content for i in await store.search(MemoryQuery(filters={"n": 1}, limit=limit))] == [0, 1, 2][
+                :limit
+            ]
 
     with_store(pg_url, body)
 
@@ -74,7 +86,7 @@ def test_order_comparisons_on_numbers_are_exact(pg_url: str) -> None:
     rng = random.Random(53)
     held = _neighbours(rng)
     items = [MemoryItem(content=n, metadata={"v": value}) for n, value in enumerate(held)]
-    bounds = rng.sample(held, 40) + [math.nextafter(2.0**53, 0), 9.5, -(2**53) - 0.5]
+    bounds = [*rng.sample(held, 40), math.nextafter(2.0**53, 0), 9.5, -(2**53) - 0.5]
 
     async def body(store: PostgresMemoryStore) -> None:
         await store.store_many(items)
@@ -106,7 +118,9 @@ def test_long_results_are_fetched_in_slices_with_other_tasks_between(
 ) -> None:
     from lionmem.adapters._rows import SHARE_EVERY
 
-    turns: Callable[[], int] = lambda: 0
+    def turns() -> int:
+        return 0
+
     seen: list[tuple[int, int]] = []  # (rows fetched, loop turns so far) at each fetch
     fetchmany = psycopg.AsyncCursor.fetchmany
 

@@ -61,9 +61,7 @@ def test_the_checkpoint_thread_copies_the_log_beside_the_writes(
             return found
 
         assert await asyncio.get_running_loop().run_in_executor(store._checkpointer, checkpoint_sync) == level
-        log_pages = await on_writer(
-            store, lambda db: db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
-        )
+        log_pages = await on_writer(store, lambda db: db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
         assert log_pages == sqlite_connect._WRITER_CHECKPOINT_PAGES
         # The file alone, without the log: what the checkpoints have copied so far.
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)) as only_file:

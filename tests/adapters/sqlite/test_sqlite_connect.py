@@ -67,9 +67,7 @@ def _open_files(path: Path) -> list[str]:
     return held
 
 
-def test_an_open_cancelled_while_it_waits_leaves_nothing_open(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_open_cancelled_while_it_waits_leaves_nothing_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "old.db"
     version_one_file(path, [MemoryItem(content="kept")])
     opened: list[sqlite3.Connection] = []  # held here, so that only the store closes them
@@ -129,9 +127,7 @@ def test_a_write_waits_for_another_writer_up_to_the_busy_timeout(tmp_path: Path)
     assert [i.content for i in found] == ["waited"]
 
 
-def test_switching_to_wal_does_not_retry_other_errors(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_switching_to_wal_does_not_retry_other_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "m.db"
     real_connect = sqlite3.connect
     tries: list[str] = []

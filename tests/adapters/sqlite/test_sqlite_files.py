@@ -57,9 +57,7 @@ def test_a_directory_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["a named pipe", "a socket", "a character device"])
-def test_a_file_that_is_not_a_regular_file_is_refused_and_nothing_is_made_beside_it(
-    tmp_path: Path, kind: str
-) -> None:
+def test_a_file_that_is_not_a_regular_file_is_refused_and_nothing_is_made_beside_it(tmp_path: Path, kind: str) -> None:
     # SQLite would open any of these, fail with "disk I/O error", and for /dev/null
     # leave a /dev/null-journal behind.
     path = tmp_path / "m.db"
@@ -150,9 +148,7 @@ def test_a_file_or_directory_the_store_cannot_write_is_named(
         assert _opened_without_root(path, create=True) == f"found {0 if file_mode is None else 1}"
 
 
-def test_which_place_is_named_follows_what_the_system_allows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_which_place_is_named_follows_what_the_system_allows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Root, as CI runs, may write anything: the test above shows the real refusals
     # in a child running as nobody, and this one takes the same decisions here.
     path = tmp_path / "m.db"
@@ -171,7 +167,9 @@ def test_which_place_is_named_follows_what_the_system_allows(
 
     monkeypatch.setattr(sqlite_connect, "_connect_writer", unable)
     denied = {tmp_path}
-    with pytest.raises(PermissionError, match=f"^cannot open {re.escape(str(path))}: {re.escape(str(tmp_path))} is not") as caught:
+    with pytest.raises(
+        PermissionError, match=f"^cannot open {re.escape(str(path))}: {re.escape(str(tmp_path))} is not"
+    ) as caught:
         with_store(path, search)
     assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
     denied = set()  # a writable directory: SQLite's own error, as it was
@@ -221,9 +219,7 @@ def test_without_create_a_file_with_no_lionmem_schema_is_left_as_it_was(tmp_path
 
 
 @pytest.mark.parametrize("name", ["file:notes.db", "file:notes.db?mode=memory", "notes #1?.db", "%41.db"])
-def test_the_file_opened_is_the_path_as_named(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
-) -> None:
+def test_the_file_opened_is_the_path_as_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """SQLite built with SQLITE_USE_URI, as Debian's is, reads a name starting with
     "file:" as a URI: "file:notes.db" was notes.db, checked as a foreign file under
     the other name, and with ?mode=memory nothing was kept."""
@@ -301,10 +297,13 @@ def test_a_file_whose_version_was_lowered_by_hand_is_named_and_left_as_it_was(tm
     item = MemoryItem(content="kept")
     with_store(path, lambda store: store.store(item))
     connect(path, isolation_level=None).execute("PRAGMA user_version = 1")
-    with pytest.raises(IncompatibleDatabaseError, match=(
-        f"^{re.escape(str(path))} says it holds schema version 1, but its tables are not that "
-        r"version's \(SQLite: table item_tags already exists\); nothing was changed\."
-    )):
+    with pytest.raises(
+        IncompatibleDatabaseError,
+        match=(
+            f"^{re.escape(str(path))} says it holds schema version 1, but its tables are not that "
+            r"version's \(SQLite: table item_tags already exists\); nothing was changed\."
+        ),
+    ):
         with_store(path, lambda store: store.search(MemoryQuery()))
     db = connect(path, isolation_level=None)
     assert db.execute("PRAGMA user_version").fetchone() == (1,)

@@ -111,7 +111,9 @@ def test_a_delete_that_fails_midway_deletes_nothing(tmp_path: Path, monkeypatch:
             await store.delete_many([i.id for i in items])
         monkeypatch.undo()
         for query in (MemoryQuery(text="doomed"), MemoryQuery(tags=["t"]), MemoryQuery(filters={"n": 1})):
-            assert [i.id for i in await store.search(query)] == [i.id for i in items if query.filters is None or i.metadata["n"] == 1]
+            assert [i.id for i in await store.search(query)] == [
+                i.id for i in items if query.filters is None or i.metadata["n"] == 1
+            ]
         assert await store.count(MemoryQuery()) == 3
 
     with_store(tmp_path / "m.db", body)

@@ -73,9 +73,7 @@ def test_bad_open_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str
         SQLiteMemoryStore.open(tmp_path / "m.db", **kwargs)
 
 
-@pytest.mark.parametrize(
-    ("busy_timeout", "pragma"), [(0, 0), (0.0004, 1), (1.0001, 1001), (MAX_TIMEOUT, 2**31 - 1)]
-)
+@pytest.mark.parametrize(("busy_timeout", "pragma"), [(0, 0), (0.0004, 1), (1.0001, 1001), (MAX_TIMEOUT, 2**31 - 1)])
 def test_busy_timeout_reaches_sqlite_in_milliseconds_rounded_up(
     tmp_path: Path, busy_timeout: float, pragma: int
 ) -> None:
@@ -84,9 +82,7 @@ def test_busy_timeout_reaches_sqlite_in_milliseconds_rounded_up(
 
     async def body(store: SQLiteMemoryStore) -> tuple[int, int]:
         (reader,) = store._live_reader().execute("PRAGMA busy_timeout").fetchone()
-        (writer,) = await on_writer(
-            store, lambda db: db.execute("PRAGMA busy_timeout").fetchone()
-        )
+        (writer,) = await on_writer(store, lambda db: db.execute("PRAGMA busy_timeout").fetchone())
         return reader, writer
 
     assert with_store(tmp_path / "m.db", body, busy_timeout=busy_timeout) == (pragma, pragma)

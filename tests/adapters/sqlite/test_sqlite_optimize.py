@@ -57,9 +57,7 @@ def test_optimize_merges_the_text_index_into_one_segment_and_changes_no_result(t
 
     after = with_store(path, optimize)
     assert _text_segments(path) == 1
-    assert [[i.model_dump() for i in found] for found in after] == [
-        [i.model_dump() for i in found] for found in before
-    ]
+    assert [[i.model_dump() for i in found] for found in after] == [[i.model_dump() for i in found] for found in before]
     assert [len(found) for found in after] == [240, 40, 5, 78, 60]
     with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as db:
         db.execute("INSERT INTO items_text (items_text) VALUES ('integrity-check')")

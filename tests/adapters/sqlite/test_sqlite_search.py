@@ -13,11 +13,11 @@ from store_contract import (
 )
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
-from lionmem.filters import AllOf, Ge, In, Lt
 from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
 from lionmem.adapters.sqlite import _planner as sqlite_planner
+from lionmem.filters import AllOf, Ge, In, Lt
 
 # One search of each kind of plan: a scan, each driving index (a tag, several tags, a
 # filter value, the trigram index), predicates checked row by row, a recheck in
@@ -52,9 +52,7 @@ def test_every_plan_returns_insertion_order_when_sqlite_may_return_rows_in_any_o
         run(reference.store(item))
 
     async def body(store: SQLiteMemoryStore) -> None:
-        await on_writer(
-            store, lambda db: db.execute("PRAGMA reverse_unordered_selects = 1")
-        )
+        await on_writer(store, lambda db: db.execute("PRAGMA reverse_unordered_selects = 1"))
         await store.store_many(items)
         await store.store(replaced)
         for query in EVERY_PLAN:
@@ -89,9 +87,7 @@ def search_contents(path: Path, items: list[MemoryItem], **query: Any) -> list[A
         ("", ["100% sure", "snake_case", "back\\slash", "Écran", "ÉCOLE", {"k": 1}, "plain"]),
     ],
 )
-def test_text_wildcards_are_literal_and_case_follows_python(
-    tmp_path: Path, needle: str, expected: list[Any]
-) -> None:
+def test_text_wildcards_are_literal_and_case_follows_python(tmp_path: Path, needle: str, expected: list[Any]) -> None:
     contents: list[Any] = ["100% sure", "snake_case", "back\\slash", "Écran", "ÉCOLE", {"k": 1}, "plain"]
     items = [MemoryItem(content=c) for c in contents]
     assert search_contents(tmp_path / "m.db", items, text=needle) == expected
@@ -117,13 +113,15 @@ def test_the_index_is_asked_for_the_covering_trigrams_and_instr_decides(tmp_path
     only: a run of one letter holds the single trigram of a longer run."""
     contents = ["x" * 5_000 + "y", "x" * 4_999, "yxx" + "x" * 60, "xyxy"]
     items = [MemoryItem(content=c) for c in contents]
-    for number, (needle, expected) in enumerate([
-        ("x" * 100 + "y", [contents[0]]),
-        ("x" * 4_999, contents[:2]),
-        ("x" * 5_000, [contents[0]]),
-        ("yxxx", [contents[2]]),
-        ("xyx", [contents[3]]),
-    ]):
+    for number, (needle, expected) in enumerate(
+        [
+            ("x" * 100 + "y", [contents[0]]),
+            ("x" * 4_999, contents[:2]),
+            ("x" * 5_000, [contents[0]]),
+            ("yxxx", [contents[2]]),
+            ("xyx", [contents[3]]),
+        ]
+    ):
         assert search_contents(tmp_path / f"{number}.db", items, text=needle) == expected
     (driver,) = sqlite_planner._drivers(MemoryQuery(text="X" * 64), [], {})
     assert driver.params == ['"xxx"']
@@ -134,14 +132,16 @@ def test_quotes_in_a_needle_are_text_for_the_trigram_index(tmp_path: Path) -> No
     operators must reach it as characters."""
     contents = ['say "hi" now', "a AND b", "x OR y*", "abc bcd"]
     items = [MemoryItem(content=c) for c in contents]
-    for number, (needle, expected) in enumerate([
-        ('"hi"', ['say "hi" now']),
-        ('y "', ['say "hi" now']),
-        ('"', ['say "hi" now']),
-        ("a and b", ["a AND b"]),
-        ("or y*", ["x OR y*"]),
-        ("abcd", []),
-    ]):
+    for number, (needle, expected) in enumerate(
+        [
+            ('"hi"', ['say "hi" now']),
+            ('y "', ['say "hi" now']),
+            ('"', ['say "hi" now']),
+            ("a and b", ["a AND b"]),
+            ("or y*", ["x OR y*"]),
+            ("abcd", []),
+        ]
+    ):
         assert search_contents(tmp_path / f"{number}.db", items, text=needle) == expected
 
 
@@ -153,8 +153,17 @@ def test_tags_any_of_case_sensitive(tmp_path: Path) -> None:
 
 def test_filters_python_equality_and_none_for_missing(tmp_path: Path) -> None:
     metadata: list[dict[str, Any]] = [
-        {"n": 1}, {"n": 1.0}, {"n": True}, {"n": "1"}, {}, {"n": None}, {"n": [1, 2]}, {"n": {"a": [1]}},
-        {"n": 2**60}, {"n": 0}, {"n": False},
+        {"n": 1},
+        {"n": 1.0},
+        {"n": True},
+        {"n": "1"},
+        {},
+        {"n": None},
+        {"n": [1, 2]},
+        {"n": {"a": [1]}},
+        {"n": 2**60},
+        {"n": 0},
+        {"n": False},
     ]
     items = [MemoryItem(content=i, metadata=m) for i, m in enumerate(metadata)]
     path = tmp_path / "m.db"
@@ -270,7 +279,10 @@ def test_range_and_in_set_filters_are_read_from_the_metadata_index(tmp_path: Pat
 
     async def body(store: SQLiteMemoryStore) -> list[tuple[list[int], str]]:
         await store.store_many(
-            [MemoryItem(content=f"note {n}", tags=["t"], metadata={"n": n, "s": "a" if n == 7 else "z"}) for n in range(50)]
+            [
+                MemoryItem(content=f"note {n}", tags=["t"], metadata={"n": n, "s": "a" if n == 7 else "z"})
+                for n in range(50)
+            ]
         )
         results: list[tuple[list[int], str]] = []
         for query in queries:
@@ -292,8 +304,7 @@ def test_range_and_in_set_filters_are_read_from_the_metadata_index(tmp_path: Pat
 def test_the_narrowest_index_drives(tmp_path: Path) -> None:
     """Of several usable indexes, the one with the fewest entries leads the search."""
     common = [
-        MemoryItem(content=f"common note {n}", tags=["all"], metadata={"kind": 1, "owner": "many"})
-        for n in range(400)
+        MemoryItem(content=f"common note {n}", tags=["all"], metadata={"kind": 1, "owner": "many"}) for n in range(400)
     ]
     rare = MemoryItem(content="common note rare", tags=["all", "few"], metadata={"kind": 1, "owner": "one"})
     cases = [
@@ -324,18 +335,14 @@ def test_the_narrowest_index_drives(tmp_path: Path) -> None:
         assert where.count("'owner'") == (1 if "owner" in (query.filters or {}) else 0), (query, sql)
 
 
-@pytest.mark.parametrize(
-    ("limit", "lead"), [(1000, "d.key = 'owner'"), (-1, "d.key = 'owner'"), (4, "d.key = 'kind'")]
-)
+@pytest.mark.parametrize(("limit", "lead"), [(1000, "d.key = 'owner'"), (-1, "d.key = 'owner'"), (4, "d.key = 'kind'")])
 def test_ties_at_the_count_cap_are_counted_further_for_long_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, lead: str
 ) -> None:
     """With a cap of 4, kind (60 items) and owner (30) tie; a search wanting more than
     4 rows counts them to 64 and is led by owner, a shorter one keeps the first."""
     monkeypatch.setattr(sqlite_planner, "_PROBE", 4)
-    items = [
-        MemoryItem(content=n, metadata={"kind": 1, "owner": "half" if n % 2 else "other"}) for n in range(60)
-    ]
+    items = [MemoryItem(content=n, metadata={"kind": 1, "owner": "half" if n % 2 else "other"}) for n in range(60)]
     query = MemoryQuery(filters={"kind": 1, "owner": "half"}, limit=limit)
 
     async def body(store: SQLiteMemoryStore) -> tuple[list[MemoryItem], list[str]]:
@@ -349,8 +356,17 @@ def test_ties_at_the_count_cap_are_counted_further_for_long_results(
 
 @pytest.mark.parametrize(
     ("value", "decided_in_sql"),
-    [("v", True), (7, True), (True, True), (2.5, True), (None, True),
-     (2**70, False), (2.0**70, False), ([1], False), ({"a": 1}, False)],
+    [
+        ("v", True),
+        (7, True),
+        (True, True),
+        (2.5, True),
+        (None, True),
+        (2**70, False),
+        (2.0**70, False),
+        ([1], False),
+        ({"a": 1}, False),
+    ],
 )
 def test_a_limit_goes_into_the_sql_when_the_sql_decides_the_filter(
     tmp_path: Path, value: Any, decided_in_sql: bool
@@ -407,5 +423,3 @@ def test_limits_follow_the_reference(tmp_path: Path) -> None:
                 assert [i.content for i in await store.search(query)] == want, query
 
     with_store(tmp_path / "m.db", body)
-
-

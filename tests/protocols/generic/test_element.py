@@ -8,7 +8,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from types import MappingProxyType
 from uuid import UUID, uuid4
 
@@ -50,9 +50,9 @@ def test_id_is_frozen() -> None:
 
 
 def test_created_at_defaults_to_now_in_utc() -> None:
-    before = datetime.now(timezone.utc).timestamp()
+    before = datetime.now(UTC).timestamp()
     e = Element()
-    after = datetime.now(timezone.utc).timestamp()
+    after = datetime.now(UTC).timestamp()
     assert before <= e.created_at <= after
 
 
@@ -61,7 +61,7 @@ def test_created_at_defaults_to_now_in_utc() -> None:
     [
         NEW_YEAR,
         int(NEW_YEAR),
-        datetime(2026, 1, 1, tzinfo=timezone.utc),
+        datetime(2026, 1, 1, tzinfo=UTC),
         datetime(2026, 1, 1, 2, tzinfo=timezone(timedelta(hours=2))),
         "2026-01-01T00:00:00+00:00",
         "2026-01-01T01:00:00+01:00",
@@ -129,7 +129,8 @@ def test_the_json_schema_says_what_created_at_reads_and_what_it_dumps() -> None:
     for value in (NEW_YEAR, "2026-01-01T00:00:00Z", "1767225600"):
         assert Element.model_validate_json(json.dumps({"created_at": value})).created_at == NEW_YEAR
     assert Element.model_json_schema(mode="serialization")["properties"]["created_at"] == {
-        "title": "Created At", "type": "number"
+        "title": "Created At",
+        "type": "number",
     }
     assert type(json.loads(Element(created_at=NEW_YEAR).model_dump_json())["created_at"]) is float
 

@@ -35,12 +35,12 @@ from lionmem.adapters._rows import (
 )
 from lionmem.adapters.errors import StoreClosedError, StoreUnavailableError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
-from lionmem.adapters.stats import StoreStats
 from lionmem.adapters.postgres._connect import answered, connect, outages_unavailable
 from lionmem.adapters.postgres._dsn import SETS_STATEMENT_TIMEOUT, redacted, refuse_bare_at, without_password
 from lionmem.adapters.postgres._planner import decode, decode_all, plan_search
 from lionmem.adapters.postgres._writes import BATCH_LOCK, UPSERT, item_row
 from lionmem.adapters.postgres.schema import LOCK_KEY, SCHEMA_VERSION
+from lionmem.adapters.stats import StoreStats
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 __all__ = [
@@ -161,8 +161,7 @@ class PostgresMemoryStore(ClosesOnExit):
         require_type(create, "create", bool)
         if not _NAMESPACE.fullmatch(namespace):
             raise ValueError(
-                f"namespace {namespace!r} must be 1-63 letters, digits, '_', '.' or '-', "
-                "not starting with '.' or '-'"
+                f"namespace {namespace!r} must be 1-63 letters, digits, '_', '.' or '-', not starting with '.' or '-'"
             )
         if not 1 <= min_size <= max_size:
             raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
@@ -190,9 +189,7 @@ class PostgresMemoryStore(ClosesOnExit):
                 "statement_timeout; give the seconds as statement_timeout"
             )
         conninfo = make_conninfo(dsn, connect_timeout=max(1, round(timeout)))
-        return PendingOpen(
-            partial(_open, conninfo, namespace, min_size, max_size, timeout, statement_ms, create)
-        )
+        return PendingOpen(partial(_open, conninfo, namespace, min_size, max_size, timeout, statement_ms, create))
 
     def __repr__(self) -> str:
         state = "closed" if self._pool is None else "open"

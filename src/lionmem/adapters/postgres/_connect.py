@@ -35,9 +35,7 @@ def _is_outage(error: Exception) -> bool:
 
 
 @contextlib.contextmanager
-def outages_unavailable(
-    conninfo: str, busy: Callable[[], StoreUnavailableError | None]
-) -> Generator[None, None, None]:
+def outages_unavailable(conninfo: str, busy: Callable[[], StoreUnavailableError | None]) -> Generator[None, None, None]:
     """Raise an outage (see `_is_outage`) on an open store as `StoreUnavailableError`,
     or, for the pool's timeout, what `busy()` gives if anything, and any other error
     as psycopg reports it."""
@@ -83,6 +81,7 @@ async def connect(
 ) -> tuple[AsyncConnectionPool[psycopg.AsyncConnection[Any]], bool]:
     """Check (creating, with `create`) the schema, then open the pool: the pool, and
     whether text search can use a trigram index."""
+
     # The statement timeout is set on each connection rather than given to libpq as
     # `options`, which would replace the options a service file or PGOPTIONS gives.
     # So are the settings the store's rules depend on, which a role, a database or

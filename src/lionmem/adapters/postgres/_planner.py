@@ -178,9 +178,9 @@ def plan_search(namespace: str, asked: MemoryQuery, *, newest_first: bool = Fals
             params += narrowing.params
         if narrowing is None or not narrowing.exact:
             recheck.append((key, value))
-    statement = sql.SQL(
-        "SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq{}"
-    ).format(sql.SQL(" AND ").join(clauses), sql.SQL(" DESC" if newest_first else ""))
+    statement = sql.SQL("SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq{}").format(
+        sql.SQL(" AND ").join(clauses), sql.SQL(" DESC" if newest_first else "")
+    )
     limit = sql_limit(query.limit, recheck, any_tag)
     pushed = limit is not None
     if pushed:

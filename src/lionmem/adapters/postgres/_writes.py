@@ -55,6 +55,11 @@ def item_row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
     # PostgreSQL text cannot hold U+0000, so such strings are refused up front.
     encoded: EncodedItem = encode_item(item, allow_nul=False)
     return (
-        namespace, item.id, encoded.created_at, encoded.body, encoded.folded,
-        [tag_key(tag) for tag in item.tags], dumps(item.metadata),
+        namespace,
+        item.id,
+        encoded.created_at,
+        encoded.body,
+        encoded.folded,
+        [tag_key(tag) for tag in item.tags],
+        dumps(item.metadata),
     )

@@ -40,8 +40,7 @@ _SCHEMA: list[LiteralString] = [
     )""",
     "CREATE INDEX lionmem_items_order ON lionmem_items (namespace, seq)",
     "CREATE INDEX lionmem_items_tags ON lionmem_items USING gin (tags)" + _GIN_OPTIONS,
-    "CREATE INDEX lionmem_items_metadata ON lionmem_items USING gin (metadata jsonb_path_ops)"
-    + _GIN_OPTIONS,
+    "CREATE INDEX lionmem_items_metadata ON lionmem_items USING gin (metadata jsonb_path_ops)" + _GIN_OPTIONS,
 ]
 # Version 3: each number, bool and string of an item's metadata as a row that a
 # B-tree orders, for order comparisons (ADR-0099 D5). Triggers keep the rows, so that
@@ -181,17 +180,13 @@ async def migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
                     await conn.execute(_TRIGRAM_INDEX)
             except psycopg.Error:
                 pass  # no pg_trgm here: text search scans, with the same results
-            await conn.execute(
-                "INSERT INTO lionmem_schema (version) VALUES (%s)", [SCHEMA_VERSION]
-            )
+            await conn.execute("INSERT INTO lionmem_schema (version) VALUES (%s)", [SCHEMA_VERSION])
         elif version < SCHEMA_VERSION:
             if version < 2:
                 await _digest_long_tags(conn)
             await _index_values(conn)
             await conn.execute("UPDATE lionmem_schema SET version = %s", [SCHEMA_VERSION])
         indexed = await (
-            await conn.execute(
-                "SELECT count(*) FROM pg_indexes WHERE indexname = 'lionmem_items_text'"
-            )
+            await conn.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'lionmem_items_text'")
         ).fetchone()
         return bool(indexed and indexed[0])

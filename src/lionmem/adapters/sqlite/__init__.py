@@ -15,9 +15,9 @@ import sqlite3
 import threading
 from collections.abc import AsyncIterator, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
 from functools import partial
 from pathlib import Path
-from datetime import datetime
 from typing import Any, Final, Literal, cast
 from uuid import UUID
 
@@ -33,12 +33,12 @@ from lionmem.adapters._rows import (
 )
 from lionmem.adapters.errors import StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
-from lionmem.adapters.stats import StoreStats
 from lionmem.adapters.sqlite._connect import connect
 from lionmem.adapters.sqlite._files import log_files
 from lionmem.adapters.sqlite._planner import COLUMNS, search
 from lionmem.adapters.sqlite._writes import Write, delete_rows, put, put_many, write_transaction
 from lionmem.adapters.sqlite.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from lionmem.adapters.stats import StoreStats
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SQLITE_PROFILE", "SQLiteMemoryStore"]
@@ -354,9 +354,7 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     async def _search(self, query: MemoryQuery, *, newest_first: bool) -> list[MemoryItem]:
         require_type(query, "query", MemoryQuery)
-        found: list[MemoryItem] = await self._on_writer(
-            partial(search, newest_first=newest_first), self._writer, query
-        )
+        found: list[MemoryItem] = await self._on_writer(partial(search, newest_first=newest_first), self._writer, query)
         return found
 
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
@@ -545,9 +543,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         if self._written >= _CHECKPOINT_AFTER and (self._checkpoint is None or self._checkpoint.done()):
             self._written = 0
             if self._checkpointer is None:
-                self._checkpointer = ThreadPoolExecutor(
-                    max_workers=1, thread_name_prefix="lionmem-sqlite-checkpoint"
-                )
+                self._checkpointer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lionmem-sqlite-checkpoint")
                 # As the writer's, so that a checkpoint syncs the file as hard.
                 (self._checkpoint_sync,) = db.execute("PRAGMA synchronous").fetchone()
             self._checkpoint = self._checkpointer.submit(self._run_checkpoint)

@@ -46,9 +46,7 @@ async def connect(
         writer = await asyncio.wrap_future(connecting)
         # A store may be used from event loops on other threads, as its worker thread
         # allows; the store's lock lets one thread at a time use the reader.
-        reader = sqlite3.connect(
-            f"{location}?mode=rw", uri=True, isolation_level=None, check_same_thread=False
-        )
+        reader = sqlite3.connect(f"{location}?mode=rw", uri=True, isolation_level=None, check_same_thread=False)
     except BaseException:
         # Cancelled, or no reader: the writer the worker opens, or has opened, is
         # closed there, once it exists; nothing stays open.
@@ -69,9 +67,7 @@ def _close_writer(connecting: Future[sqlite3.Connection]) -> None:
 
 # Seam for tests: `_connect_and_migrate` and `_connect_writer`, replaced to hold an
 # open at a chosen point or to make it fail.
-def _connect_and_migrate(
-    path: Path, uri: str, busy_ms: int, synchronous: str, create: bool
-) -> sqlite3.Connection:
+def _connect_and_migrate(path: Path, uri: str, busy_ms: int, synchronous: str, create: bool) -> sqlite3.Connection:
     refuse_foreign_file(path, create)
     # SQLite opens a file it cannot write read-only, fails at the first write with
     # "attempt to write a readonly database", and leaves a log and an index beside it.
@@ -88,9 +84,7 @@ def _connect_and_migrate(
         raise
 
 
-def _connect_writer(
-    path: Path, uri: str, busy_ms: int, synchronous: str, create: bool
-) -> sqlite3.Connection:
+def _connect_writer(path: Path, uri: str, busy_ms: int, synchronous: str, create: bool) -> sqlite3.Connection:
     db = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:
         db.execute(f"PRAGMA busy_timeout = {busy_ms}")

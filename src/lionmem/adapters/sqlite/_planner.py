@@ -66,7 +66,7 @@ def _same_value(value: object, row: LiteralString) -> LiteralString | None:
     kind = type(value)
     if kind is str:
         return f"{row}.value = ? AND {row}.kind = 'text'"
-    if (kind is bool or kind is int) and value in INT64 or (
+    if ((kind is bool or kind is int) and value in INT64) or (
         kind is float and -(2.0**63) <= cast(float, value) < 2.0**63
     ):
         return f"{row}.value = ? AND {row}.kind IN {_NUMBER_KINDS}"
@@ -108,7 +108,9 @@ def _held(condition: Condition, row: LiteralString) -> tuple[LiteralString, list
     return f"{row}.value {operator} ? AND {row}.kind IN {_NUMBER_KINDS}", [bound], False
 
 
-_BIG_INTEGERS: LiteralString = "SELECT d.seq FROM item_meta AS d WHERE d.key = ? AND d.value IS NULL AND d.kind = 'bigint'"
+_BIG_INTEGERS: LiteralString = (
+    "SELECT d.seq FROM item_meta AS d WHERE d.key = ? AND d.value IS NULL AND d.kind = 'bigint'"
+)
 """The rows of one key holding an integer beyond 64 bits, which no SQL order compares."""
 
 
@@ -170,10 +172,16 @@ def _drivers(query: MemoryQuery, tags: list[str], filters: dict[str, Any]) -> li
     trigram index comes last because each of its candidates costs the most to list."""
     drivers: list[_Driver] = []
     if len(tags) == 1:
-        drivers.append(_Driver(
-            "item_tags AS d JOIN items ON items.seq = d.seq", "d.seq",
-            "d.tag = ?", [tags[0]], "SELECT 1 FROM item_tags AS d WHERE d.tag = ?", settles_tags=True,
-        ))
+        drivers.append(
+            _Driver(
+                "item_tags AS d JOIN items ON items.seq = d.seq",
+                "d.seq",
+                "d.tag = ?",
+                [tags[0]],
+                "SELECT 1 FROM item_tags AS d WHERE d.tag = ?",
+                settles_tags=True,
+            )
+        )
     for key, value in filters.items():
         held = _held(value, "d") if isinstance(value, Condition) else None
         if held is not None:
@@ -185,34 +193,47 @@ def _drivers(query: MemoryQuery, tags: list[str], filters: dict[str, Any]) -> li
             if not exact:  # an order on numbers: the big integers are read apart
                 within += " UNION ALL " + _BIG_INTEGERS
                 params.append(key)
-            drivers.append(_Driver(
-                "items", "items.seq", f"items.seq IN ({within})", params, within,
-                settles_key=key if exact else None,
-            ))
+            drivers.append(
+                _Driver(
+                    "items",
+                    "items.seq",
+                    f"items.seq IN ({within})",
+                    params,
+                    within,
+                    settles_key=key if exact else None,
+                )
+            )
             continue
         same = _same_value(value, "d")
         if same is not None:
-            drivers.append(_Driver(
-                "item_meta AS d JOIN items ON items.seq = d.seq", "d.seq",
-                f"d.key = ? AND {same}", [key, value],
-                f"SELECT 1 FROM item_meta AS d WHERE d.key = ? AND {same}", settles_key=key,
-            ))
+            drivers.append(
+                _Driver(
+                    "item_meta AS d JOIN items ON items.seq = d.seq",
+                    "d.seq",
+                    f"d.key = ? AND {same}",
+                    [key, value],
+                    f"SELECT 1 FROM item_meta AS d WHERE d.key = ? AND {same}",
+                    settles_key=key,
+                )
+            )
     if len(tags) > 1:
         # SQLite collects the items holding any of the tags into a sorted set and
         # walks it in order.
         within = f"SELECT seq FROM item_tags WHERE tag IN ({', '.join('?' * len(tags))})"
-        drivers.append(
-            _Driver("items", "items.seq", f"items.seq IN ({within})", [*tags], within, settles_tags=True)
-        )
+        drivers.append(_Driver("items", "items.seq", f"items.seq IN ({within})", [*tags], within, settles_tags=True))
     needle = (query.text or "").lower()
     if len(needle) >= _MIN_TRIGRAM:
         # Narrows only: instr() on the stored text decides, so wildcards stay literal,
         # and a long needle's opening narrows as well as all of it, at a bounded cost.
-        drivers.append(_Driver(
-            "items_text JOIN items ON items.seq = items_text.rowid", "items_text.rowid",
-            "items_text MATCH ?", [_trigrams(indexable(needle[:_OPENING]))],
-            "SELECT 1 FROM items_text WHERE items_text MATCH ?",
-        ))
+        drivers.append(
+            _Driver(
+                "items_text JOIN items ON items.seq = items_text.rowid",
+                "items_text.rowid",
+                "items_text MATCH ?",
+                [_trigrams(indexable(needle[:_OPENING]))],
+                "SELECT 1 FROM items_text WHERE items_text MATCH ?",
+            )
+        )
     return drivers
 
 
@@ -242,9 +263,7 @@ def search(db: sqlite3.Connection, asked: MemoryQuery, *, newest_first: bool = F
         params.append(query.text.lower())
     if tags and (driver is None or not driver.settles_tags):
         marks = ", ".join("?" * len(tags))
-        clauses.append(
-            f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))"
-        )
+        clauses.append(f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))")
         params.extend(tags)
     for key, value in filters.items():
         if driver is not None and key == driver.settles_key:
@@ -267,6 +286,7 @@ def search(db: sqlite3.Connection, asked: MemoryQuery, *, newest_first: bool = F
     matches = list(matching(db.execute(sql, params), recheck, limit, any_tag))
     return matches[:limit]
 
+
 def _narrowest(db: sqlite3.Connection, drivers: list[_Driver], limit: int) -> _Driver | None:
     """The driver with the fewest index entries, without statistics: count at most
     `_PROBE` entries of each and, while every count reaches that cap and the search
@@ -275,9 +295,7 @@ def _narrowest(db: sqlite3.Connection, drivers: list[_Driver], limit: int) -> _D
     cap = _PROBE
     while len(drivers) > 1:
         counts = [
-            db.execute(f"SELECT count(*) FROM ({d.entries} LIMIT ?)", [*d.params, cap])
-            .fetchone()[0]
-            for d in drivers
+            db.execute(f"SELECT count(*) FROM ({d.entries} LIMIT ?)", [*d.params, cap]).fetchone()[0] for d in drivers
         ]
         least = min(counts)
         if least < cap or 0 <= limit <= cap:

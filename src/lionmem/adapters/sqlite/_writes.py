@@ -181,8 +181,6 @@ def put(db: sqlite3.Connection, write: Write) -> None:
         seq = inserted
     else:
         seq, old_folded = found
-        db.execute(
-            "UPDATE items SET created_at = ?, body = ?, folded = ? WHERE seq = ?", (*values, seq)
-        )
+        db.execute("UPDATE items SET created_at = ?, body = ?, folded = ? WHERE seq = ?", (*values, seq))
         _unindex(db, seq, old_folded)
     index(db, [(seq, write.columns[3], write.tags, write.meta)])

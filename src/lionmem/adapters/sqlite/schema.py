@@ -69,10 +69,7 @@ def _version_3(db: sqlite3.Connection) -> None:
     # Version 2 indexed integers beyond 64 bits as 'integer' rows holding a rounded
     # float, which SQL cannot compare exactly; they become 'bigint' rows without a
     # value. The value index gains `kind`, so a filter never reads the table.
-    db.execute(
-        "UPDATE item_meta SET kind = 'bigint', value = NULL"
-        " WHERE kind = 'integer' AND typeof(value) = 'real'"
-    )
+    db.execute("UPDATE item_meta SET kind = 'bigint', value = NULL WHERE kind = 'integer' AND typeof(value) = 'real'")
     db.execute("DROP INDEX item_meta_by_value")
     db.execute(_META_BY_VALUE)
 
@@ -131,8 +128,7 @@ def _current(db: sqlite3.Connection, path: Path) -> bool:
         IncompatibleDatabaseError: its schema is newer than this lionmem's.
     """
     version, application_id = db.execute(
-        "SELECT (SELECT user_version FROM pragma_user_version),"
-        " (SELECT application_id FROM pragma_application_id)"
+        "SELECT (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id)"
     ).fetchone()
     if version > SCHEMA_VERSION:
         raise IncompatibleDatabaseError(

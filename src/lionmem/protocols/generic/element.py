@@ -6,7 +6,7 @@ Governed by [ADR-0092][adr-0092-d1].
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, cast
 from uuid import UUID, uuid4
 
@@ -27,7 +27,7 @@ __all__ = ["Element", "utc_timestamp"]
 
 def utc_timestamp() -> float:
     """Return the current time as a POSIX timestamp in UTC."""
-    return datetime.now(timezone.utc).timestamp()
+    return datetime.now(UTC).timestamp()
 
 
 def _to_timestamp(value: object) -> float:
@@ -48,12 +48,8 @@ def _to_timestamp(value: object) -> float:
         try:
             return timestamp_of_datetime(datetime.fromisoformat(value.strip()))
         except ValueError:
-            raise ValueError(
-                f"created_at string {value!r} is neither a number nor an ISO 8601 datetime"
-            ) from None
-    raise ValueError(
-        f"created_at must be a timestamp, datetime or ISO string, got {type(value).__name__}"
-    )
+            raise ValueError(f"created_at string {value!r} is neither a number nor an ISO 8601 datetime") from None
+    raise ValueError(f"created_at must be a timestamp, datetime or ISO string, got {type(value).__name__}")
 
 
 # What `_to_timestamp` reads, for the validation JSON schema: a plain validator tells

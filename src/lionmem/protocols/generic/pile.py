@@ -6,9 +6,9 @@ Governed by [ADR-0092][adr-0092-d3].
 from __future__ import annotations
 
 import threading
-from itertools import islice
 from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
+from itertools import islice
 from typing import Generic, TypeVar, overload
 from uuid import UUID
 
@@ -54,7 +54,7 @@ class Pile(Generic[T]):
         (True, {'v': 2})
     """
 
-    __slots__ = ("__weakref__", "_items", "_item_types", "_lock", "_strict_type")
+    __slots__ = ("__weakref__", "_item_types", "_items", "_lock", "_strict_type")
 
     def __init__(
         self,
