@@ -76,6 +76,7 @@ def test_the_layers_drawing_is_drawn_from_the_contract() -> None:
         ["lionmem.session"],
         ["lionmem.protocols"],
         ["lionmem._internal"],
+        ["lionmem.errors"],
     ]
     committed = draw_layers.DRAWING.read_text(encoding="utf-8")
     assert committed == draw_layers.drawing(), "run scripts/draw_layers.py and commit the drawing"

@@ -31,7 +31,12 @@ MOVED: list[tuple[str, str, str]] = [
     ("MIGRATIONS", "lionmem.adapters.sqlite", "lionmem.adapters.sqlite.schema"),
     ("SCHEMA_VERSION", "lionmem.adapters.sqlite", "lionmem.adapters.sqlite.schema"),
     ("SCHEMA_VERSION", "lionmem.adapters.postgres", "lionmem.adapters.postgres.schema"),
-    ("StoreUnavailableError", "lionmem.adapters.postgres", "lionmem.adapters.errors"),
+    ("StoreUnavailableError", "lionmem.adapters.postgres", "lionmem.errors"),
+    *(
+        (name, "lionmem.adapters.errors", "lionmem.errors")
+        for name in ("IncompatibleDatabaseError", "MissingSchemaError", "StoreClosedError", "StoreUnavailableError")
+    ),
+    ("StoreStats", "lionmem.adapters.stats", "lionmem.protocols.stats"),
     ("MAX_TIMEOUT", "lionmem.adapters.lifecycle", "lionmem._internal.timeouts"),
     ("milliseconds", "lionmem.adapters.lifecycle", "lionmem._internal.timeouts"),
     ("main", "lionmem.cli", "lionmem.cli"),

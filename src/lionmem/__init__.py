@@ -19,6 +19,7 @@ import importlib as _importlib
 _LAZY: dict[str, str] = {
     "AllOf": "lionmem.protocols.filters",
     "AnyOf": "lionmem.protocols.filters",
+    "BatchingStore": "lionmem.protocols.batching",
     "Branch": "lionmem.session.branch",
     "Condition": "lionmem.protocols.filters",
     "Element": "lionmem.protocols.generic.element",
@@ -28,6 +29,7 @@ _LAZY: dict[str, str] = {
     "In": "lionmem.protocols.filters",
     "InMemoryStore": "lionmem.protocols.memory",
     "Le": "lionmem.protocols.filters",
+    "LionmemError": "lionmem.errors",
     "Lt": "lionmem.protocols.filters",
     "MemoryItem": "lionmem.protocols.memory",
     "MemoryQuery": "lionmem.protocols.memory",
@@ -40,11 +42,13 @@ _LAZY: dict[str, str] = {
     "Progression": "lionmem.protocols.generic.progression",
     "RecentStore": "lionmem.protocols.recent",
     "Session": "lionmem.session.session",
+    "StatsStore": "lionmem.protocols.stats",
 }
 
 __all__ = [
     "AllOf",
     "AnyOf",
+    "BatchingStore",
     "Branch",
     "Condition",
     "Element",
@@ -54,6 +58,7 @@ __all__ = [
     "In",
     "InMemoryStore",
     "Le",
+    "LionmemError",
     "Lt",
     "MemoryItem",
     "MemoryQuery",
@@ -66,6 +71,7 @@ __all__ = [
     "Progression",
     "RecentStore",
     "Session",
+    "StatsStore",
 ]
 
 

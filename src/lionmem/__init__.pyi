@@ -1,3 +1,5 @@
+from lionmem.errors import LionmemError as LionmemError
+from lionmem.protocols.batching import BatchingStore as BatchingStore
 from lionmem.protocols.filters import AllOf as AllOf
 from lionmem.protocols.filters import AnyOf as AnyOf
 from lionmem.protocols.filters import Condition as Condition
@@ -19,12 +21,14 @@ from lionmem.protocols.memory import MemoryItem as MemoryItem
 from lionmem.protocols.memory import MemoryQuery as MemoryQuery
 from lionmem.protocols.memory import MemoryStore as MemoryStore
 from lionmem.protocols.recent import RecentStore as RecentStore
+from lionmem.protocols.stats import StatsStore as StatsStore
 from lionmem.session.branch import Branch as Branch
 from lionmem.session.session import Session as Session
 
 __all__ = [
     "AllOf",
     "AnyOf",
+    "BatchingStore",
     "Branch",
     "Condition",
     "Element",
@@ -34,6 +38,7 @@ __all__ = [
     "In",
     "InMemoryStore",
     "Le",
+    "LionmemError",
     "Lt",
     "MemoryItem",
     "MemoryQuery",
@@ -46,4 +51,5 @@ __all__ = [
     "Progression",
     "RecentStore",
     "Session",
+    "StatsStore",
 ]

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.cli import main
+from lionmem.errors import StoreClosedError
 
 
 def test_demo_stores_retrieves_and_searches(capsys: pytest.CaptureFixture[str]) -> None:
@@ -49,3 +53,38 @@ def test_help_is_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
 def test_module_entry_point() -> None:
     done = subprocess.run([sys.executable, "-m", "lionmem", "demo"], capture_output=True, text=True, check=True)
     assert done.stdout.startswith("stored 4 items")
+
+
+def test_a_store_error_is_one_line_and_status_1_but_a_bug_keeps_its_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+    assert main(["put", url, "kept"]) == 0
+    capsys.readouterr()
+
+    async def closed(store: SQLiteMemoryStore, query: MemoryQuery) -> list[MemoryItem]:
+        raise StoreClosedError("closed under the command")
+
+    monkeypatch.setattr(SQLiteMemoryStore, "search", closed)
+    assert main(["search", url]) == 1
+    assert capsys.readouterr().err == "python -m lionmem: error: closed under the command\n"
+
+    async def broken(store: SQLiteMemoryStore, query: MemoryQuery) -> list[MemoryItem]:
+        raise TypeError("a bug in lionmem")
+
+    # A TypeError that no store documents for the user's data is a bug: not caught as
+    # a store's refusal, so it shows where it came from.
+    monkeypatch.setattr(SQLiteMemoryStore, "search", broken)
+    with pytest.raises(TypeError, match="a bug in lionmem"):
+        main(["search", url])
+
+
+def test_an_item_the_store_refuses_is_named_with_status_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A byte that is not UTF-8 reaches Python's argv as a lone surrogate, which no
+    # durable store keeps; the message names the item the command made.
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+    item_id = "6f1c2a9e-1d1b-4b7e-9a49-8a4c1f0f6a11"
+    assert main(["put", url, "caf\udce9", "--id", item_id]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m lionmem: error: the store refused item {item_id}: ")
+    assert "surrogate" in err

@@ -1,32 +1,10 @@
-"""`StoreStats`: what a durable store holds and takes, as `python -m lionmem stats`
-prints it.
+"""`StoreStats`, where the durable stores' users have long imported it.
 
-Governed by [ADR-0100][adr-0100-d9].
+The name is the object [`lionmem.protocols.stats`][lionmem.protocols.stats] defines,
+beside the `StatsStore` protocol. See [ADR-0100][adr-0100-d9].
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
+# The same name, the object the core defines.
+from lionmem.protocols.stats import StoreStats
 
 __all__ = ["StoreStats"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoreStats:
-    """A durable store's size and span, read in one transaction. See [ADR-0100][adr-0100-d9]."""
-
-    items: int
-    """The items the store holds (in its namespace, on PostgreSQL)."""
-    bytes_on_disk: int
-    """The bytes that `size_covers` names."""
-    size_covers: str
-    """What `bytes_on_disk` counts: on SQLite, the database file, its write-ahead log
-    and the log's index; on PostgreSQL, the items table and the table of metadata
-    values that order comparisons read, with their indexes and TOAST data, which
-    every namespace of the database shares."""
-    schema_version: int
-    """The version of lionmem's schema the database records."""
-    oldest: float | None
-    """The earliest `created_at` of an item, `None` when there is none."""
-    newest: float | None
-    """The latest `created_at` of an item, `None` when there is none."""

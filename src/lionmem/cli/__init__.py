@@ -19,12 +19,12 @@ import sys
 from collections.abc import Sequence
 from typing import cast
 
-from lionmem.adapters.errors import MissingSchemaError
 from lionmem.adapters.urls import open_store
 from lionmem.cli._check import check
 from lionmem.cli._commands import command_for, run
 from lionmem.cli._output import stdout_takes_any_text
 from lionmem.cli._parser import build_parser
+from lionmem.errors import LionmemError, MissingSchemaError
 
 __all__ = ["main"]
 
@@ -82,8 +82,10 @@ _CREATING = ("put", "demo", "import")
 
 
 def _store_errors() -> tuple[type[Exception], ...]:
-    """What a store may raise for a bad file, a server's refusal or an outage: status
-    1, not a traceback. psycopg's errors count once a URL has made it load."""
-    errors: tuple[type[Exception], ...] = (OSError, RuntimeError, TypeError, ValueError, sqlite3.Error)
+    """What a command may raise for a bad file, a store's refusal, a server's error or
+    an outage: status 1, not a traceback. lionmem's own errors are all
+    `LionmemError`s; psycopg's errors count once a URL has made it load. Anything
+    else is a bug, and shows its traceback."""
+    errors: tuple[type[Exception], ...] = (LionmemError, OSError, sqlite3.Error)
     psycopg = sys.modules.get("psycopg")
     return errors if psycopg is None else (*errors, psycopg.Error)

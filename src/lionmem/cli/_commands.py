@@ -14,17 +14,17 @@ from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 from uuid import UUID, uuid5
 
-from lionmem.adapters.stats import StoreStats
 from lionmem.adapters.urls import open_store
 from lionmem.cli._copy import copy, state_path
 from lionmem.cli._input import filters, json_value, pairs, seconds_of, uuid_of
 from lionmem.cli._output import print_items
-from lionmem.cli._transfer import batches, check_file, export, store_batch
+from lionmem.cli._transfer import CommandError, batches, check_file, export, refusals, store_batch
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
+from lionmem.protocols.stats import StatsStore
 
 _DEMO_IDS = UUID("5f0c3d9e-4b1a-4e8f-9a2b-6c7d8e9f0a1b")
 
@@ -80,7 +80,8 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         item = MemoryItem(**fields)
 
         async def put(store: MemoryStore) -> int:
-            print(await store.store(item))
+            with refusals(f"item {item.id}"):
+                print(await store.store(item))
             return 0
 
         return put
@@ -195,14 +196,9 @@ async def _import(path: Path, store: ForgettingStore) -> int:
     return 0
 
 
-@runtime_checkable
-class _Measured(Protocol):
-    async def stats(self) -> StoreStats: ...
-
-
 async def _stats(store: ForgettingStore) -> int:
-    if not isinstance(store, _Measured):
-        raise ValueError("stats reads a durable store; memory: holds nothing between commands")
+    if not isinstance(store, StatsStore):
+        raise CommandError("stats reads a durable store; memory: holds nothing between commands")
     stats = await store.stats()
     rows = [
         ("items", f"{stats.items:,}"),

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Protocol, cast, runtime_checkable
-from uuid import UUID
+from typing import IO, cast
 
 from pydantic import ValidationError
 
 from lionmem._internal.json_values import dumps, loads
 from lionmem.cli._output import item_line, stdout_takes_any_text
+from lionmem.errors import ImportFileError, LionmemError
+from lionmem.protocols.batching import BatchingStore
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
@@ -64,23 +66,32 @@ async def _write(store: ForgettingStore, query: MemoryQuery | None, out: IO[str]
     return written
 
 
-@runtime_checkable
-class _Batching(Protocol):
-    async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]: ...
+class CommandError(LionmemError):
+    """A command could not do what it was asked, for a reason the message gives: the
+    store refused an item, or the store offers no such operation."""
+
+
+@contextmanager
+def refusals(what: str) -> Generator[None, None, None]:
+    """Re-raise a store's refusal of data the user gave (the `TypeError` or
+    `ValueError` its writes document) as a `CommandError` naming `what`; any other
+    error passes as it is."""
+    try:
+        yield
+    except (TypeError, ValueError) as exc:
+        raise CommandError(f"the store refused {what}: {exc}") from exc
 
 
 async def store_batch(store: ForgettingStore, batch: list[MemoryItem]) -> None:
     """Store `batch` in one call where the store takes batches (atomically, in the
     durable stores), else one item at a time."""
-    if isinstance(store, _Batching):
-        await store.store_many(batch)
-    else:
-        for item in batch:
-            await store.store(item)
-
-
-class ImportFileError(ValueError):
-    """A line of an import file is not what the format says; names the file and line."""
+    what = f"item {batch[0].id}" if len(batch) == 1 else f"a batch of {len(batch)} items from {batch[0].id}"
+    with refusals(what):
+        if isinstance(store, BatchingStore):
+            await store.store_many(batch)
+        else:
+            for item in batch:
+                await store.store(item)
 
 
 def check_file(path: Path) -> None:

@@ -25,8 +25,9 @@ try:
     from lionagi.protocols.memory import MemoryItem as LionagiItem
     from lionagi.protocols.memory import MemoryQuery as LionagiQuery
     from lionagi.protocols.memory import MemoryStore as LionagiStore
-except ImportError as exc:  # lionagi's own error stays chained, as the cause
-    raise ImportError("lionmem.integrations.lionagi needs lionagi: pip install 'lionmem[lionagi]'") from exc
+except ImportError:  # lionagi's own error stays chained, as the context
+    # No `as` name: it would be a module attribute of this module's typed surface.
+    raise ImportError("lionmem.integrations.lionagi needs lionagi: pip install 'lionmem[lionagi]'")  # noqa: B904
 
 __all__ = ["StoreForLionagi", "StoreFromLionagi", "for_lionagi", "from_lionagi"]
 

@@ -38,7 +38,7 @@ class MemoryItem(Element):
     # Not `default_factory=list`: pydantic reads a factory's signature, and for `list`
     # that parses its text signature, compiling tokenize's regular expressions: a
     # quarter of the time importing the models took.
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=lambda: [])  # noqa: PIE807
     """Labels for any-of tag search; case-sensitive, duplicates allowed."""
 
 

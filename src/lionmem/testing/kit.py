@@ -17,6 +17,7 @@ from typing import Literal, NamedTuple, cast, overload
 
 from lionmem._internal.arguments import require_type
 from lionmem._internal.timeouts import milliseconds
+from lionmem.errors import LionmemError
 from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.profile import FidelityProfile
 from lionmem.testing import _forget_checks as forgetting
@@ -113,8 +114,9 @@ class CheckResult:
     """The calls that show the observation, as Python lines."""
 
 
-class ConformanceFailure(AssertionError):
-    """A store did not do what its profile declares."""
+class ConformanceFailure(LionmemError, AssertionError):
+    """A store did not do what its profile declares; a
+    [`LionmemError`][lionmem.errors.LionmemError]."""
 
     def __init__(self, result: CheckResult) -> None:
         self.result = result

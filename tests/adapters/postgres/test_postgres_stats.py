@@ -11,7 +11,7 @@ from postgres_support import with_store
 
 from lionmem import MemoryItem
 from lionmem.adapters.postgres import SCHEMA_VERSION, PostgresMemoryStore
-from lionmem.adapters.stats import StoreStats
+from lionmem.protocols.stats import StoreStats
 
 
 def test_stats_count_the_namespace_and_measure_the_table(pg_url: str) -> None:

@@ -33,15 +33,15 @@ from lionmem.adapters._rows import (
     decode_item,
     encode_batch,
 )
-from lionmem.adapters.errors import StoreClosedError, StoreUnavailableError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
 from lionmem.adapters.postgres._connect import answered, connect, outages_unavailable
 from lionmem.adapters.postgres._dsn import SETS_STATEMENT_TIMEOUT, redacted, refuse_bare_at, without_password
 from lionmem.adapters.postgres._planner import decode, decode_all, plan_search
 from lionmem.adapters.postgres._writes import BATCH_LOCK, UPSERT, item_row
 from lionmem.adapters.postgres.schema import LOCK_KEY, SCHEMA_VERSION
-from lionmem.adapters.stats import StoreStats
+from lionmem.errors import StoreClosedError, StoreUnavailableError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.stats import StoreStats
 
 __all__ = [
     "POSTGRES_PROFILE",

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from lionmem.adapters.errors import StoreUnavailableError
 from lionmem.adapters.postgres._dsn import unavailable
 from lionmem.adapters.postgres.schema import migrate
+from lionmem.errors import StoreUnavailableError
 
 T = TypeVar("T")
 

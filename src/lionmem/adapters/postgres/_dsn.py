@@ -14,7 +14,7 @@ from urllib.parse import unquote
 from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from lionmem.adapters.errors import StoreUnavailableError
+from lionmem.errors import StoreUnavailableError
 
 # A server switch in libpq's `options`: `-c name=value` or `--name=value`, where the
 # server reads the name case-insensitively and a '-' in it as '_'.

@@ -12,8 +12,8 @@ from typing import Any, Final, LiteralString
 import psycopg
 from psycopg import sql
 
-from lionmem.adapters.errors import IncompatibleDatabaseError, MissingSchemaError
 from lionmem.adapters.postgres._writes import INDEXED_KEY_BYTES, INDEXED_TAG_BYTES, INDEXED_TEXT, tag_key
+from lionmem.errors import IncompatibleDatabaseError, MissingSchemaError
 
 __all__ = ["SCHEMA_VERSION"]
 

@@ -31,15 +31,15 @@ from lionmem.adapters._rows import (
     decode_item,
     encode_batch,
 )
-from lionmem.adapters.errors import StoreClosedError
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
 from lionmem.adapters.sqlite._connect import connect
 from lionmem.adapters.sqlite._files import log_files
 from lionmem.adapters.sqlite._planner import COLUMNS, search
 from lionmem.adapters.sqlite._writes import Write, delete_rows, put, put_many, write_transaction
 from lionmem.adapters.sqlite.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from lionmem.adapters.stats import StoreStats
+from lionmem.errors import StoreClosedError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.stats import StoreStats
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SQLITE_PROFILE", "SQLiteMemoryStore"]
 

@@ -15,9 +15,9 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from lionmem.adapters.errors import IncompatibleDatabaseError, MissingSchemaError
 from lionmem.adapters.sqlite._files import log_files, not_writable, refuse_foreign_file
 from lionmem.adapters.sqlite.schema import APPLICATION_ID, migrate
+from lionmem.errors import IncompatibleDatabaseError, MissingSchemaError
 
 # SQLite's default page cache holds a small part of a large database, so a search
 # joining thousands of index hits to their rows would read pages from the OS (ADR-0096

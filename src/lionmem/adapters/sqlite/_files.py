@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from lionmem.adapters.errors import IncompatibleDatabaseError
+from lionmem.errors import IncompatibleDatabaseError
 
 _HEADER = b"SQLite format 3\x00"
 
