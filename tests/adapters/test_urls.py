@@ -190,3 +190,25 @@ def test_without_create_a_missing_sqlite_file_is_not_made(tmp_path: Path) -> Non
             return await store.search(MemoryQuery())
 
     assert [i.content for i in asyncio.run(write_then_read())] == ["kept"]
+
+
+def test_profile_of_names_each_stores_declaration_without_loading_it() -> None:
+    from lionmem.adapters.postgres import POSTGRES_PROFILE
+    from lionmem.adapters.sqlite import SQLITE_PROFILE
+    from lionmem.adapters.urls import profile_of
+    from lionmem.testing import REFERENCE_PROFILE
+
+    assert profile_of("memory:") is REFERENCE_PROFILE
+    assert profile_of("sqlite:///n.db") is SQLITE_PROFILE
+    assert profile_of("postgresql://h/db?namespace=n") is POSTGRES_PROFILE
+    assert profile_of("postgres://h/db") is POSTGRES_PROFILE
+    with pytest.raises(ValueError, match="a store URL starts with one of memory:, sqlite:"):
+        profile_of("mysql://h/db")
+    with pytest.raises(TypeError, match="url must be a str"):
+        profile_of(b"memory:")  # type: ignore[arg-type]
+    # Naming the profile loads neither adapter.
+    code = "import sys; from lionmem.adapters.urls import profile_of; profile_of('sqlite:///x'); profile_of('postgres://h/d'); print(sorted(m for m in sys.modules if m.startswith(('lionmem.adapters.sqlite', 'lionmem.adapters.postgres', 'psycopg'))))"
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"

@@ -20,10 +20,12 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from lionmem._internal.arguments import require_type
+from lionmem.adapters._rows import DURABLE_PROFILE
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import InMemoryStore
+from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
 
-__all__ = ["SCHEMES", "open_store"]
+__all__ = ["SCHEMES", "open_store", "profile_of"]
 
 SCHEMES: Final = ("memory", "sqlite", "postgresql", "postgres")
 """The URL schemes `open_store` knows."""
@@ -65,12 +67,8 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
         MissingSchemaError: on entering, with `create=False`, an empty SQLite file
             or a PostgreSQL database without lionmem's schema.
     """
-    require_type(url, "url", str)
     require_type(create, "create", bool)
-    scheme, colon, _ = url.partition(":")
-    if not colon or scheme not in SCHEMES:
-        known = ", ".join(f"{name}:" for name in SCHEMES)
-        raise ValueError(f"a store URL starts with one of {known}; got {scheme + colon!r}")
+    scheme = _scheme(url)
     if scheme == "memory":
         if url != "memory:":
             raise ValueError("a memory: URL takes nothing after the colon")
@@ -79,6 +77,27 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
     if scheme == "sqlite":
         return _sqlite(url, create)
     return _postgres(url, create)
+
+
+def profile_of(url: str) -> FidelityProfile:
+    """The fidelity profile the store `url` names declares, without opening it or
+    importing its adapter: the reference's for `memory:`, the durable stores' one
+    profile for SQLite and PostgreSQL ([ADR-0093][adr-0093]).
+
+    Raises:
+        TypeError: `url` is not a str.
+        ValueError: an unknown scheme.
+    """
+    return REFERENCE_PROFILE if _scheme(url) == "memory" else DURABLE_PROFILE
+
+
+def _scheme(url: str) -> str:
+    require_type(url, "url", str)
+    scheme, colon, _ = url.partition(":")
+    if not colon or scheme not in SCHEMES:
+        known = ", ".join(f"{name}:" for name in SCHEMES)
+        raise ValueError(f"a store URL starts with one of {known}; got {scheme + colon!r}")
+    return scheme
 
 
 def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from lionmem._internal.arguments import kind_of
-from lionmem.adapters.urls import SCHEMES, open_store
+from lionmem.adapters.urls import SCHEMES, open_store, profile_of
 from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
 from lionmem.testing import CHECKS, CheckResult, ConformanceKit, LionagiStoreFactory, StoreFactory
@@ -56,22 +56,6 @@ def _url_factory(template: str) -> Callable[[Path], AbstractAsyncContextManager[
     return lambda workspace: open_store(url_for(workspace))
 
 
-def _declared_profile(url: str) -> FidelityProfile:
-    """The profile the store a URL names declares, which its check is against unless
-    `--profile` says otherwise: against the reference, a durable store's declared
-    differences would fail."""
-    scheme = url.partition(":")[0]
-    if scheme == "sqlite":
-        from lionmem.adapters.sqlite import SQLITE_PROFILE
-
-        return SQLITE_PROFILE
-    if scheme in ("postgresql", "postgres"):
-        from lionmem.adapters.postgres import POSTGRES_PROFILE
-
-        return POSTGRES_PROFILE
-    return REFERENCE_PROFILE  # memory:, an InMemoryStore
-
-
 def check(
     factory_ref: str | None,
     url: str | None,
@@ -100,7 +84,9 @@ def check(
     if profile_ref is not None:
         profile = _load(profile_ref)
     elif url is not None:
-        profile = _declared_profile(url)
+        # The store's own declaration: against the reference, a durable store's
+        # declared differences would fail.
+        profile = profile_of(url)
     else:
         profile = REFERENCE_PROFILE
     if not isinstance(profile, FidelityProfile):
