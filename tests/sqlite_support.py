@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters import sqlite as sqlite_module
-from lionmem.adapters._rows import encode_item
+from lionmem.adapters._codec import encode_item
 from lionmem.adapters.sqlite import APPLICATION_ID, MIGRATIONS, SQLiteMemoryStore
 from lionmem.adapters.sqlite import _planner as sqlite_planner
 

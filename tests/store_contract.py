@@ -31,7 +31,7 @@ import pytest
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 from lionmem._internal.json_values import MAX_NESTING
-from lionmem.adapters._rows import ENCODE_EVERY, MAX_ITEM_BYTES
+from lionmem.adapters._codec import ENCODE_EVERY, MAX_ITEM_BYTES
 from lionmem.adapters.errors import StoreClosedError
 from lionmem.filters import AllOf, AnyOf, Condition, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
 from lionmem.protocols.forgetting import ForgettingStore

@@ -51,7 +51,7 @@ def test_a_moved_name_is_the_same_object_at_its_old_path(name: str, old: str, ne
 
 
 def test_both_durable_stores_declare_the_one_durable_profile() -> None:
-    from lionmem.adapters._rows import DURABLE_PROFILE
+    from lionmem.adapters._codec import DURABLE_PROFILE
     from lionmem.adapters.postgres import POSTGRES_PROFILE
     from lionmem.adapters.sqlite import SQLITE_PROFILE
 

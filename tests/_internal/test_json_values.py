@@ -17,10 +17,7 @@ from pydantic_core import from_json
 
 from lionmem import MemoryItem
 from lionmem._internal.json_values import MAX_NESTING, check_json, loads
-from lionmem.adapters._rows import (
-    decode_item,
-    encode_item,
-)
+from lionmem.adapters._codec import decode_item, encode_item
 
 
 @pytest.mark.parametrize("value", [None, True, 0, -1, 2**80, 0.5, -0.0, "", "ü\x00", [], {}, {"a": [1, {"b": None}]}])

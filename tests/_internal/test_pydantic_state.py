@@ -16,7 +16,7 @@ from lionmem._internal.pydantic_state import (
     private_values,
     with_private,
 )
-from lionmem.adapters._rows import decode_item, encode_item
+from lionmem.adapters._codec import decode_item, encode_item
 
 
 def test_decoded_items_are_indistinguishable_from_constructed_ones() -> None:

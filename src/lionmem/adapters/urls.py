@@ -20,7 +20,7 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from lionmem._internal.arguments import require_type
-from lionmem.adapters._rows import DURABLE_PROFILE
+from lionmem.adapters._codec import DURABLE_PROFILE
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import InMemoryStore
 from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile

@@ -116,7 +116,7 @@ def test_a_limited_search_reads_further_when_python_drops_candidates(pg_url: str
 def test_long_results_are_fetched_in_slices_with_other_tasks_between(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lionmem.adapters._rows import SHARE_EVERY
+    from lionmem.adapters._codec import SHARE_EVERY
 
     def turns() -> int:
         return 0
@@ -151,7 +151,7 @@ def test_long_results_are_fetched_in_slices_with_other_tasks_between(
 
 
 def test_long_results_are_decoded_off_the_event_loop(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lionmem.adapters import _rows as _encoding
+    from lionmem.adapters import _codec, _narrowing
 
     threads: list[tuple[str, bool]] = []
 
@@ -163,11 +163,11 @@ def test_long_results_are_decoded_off_the_event_loop(pg_url: str, monkeypatch: p
         return wrapper
 
     monkeypatch.setattr(
-        "lionmem.adapters.postgres._planner.decode_in_slices", recorded("slices", _encoding.decode_in_slices)
+        "lionmem.adapters.postgres._planner.decode_in_slices", recorded("slices", _codec.decode_in_slices)
     )
-    monkeypatch.setattr("lionmem.adapters.postgres._planner.matching", recorded("matching", _encoding.matching))
+    monkeypatch.setattr("lionmem.adapters.postgres._planner.matching", recorded("matching", _narrowing.matching))
     loop_thread = threading.get_ident()
-    few = _encoding.SHARE_EVERY
+    few = _codec.SHARE_EVERY
     items = [MemoryItem(content=i, metadata={"v": [i % 2]}) for i in range(few + 2)]
 
     async def body(store: PostgresMemoryStore) -> None:

@@ -14,7 +14,7 @@ from together import start_together
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters import sqlite as sqlite_module
-from lionmem.adapters._rows import encode_item
+from lionmem.adapters._codec import encode_item
 from lionmem.adapters.errors import IncompatibleDatabaseError
 from lionmem.adapters.sqlite import (
     APPLICATION_ID,

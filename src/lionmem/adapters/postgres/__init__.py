@@ -25,14 +25,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.timeouts import MAX_TIMEOUT, milliseconds
-from lionmem.adapters._rows import (
-    DURABLE_PROFILE,
-    MAX_SQL_LIMIT,
-    SHARE_EVERY,
-    as_batch,
-    decode_item,
-    encode_batch,
-)
+from lionmem.adapters._codec import DURABLE_PROFILE, SHARE_EVERY, as_batch, decode_item, encode_batch
+from lionmem.adapters._narrowing import MAX_SQL_LIMIT
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
 from lionmem.adapters.postgres._connect import answered, connect, outages_unavailable
 from lionmem.adapters.postgres._dsn import SETS_STATEMENT_TIMEOUT, redacted, refuse_bare_at, without_password

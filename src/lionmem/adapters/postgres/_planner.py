@@ -16,16 +16,8 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from lionmem._internal.arguments import require_type
-from lionmem.adapters._rows import (
-    SHARE_EVERY,
-    SQL_FILTERS,
-    Narrowing,
-    Row,
-    decode_in_slices,
-    matching,
-    settle_unstorable,
-    sql_limit,
-)
+from lionmem.adapters._codec import SHARE_EVERY, Row, decode_in_slices
+from lionmem.adapters._narrowing import SQL_FILTERS, Narrowing, matching, settle_unstorable, sql_limit
 from lionmem.adapters.postgres._writes import INDEXED_KEY_BYTES, INDEXED_TEXT, TAG_DIGEST, tag_key
 from lionmem.protocols.filters import Condition, Ge, Gt, In, Le, Lt
 from lionmem.protocols.memory import MemoryItem, MemoryQuery

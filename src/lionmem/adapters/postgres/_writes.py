@@ -12,7 +12,7 @@ import hashlib
 from typing import LiteralString
 
 from lionmem._internal.json_values import dumps
-from lionmem.adapters._rows import EncodedItem, encode_item
+from lionmem.adapters._codec import EncodedItem, encode_item
 from lionmem.protocols.memory import MemoryItem
 
 # Two int4 keys: a space apart from the single bigint key of the schema lock.

@@ -23,14 +23,8 @@ from uuid import UUID
 
 from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.timeouts import milliseconds
-from lionmem.adapters._rows import (
-    DURABLE_PROFILE,
-    MAX_SQL_LIMIT,
-    as_batch,
-    decode_in_slices,
-    decode_item,
-    encode_batch,
-)
+from lionmem.adapters._codec import DURABLE_PROFILE, as_batch, decode_in_slices, decode_item, encode_batch
+from lionmem.adapters._narrowing import MAX_SQL_LIMIT
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
 from lionmem.adapters.sqlite._connect import connect
 from lionmem.adapters.sqlite._files import log_files

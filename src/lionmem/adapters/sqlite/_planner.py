@@ -11,15 +11,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, LiteralString, NamedTuple, cast
 
-from lionmem.adapters._rows import (
-    SQL_FILTERS,
-    Narrowing,
-    decode_in_slices,
-    matching,
-    settle_unstorable,
-    sql_limit,
-)
-from lionmem.adapters.sqlite._writes import INT64, indexable
+from lionmem.adapters._codec import decode_in_slices
+from lionmem.adapters._narrowing import SQL_FILTERS, Narrowing, matching, settle_unstorable, sql_limit
+from lionmem.adapters.sqlite._indexes import INT64, indexable
 from lionmem.protocols.filters import Condition, Ge, Gt, In, Le, Lt
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 

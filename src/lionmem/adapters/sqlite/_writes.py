@@ -14,9 +14,10 @@ import sqlite3
 import struct
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
-from typing import Any, NamedTuple, cast
+from typing import NamedTuple, cast
 
-from lionmem.adapters._rows import encode_item
+from lionmem.adapters._codec import encode_item
+from lionmem.adapters.sqlite._indexes import MetaRow, index_rows, indexable
 from lionmem.protocols.memory import MemoryItem
 
 _NEGATIVE_ZERO = struct.pack("<d", -0.0)
@@ -27,39 +28,6 @@ def stored_time(created_at: float) -> float | bytes:
     an integer on disk, and the integer 0 has no sign, so -0.0 alone is stored as
     its 8 bytes, which a REAL column keeps as they are."""
     return _NEGATIVE_ZERO if created_at == 0.0 and math.copysign(1.0, created_at) < 0 else created_at
-
-
-INT64 = range(-(2**63), 2**63)
-
-
-def indexable(folded: str) -> str:
-    # FTS5 stops reading text at a NUL; index it as U+0001. The index only narrows the
-    # candidates and instr() on the real text decides, so the stand-in cannot mislead.
-    return folded.replace("\x00", "\x01")
-
-
-def _meta_row(value: object) -> tuple[str, object]:
-    """The (kind, comparable value) of a metadata value for the narrowing index."""
-    if value is None:
-        return "null", None
-    if value is True or value is False:
-        return ("true" if value else "false"), int(value)
-    if type(value) is int:
-        return ("integer", value) if value in INT64 else ("bigint", None)
-    if type(value) is float:
-        return "real", value
-    if type(value) is str:
-        return "text", value
-    return ("array" if type(value) is list else "object"), None
-
-
-MetaRow = tuple[str, str, object]
-"""`(key, kind, comparable value)` of one metadata entry in the narrowing index."""
-
-
-def index_rows(tags: list[str], metadata: dict[str, Any]) -> tuple[list[str], list[MetaRow]]:
-    """The distinct tags and the metadata rows that index an item."""
-    return list(dict.fromkeys(tags)), [(key, *_meta_row(value)) for key, value in metadata.items()]
 
 
 class Write(NamedTuple):

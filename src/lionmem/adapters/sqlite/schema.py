@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Final
 
 from lionmem._internal.json_values import loads
-from lionmem.adapters.sqlite._writes import IndexEntry, index, index_rows, write_transaction
+from lionmem.adapters.sqlite._indexes import index_rows
+from lionmem.adapters.sqlite._writes import IndexEntry, index, write_transaction
 from lionmem.errors import IncompatibleDatabaseError
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION"]

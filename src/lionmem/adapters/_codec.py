@@ -5,7 +5,7 @@ Content, tags and metadata are stored as JSON; only values that come back equal 
 of the same type are accepted. The text a search matches is computed here, in
 Python, when an item is written. Governed by [ADR-0096][adr-0096].
 
-Seam for tests: `_rows`, tested function by function, and patched to count how
+Seam for tests: `_codec`, tested function by function, and patched to count how
 the PostgreSQL store decodes.
 """
 
@@ -15,26 +15,22 @@ import asyncio
 import math
 import struct
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Final, LiteralString, NamedTuple, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final, NamedTuple, TypeVar
 from uuid import UUID, SafeUUID
 
 from lionmem._internal.arguments import kind_of
-from lionmem._internal.json_values import LONE_SURROGATE, check_json, dumps, loads
+from lionmem._internal.json_values import check_json, dumps, loads
 from lionmem._internal.pydantic_state import construct_unchecked
-from lionmem._internal.rules import any_tag_held, filters_hold
-from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.memory import MemoryItem
 from lionmem.protocols.profile import ContentKind, Durability, FidelityProfile, ReturnedObjects
 
 __all__ = [
     "DURABLE_PROFILE",
     "ENCODE_EVERY",
     "MAX_ITEM_BYTES",
-    "MAX_SQL_LIMIT",
     "SHARE_EVERY",
-    "SQL_FILTERS",
     "EncodedItem",
-    "Narrowing",
     "Row",
     "as_batch",
     "decode_in_slices",
@@ -43,9 +39,6 @@ __all__ = [
     "encode_batch",
     "encode_item",
     "fold",
-    "matching",
-    "settle_unstorable",
-    "sql_limit",
 ]
 
 DURABLE_PROFILE: Final = FidelityProfile(
@@ -58,23 +51,11 @@ except that results are copies, items survive a restart and content must be a JS
 value. Not a dimension of the profile, but a limit all the same: an item may take at
 most `MAX_ITEM_BYTES`."""
 
+
 T = TypeVar("T")
 
+
 _FIELDS = frozenset(MemoryItem.model_fields)
-
-
-def _unstorable(text: str, allow_nul: bool) -> bool:
-    """Whether no stored string can be `text`: it is longer than `MAX_ITEM_BYTES`
-    characters, or holds a character no stored string can, U+0000 when the database
-    cannot keep it or a lone surrogate. The characters are the rule `_check_json`
-    applies to every string a write stores, which states it inline instead of calling
-    this, since a call per string showed in the cost of encoding an item
-    ([ADR-0096][adr-0096])."""
-    if len(text) > MAX_ITEM_BYTES:
-        return True
-    if not allow_nul and "\x00" in text:
-        return True
-    return not text.isascii() and LONE_SURROGATE.search(text) is not None
 
 
 MAX_ITEM_BYTES = 100_000_000
@@ -166,12 +147,6 @@ def as_batch(items: Iterable[MemoryItem]) -> list[MemoryItem]:
     return list(items)
 
 
-SQL_FILTERS = 32
-"""The most filters of one query a durable store narrows in SQL; Python checks any
-further ones on the rows those leave. A query of a thousand filters made SQLite's
-expression tree too deep, and forty thousand exceeded PostgreSQL's parameter limit."""
-
-
 ENCODE_EVERY = 200
 """Items a batch write encodes before it lets other tasks run: about a millisecond
 of work, so that a large batch never stalls the event loop for long."""
@@ -194,9 +169,16 @@ Row = tuple[str, float | bytes, str]
 """`(id, created_at, body)` as a store reads them back. `created_at` may come as the
 8 little-endian bytes of the float, which is how SQLite keeps -0.0."""
 
+
 _new = object.__new__
+
+
 _set = object.__setattr__
+
+
 _unpack_time = struct.Struct("<d").unpack
+
+
 _UUID_TEXT_LENGTH = 36
 
 
@@ -233,35 +215,6 @@ def decode_item(item_id: str, created_at: float | bytes, body: str) -> MemoryIte
     return decode_rows(((item_id, created_at, body),))[0]
 
 
-MAX_SQL_LIMIT = 2**63 - 1
-"""The largest LIMIT SQLite and PostgreSQL take (a signed 64-bit integer). No table
-holds more rows, so a larger limit asks for the same rows as this one."""
-
-
-class Narrowing(NamedTuple):
-    """SQL that keeps every item one predicate matches, as both stores' planners
-    build it for a filter."""
-
-    condition: LiteralString
-    """The SQL condition, with the store's own parameter marks; built from literals
-    only, so that no value reaches SQL but through `params`."""
-    params: list[object]
-    """The values of its marks, in order."""
-    exact: bool
-    """Whether it also drops every item the predicate does not match, so that Python
-    need not check the rows it leaves."""
-
-
-def sql_limit(limit: int, recheck: Sequence[tuple[str, Any]], any_tag: frozenset[str]) -> int | None:
-    """The LIMIT a search's SQL may end with: the query's own, capped at
-    `MAX_SQL_LIMIT`, when SQL decides every predicate and the limit is not negative;
-    `None` when Python must see more rows than the limit (it rechecks some) or the
-    slice drops trailing matches."""
-    if recheck or any_tag or limit < 0:
-        return None
-    return min(limit, MAX_SQL_LIMIT)
-
-
 SHARE_EVERY = 500
 """Rows decoded (about a millisecond of work) before a worker thread lets the event
 loop's thread take the GIL, instead of making it wait for the interpreter's switch
@@ -277,61 +230,3 @@ def decode_in_slices(rows: Sequence[Row]) -> list[MemoryItem]:
         time.sleep(0)
         items += decode_rows(rows[start : start + SHARE_EVERY])
     return items
-
-
-def settle_unstorable(query: MemoryQuery, *, allow_nul: bool) -> MemoryQuery | None:
-    """`query` without the predicates that name a string no stored item can hold (see
-    `check_json`), which are decided here: `None` when one of them rules out every
-    item, else the query that remains (`query` itself when it names none).
-
-    The reference matches such strings like any other; the database could not even
-    take one as a parameter, or not one that long. So text holding one matches
-    nothing (a needle longer than `MAX_ITEM_BYTES` is longer than any searchable
-    text, and folding never shortens it); a tag holding one is on no item; a filter on
-    a key holding one compares `None` for every item, as `metadata.get(key)` does;
-    and a string value holding one equals nothing stored.
-    """
-    if query.text and _unstorable(query.text, allow_nul):
-        return None
-    update: dict[str, Any] = {}
-    if query.tags:
-        tags = [tag for tag in query.tags if not _unstorable(tag, allow_nul)]
-        if not tags:
-            return None
-        if len(tags) < len(query.tags):
-            update["tags"] = tags
-    if query.filters:
-        filters: dict[str, Any] = {}
-        for key, value in query.filters.items():
-            if _unstorable(key, allow_nul):
-                # `==`, not `is`: the reference's comparison, whatever `value` is.
-                if not (None == value):
-                    return None
-            elif type(value) is str and _unstorable(value, allow_nul):
-                return None
-            else:
-                filters[key] = value
-        if len(filters) < len(query.filters):
-            update["filters"] = filters
-    return query.model_copy(update=update) if update else query
-
-
-def matching(
-    rows: Iterable[Row], recheck: list[tuple[str, Any]], limit: int, any_tag: frozenset[str] = frozenset()
-) -> Iterator[MemoryItem]:
-    """Decode rows whose metadata passes `recheck` (and that hold one of `any_tag`,
-    when given) by the reference's rules, in order, stopping after `limit` matches
-    when `limit` is not negative. Hands over the GIL after every `SHARE_EVERY` rows
-    decoded, as `decode_in_slices` does."""
-    wanted = limit if limit >= 0 else -1
-    for index, row in enumerate(rows):
-        if wanted == 0:
-            return
-        if index and index % SHARE_EVERY == 0:
-            time.sleep(0)
-        item = decode_item(*row)
-        if any_tag and not any_tag_held(item.tags, any_tag):
-            continue
-        if filters_hold(item.metadata, recheck):
-            yield item
-            wanted -= 1

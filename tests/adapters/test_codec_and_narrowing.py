@@ -1,5 +1,6 @@
-"""The durable stores' shared row encoding: items to rows and back, exactly, in slices
-that let other tasks run, and queries settled before any SQL."""
+"""The durable stores' shared rows and queries: items to rows and back, exactly, in
+slices that let other tasks run (`adapters._codec`), and queries settled before any
+SQL (`adapters._narrowing`)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from store_contract import ticking
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem._internal.json_values import dumps
-from lionmem.adapters import _rows as _encoding
-from lionmem.adapters._rows import (
+from lionmem.adapters import _codec, _narrowing
+from lionmem.adapters._codec import (
     ENCODE_EVERY,
     SHARE_EVERY,
     Row,
@@ -27,9 +28,8 @@ from lionmem.adapters._rows import (
     encode_batch,
     encode_item,
     fold,
-    matching,
-    settle_unstorable,
 )
+from lionmem.adapters._narrowing import matching, settle_unstorable
 
 
 def test_fold_is_the_reference_rule() -> None:
@@ -70,7 +70,7 @@ def _rows(count: int) -> tuple[list[MemoryItem], list[Row]]:
 def test_slices_hand_over_the_gil_between_them(monkeypatch: pytest.MonkeyPatch, count: int) -> None:
     items, rows = _rows(count)
     pauses: list[float] = []
-    monkeypatch.setattr("lionmem.adapters._rows.time.sleep", pauses.append)
+    monkeypatch.setattr("lionmem.adapters._codec.time.sleep", pauses.append)
     decoded = decode_in_slices(rows)
     assert [item.__dict__ for item in decoded] == [item.__dict__ for item in items]
     assert pauses == [0] * max(0, (count - 1) // SHARE_EVERY)
@@ -82,7 +82,7 @@ def test_matching_rechecks_in_order_and_hands_over_the_gil(
 ) -> None:
     items, rows = _rows(count)
     pauses: list[float] = []
-    monkeypatch.setattr("lionmem.adapters._rows.time.sleep", pauses.append)
+    monkeypatch.setattr("lionmem.adapters._narrowing.time.sleep", pauses.append)
     found = list(matching(rows, [("even", True)], limit))
     expected = [item for item in items if item.metadata["even"]]
     expected = expected if limit < 0 else expected[:limit]
@@ -100,7 +100,8 @@ strings of 100 MB; the durable stores' own tests keep an item of the real size."
 
 @pytest.fixture
 def small_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_encoding, "MAX_ITEM_BYTES", LIMIT)
+    monkeypatch.setattr(_codec, "MAX_ITEM_BYTES", LIMIT)
+    monkeypatch.setattr(_narrowing, "MAX_ITEM_BYTES", LIMIT)
 
 
 def _too_large(what: str, size: int) -> str:

@@ -1,0 +1,135 @@
+"""How the durable stores narrow a query in SQL and settle the rest in Python: the
+predicates no stored item can meet, the limit SQL may push, and the recheck of the
+rows SQL could not decide exactly, by the reference's rules.
+
+Governed by [ADR-0096][adr-0096] and [ADR-0097][adr-0097].
+
+Seam for tests: `_narrowing`, tested function by function, and patched to see where
+the PostgreSQL store rechecks rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, LiteralString, NamedTuple
+
+from lionmem._internal.json_values import LONE_SURROGATE
+from lionmem._internal.rules import any_tag_held, filters_hold
+from lionmem.adapters._codec import MAX_ITEM_BYTES, SHARE_EVERY, Row, decode_item
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+
+__all__ = [
+    "MAX_SQL_LIMIT",
+    "SQL_FILTERS",
+    "Narrowing",
+    "matching",
+    "settle_unstorable",
+    "sql_limit",
+]
+
+SQL_FILTERS = 32
+"""The most filters of one query a durable store narrows in SQL; Python checks any
+further ones on the rows those leave. A query of a thousand filters made SQLite's
+expression tree too deep, and forty thousand exceeded PostgreSQL's parameter limit."""
+
+
+MAX_SQL_LIMIT = 2**63 - 1
+"""The largest LIMIT SQLite and PostgreSQL take (a signed 64-bit integer). No table
+holds more rows, so a larger limit asks for the same rows as this one."""
+
+
+class Narrowing(NamedTuple):
+    """SQL that keeps every item one predicate matches, as both stores' planners
+    build it for a filter."""
+
+    condition: LiteralString
+    """The SQL condition, with the store's own parameter marks; built from literals
+    only, so that no value reaches SQL but through `params`."""
+    params: list[object]
+    """The values of its marks, in order."""
+    exact: bool
+    """Whether it also drops every item the predicate does not match, so that Python
+    need not check the rows it leaves."""
+
+
+def sql_limit(limit: int, recheck: Sequence[tuple[str, Any]], any_tag: frozenset[str]) -> int | None:
+    """The LIMIT a search's SQL may end with: the query's own, capped at
+    `MAX_SQL_LIMIT`, when SQL decides every predicate and the limit is not negative;
+    `None` when Python must see more rows than the limit (it rechecks some) or the
+    slice drops trailing matches."""
+    if recheck or any_tag or limit < 0:
+        return None
+    return min(limit, MAX_SQL_LIMIT)
+
+
+def _unstorable(text: str, allow_nul: bool) -> bool:
+    """Whether no stored string can be `text`: it is longer than `MAX_ITEM_BYTES`
+    characters, or holds a character no stored string can, U+0000 when the database
+    cannot keep it or a lone surrogate. The characters are the rule `_check_json`
+    applies to every string a write stores, which states it inline instead of calling
+    this, since a call per string showed in the cost of encoding an item
+    ([ADR-0096][adr-0096])."""
+    if len(text) > MAX_ITEM_BYTES:
+        return True
+    if not allow_nul and "\x00" in text:
+        return True
+    return not text.isascii() and LONE_SURROGATE.search(text) is not None
+
+
+def settle_unstorable(query: MemoryQuery, *, allow_nul: bool) -> MemoryQuery | None:
+    """`query` without the predicates that name a string no stored item can hold (see
+    `check_json`), which are decided here: `None` when one of them rules out every
+    item, else the query that remains (`query` itself when it names none).
+
+    The reference matches such strings like any other; the database could not even
+    take one as a parameter, or not one that long. So text holding one matches
+    nothing (a needle longer than `MAX_ITEM_BYTES` is longer than any searchable
+    text, and folding never shortens it); a tag holding one is on no item; a filter on
+    a key holding one compares `None` for every item, as `metadata.get(key)` does;
+    and a string value holding one equals nothing stored.
+    """
+    if query.text and _unstorable(query.text, allow_nul):
+        return None
+    update: dict[str, Any] = {}
+    if query.tags:
+        tags = [tag for tag in query.tags if not _unstorable(tag, allow_nul)]
+        if not tags:
+            return None
+        if len(tags) < len(query.tags):
+            update["tags"] = tags
+    if query.filters:
+        filters: dict[str, Any] = {}
+        for key, value in query.filters.items():
+            if _unstorable(key, allow_nul):
+                # `==`, not `is`: the reference's comparison, whatever `value` is.
+                if not (None == value):
+                    return None
+            elif type(value) is str and _unstorable(value, allow_nul):
+                return None
+            else:
+                filters[key] = value
+        if len(filters) < len(query.filters):
+            update["filters"] = filters
+    return query.model_copy(update=update) if update else query
+
+
+def matching(
+    rows: Iterable[Row], recheck: list[tuple[str, Any]], limit: int, any_tag: frozenset[str] = frozenset()
+) -> Iterator[MemoryItem]:
+    """Decode rows whose metadata passes `recheck` (and that hold one of `any_tag`,
+    when given) by the reference's rules, in order, stopping after `limit` matches
+    when `limit` is not negative. Hands over the GIL after every `SHARE_EVERY` rows
+    decoded, as `decode_in_slices` does."""
+    wanted = limit if limit >= 0 else -1
+    for index, row in enumerate(rows):
+        if wanted == 0:
+            return
+        if index and index % SHARE_EVERY == 0:
+            time.sleep(0)
+        item = decode_item(*row)
+        if any_tag and not any_tag_held(item.tags, any_tag):
+            continue
+        if filters_hold(item.metadata, recheck):
+            yield item
+            wanted -= 1
