@@ -44,7 +44,7 @@ async def execute(
     store: PostgresMemoryStore, statement: LiteralString, params: Sequence[object] = ()
 ) -> list[tuple[Any, ...]]:
     """The rows of a statement of the test's own, run on the store's pool as its calls are."""
-    return await store._execute(statement, params)
+    return await store._connections.execute(statement, params)
 
 
 def unused_port() -> int:

@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from lionmem import MemoryItem, MemoryQuery
-from lionmem.adapters import sqlite as sqlite_module
 from lionmem.adapters._codec import encode_item
 from lionmem.adapters.sqlite import APPLICATION_ID, MIGRATIONS, SQLiteMemoryStore
-from lionmem.adapters.sqlite import _planner as sqlite_planner
+from lionmem.adapters.sqlite._checkpoint import CHECKPOINT_AFTER as CHECKPOINT_AFTER
 
 T = TypeVar("T")
 
@@ -62,7 +61,7 @@ async def traced_search(
         captured: list[str] = []
         store._writer.set_trace_callback(captured.append)
         try:
-            found = sqlite_planner.search(store._writer, query, newest_first=newest_first)
+            found = store._worker.search(query, newest_first=newest_first)
         finally:
             store._writer.set_trace_callback(None)
         return found, [sql for sql in captured if sql.startswith("SELECT items.")]
@@ -95,10 +94,6 @@ def hold_write_lock(path: Path) -> sqlite3.Connection:
     other.execute("BEGIN IMMEDIATE")
     other.execute("UPDATE items SET body = body")
     return other
-
-
-CHECKPOINT_AFTER: int = sqlite_module._CHECKPOINT_AFTER
-"""Items a store writes before its checkpoint thread runs (a seam of the store's)."""
 
 
 async def on_worker(store: SQLiteMemoryStore, function: Callable[..., T], *args: Any) -> T:

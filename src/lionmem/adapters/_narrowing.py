@@ -12,21 +12,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, LiteralString, NamedTuple
+from typing import Any, Generic, LiteralString, NamedTuple, TypeVar
 
 from lionmem._internal.json_values import LONE_SURROGATE
 from lionmem._internal.rules import any_tag_held, filters_hold
-from lionmem.adapters._codec import MAX_ITEM_BYTES, SHARE_EVERY, Row, decode_item
+from lionmem.adapters._codec import MAX_ITEM_BYTES, SHARE_EVERY, Row, decode_in_slices, decode_item
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 __all__ = [
     "MAX_SQL_LIMIT",
     "SQL_FILTERS",
     "Narrowing",
+    "Plan",
     "matching",
     "settle_unstorable",
+    "settled",
     "sql_limit",
 ]
+
+S = TypeVar("S")
 
 SQL_FILTERS = 32
 """The most filters of one query a durable store narrows in SQL; Python checks any
@@ -133,3 +137,31 @@ def matching(
         if filters_hold(item.metadata, recheck):
             yield item
             wanted -= 1
+
+
+class Plan(NamedTuple, Generic[S]):
+    """A search as one statement, in the store's own SQL type `S`, and what Python
+    decides on the rows it returns; both stores' planners return one, and the store
+    that made it runs it."""
+
+    statement: S
+    """The statement, ending with the query's own LIMIT when `pushed`."""
+    params: list[object]
+    """The values of its marks, in order."""
+    recheck: list[tuple[str, Any]]
+    """Filters that Python's `==` decides on the rows."""
+    any_tag: frozenset[str]
+    """When not empty, each row must hold one of these tags, checked in Python."""
+    pushed: bool
+    """Whether the statement ends with the query's own LIMIT, so that every row it
+    returns is a match."""
+
+
+def settled(rows: Iterable[Row], plan: Plan[Any], limit: int) -> list[MemoryItem]:
+    """The items of the rows `plan`'s statement returned: every row decoded in slices
+    when SQL decided every predicate, else the rows Python's rules keep, in order,
+    cut by `limit` with the slice rules."""
+    if not (plan.recheck or plan.any_tag):
+        found = decode_in_slices(rows if isinstance(rows, list) else list(rows))
+        return found if plan.pushed else found[:limit]
+    return list(matching(rows, plan.recheck, limit, plan.any_tag))[:limit]

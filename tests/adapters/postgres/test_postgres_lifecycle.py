@@ -121,7 +121,7 @@ def test_searches_are_planned_for_their_values_every_time(pg_url: str) -> None:
                 assert await store.search(query) == found
             assert "lionmem_items" in await store.explain(MemoryQuery(text="x"))
         # White-box: the pool's only connection lists what psycopg prepared on it.
-        async with store._live_pool().connection() as conn:
+        async with store._connections.live().connection() as conn:
             cursor = await conn.execute("SELECT statement FROM pg_prepared_statements")
             prepared = [statement for (statement,) in await cursor.fetchall()]
         assert any("AND id = $2" in statement for statement in prepared)  # retrieve's

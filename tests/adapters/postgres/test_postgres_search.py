@@ -162,10 +162,8 @@ def test_long_results_are_decoded_off_the_event_loop(pg_url: str, monkeypatch: p
 
         return wrapper
 
-    monkeypatch.setattr(
-        "lionmem.adapters.postgres._planner.decode_in_slices", recorded("slices", _codec.decode_in_slices)
-    )
-    monkeypatch.setattr("lionmem.adapters.postgres._planner.matching", recorded("matching", _narrowing.matching))
+    monkeypatch.setattr("lionmem.adapters._narrowing.decode_in_slices", recorded("slices", _codec.decode_in_slices))
+    monkeypatch.setattr("lionmem.adapters._narrowing.matching", recorded("matching", _narrowing.matching))
     loop_thread = threading.get_ident()
     few = _codec.SHARE_EVERY
     items = [MemoryItem(content=i, metadata={"v": [i % 2]}) for i in range(few + 2)]

@@ -26,7 +26,7 @@ def test_an_item_changed_during_its_write_is_stored_as_called(pg_url: str) -> No
         @contextlib.asynccontextmanager
         async def paused() -> AsyncIterator[None]:
             # White-box: hold the pool's only connection until the block ends.
-            async with store._live_pool().connection():
+            async with store._connections.live().connection():
                 yield
 
         await assert_writes_keep_the_item_as_called(store, paused)

@@ -29,6 +29,7 @@ from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
 from lionmem.adapters.sqlite import _connect as sqlite_connect
+from lionmem.adapters.sqlite._checkpoint import Checkpoints
 
 
 @pytest.mark.parametrize(("synchronous", "level"), [("NORMAL", 1), ("FULL", 2)])
@@ -40,27 +41,29 @@ def test_the_checkpoint_thread_copies_the_log_beside_the_writes(
     synced as hard as the writer syncs."""
     path = tmp_path / "m.db"
     ran_on: list[str] = []
-    run_checkpoint = SQLiteMemoryStore._run_checkpoint
+    run_checkpoint = Checkpoints.run
 
-    def recorded(store: SQLiteMemoryStore) -> None:
+    def recorded(checkpoints: Checkpoints) -> None:
         ran_on.append(threading.current_thread().name)
-        run_checkpoint(store)
+        run_checkpoint(checkpoints)
 
-    monkeypatch.setattr(SQLiteMemoryStore, "_run_checkpoint", recorded)
+    monkeypatch.setattr(Checkpoints, "run", recorded)
     every = CHECKPOINT_AFTER
     writes = 3 * every
 
     async def body(store: SQLiteMemoryStore) -> int:
         for n in range(writes):
             await store.store(MemoryItem(content=f"note {n}", tags=["t"], metadata={"n": n}))
-        assert store._checkpointer is not None
+        assert store._worker.checkpoints.thread is not None
 
         def checkpoint_sync() -> int:
-            assert store._checkpoint_db is not None
-            found: int = store._checkpoint_db.execute("PRAGMA synchronous").fetchone()[0]
+            assert store._worker.checkpoints.db is not None
+            found: int = store._worker.checkpoints.db.execute("PRAGMA synchronous").fetchone()[0]
             return found
 
-        assert await asyncio.get_running_loop().run_in_executor(store._checkpointer, checkpoint_sync) == level
+        assert (
+            await asyncio.get_running_loop().run_in_executor(store._worker.checkpoints.thread, checkpoint_sync) == level
+        )
         log_pages = await on_writer(store, lambda db: db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
         assert log_pages == sqlite_connect._WRITER_CHECKPOINT_PAGES
         # The file alone, without the log: what the checkpoints have copied so far.
@@ -90,8 +93,8 @@ def test_checkpoints_reach_the_open_file_after_a_change_of_directory(
         monkeypatch.chdir(tmp_path / "second #1?")
         for n in range(every):
             await store.store(MemoryItem(content=n))
-        assert store._checkpointer is not None
-        await asyncio.get_running_loop().run_in_executor(store._checkpointer, lambda: None)
+        assert store._worker.checkpoints.thread is not None
+        await asyncio.get_running_loop().run_in_executor(store._worker.checkpoints.thread, lambda: None)
         opened = tmp_path / "first" / "m.db"
         with contextlib.closing(sqlite3.connect(f"file:{opened}?mode=ro&immutable=1", uri=True)) as only_file:
             in_file: int = only_file.execute("SELECT count(*) FROM items").fetchone()[0]
@@ -109,8 +112,8 @@ def test_the_checkpoint_thread_creates_no_file_where_the_database_was_removed(tm
         path.unlink()  # the store's connections keep the removed file open
         for n in range(CHECKPOINT_AFTER):
             await store.store(MemoryItem(content=n))
-        assert store._checkpointer is not None
-        await asyncio.get_running_loop().run_in_executor(store._checkpointer, lambda: None)
+        assert store._worker.checkpoints.thread is not None
+        await asyncio.get_running_loop().run_in_executor(store._worker.checkpoints.thread, lambda: None)
         assert not path.exists()
 
     with_store(path, body)
@@ -124,7 +127,7 @@ def test_a_store_that_only_reads_starts_no_checkpoint_thread(tmp_path: Path) -> 
     async def body(store: SQLiteMemoryStore) -> None:
         assert len(await store.search(MemoryQuery(limit=1000))) == 100
         await store.store(MemoryItem(content="one write, too few to ask for a checkpoint"))
-        assert store._checkpointer is None
+        assert store._worker.checkpoints.thread is None
         # Checked while the store is open: closing would end such a thread anyway.
         assert not [t for t in set(threading.enumerate()) - before if "checkpoint" in t.name]
 
@@ -138,7 +141,7 @@ def test_closing_copies_the_rest_of_the_log_and_removes_it(tmp_path: Path) -> No
     async def body(store: SQLiteMemoryStore) -> None:
         for item in items:
             await store.store(item)
-        assert store._checkpointer is not None
+        assert store._worker.checkpoints.thread is not None
 
     with_store(path, body)
     assert not path.with_name("m.db-wal").exists()
@@ -255,14 +258,14 @@ def test_a_cancelled_write_is_dropped_before_it_starts_and_finished_whole_after(
         assert [await store.retrieve(i.id) for i in queued] == [None] * len(queued)
 
         started, go = threading.Event(), threading.Event()
-        write = store._write
+        write = store._worker.write
 
         def held_write(rows: Any) -> None:
             started.set()
             go.wait(30)
             write(rows)
 
-        store._write = held_write  # type: ignore[method-assign,assignment]
+        store._worker.write = held_write  # type: ignore[method-assign,assignment]
         running = [MemoryItem(content=f"running {n}") for n in range(50)]
         call = asyncio.ensure_future(store.store_many(running))
         while not started.is_set():
@@ -309,13 +312,13 @@ def test_a_failed_checkpoint_loses_nothing_and_writes_go_on(tmp_path: Path) -> N
     async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
         broken = connect(tmp_path / "elsewhere.db", check_same_thread=False)
         broken.close()
-        store._checkpoint_db = broken
+        store._worker.checkpoints.db = broken
         for n in range(writes):
             await store.store(MemoryItem(content=n))
-        checkpoint = store._checkpoint
+        checkpoint = store._worker.checkpoints.running
         assert checkpoint is not None
         await asyncio.wrap_future(checkpoint)  # it raised nothing
-        store._checkpoint_db = None
+        store._worker.checkpoints.db = None
         return await store.search(MemoryQuery(limit=1000))
 
     found = with_store(path, body)

@@ -14,6 +14,7 @@ from sqlite_support import with_store
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.sqlite import _writes as sqlite_writes
+from lionmem.adapters.sqlite._worker import Worker
 
 # Letters no other item, and nothing of SQLite's own, holds: any three of them in a
 # row in the files could only come from the deleted item or its text index.
@@ -77,13 +78,13 @@ def test_a_store_that_deleted_nothing_does_not_rewrite_the_text_index_on_closing
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     merges: list[str] = []
-    optimize: Callable[[SQLiteMemoryStore], None] = SQLiteMemoryStore._optimize
+    optimize: Callable[[Worker], None] = Worker.optimize
 
-    def traced(store: SQLiteMemoryStore) -> None:
+    def traced(worker: Worker) -> None:
         merges.append("optimize")
-        optimize(store)
+        optimize(worker)
 
-    monkeypatch.setattr(SQLiteMemoryStore, "_optimize", traced)
+    monkeypatch.setattr(Worker, "optimize", traced)
 
     async def body(store: SQLiteMemoryStore) -> None:
         await store.store(MemoryItem(content="x"))

@@ -104,7 +104,7 @@ def test_long_needles_ask_the_index_for_their_opening_and_match_whole(tmp_path: 
         ("unrelated " * 40, [contents[2]]),
     ]:
         assert search_contents(tmp_path / f"{len(needle)}.db", items, text=needle) == expected
-    (driver,) = sqlite_planner._drivers(MemoryQuery(text="xyz" * 100_000), [], {})
+    (driver,) = sqlite_planner._drivers(MemoryQuery(text="xyz" * 100_000), [], {}, {})
     assert driver.params == ['"xyz" "yzx"']  # at 0, 3, ... 60, and the last, at 61
 
 
@@ -123,7 +123,7 @@ def test_the_index_is_asked_for_the_covering_trigrams_and_instr_decides(tmp_path
         ]
     ):
         assert search_contents(tmp_path / f"{number}.db", items, text=needle) == expected
-    (driver,) = sqlite_planner._drivers(MemoryQuery(text="X" * 64), [], {})
+    (driver,) = sqlite_planner._drivers(MemoryQuery(text="X" * 64), [], {}, {})
     assert driver.params == ['"xxx"']
 
 

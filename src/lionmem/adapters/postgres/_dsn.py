@@ -9,8 +9,10 @@ Governed by [ADR-0097][adr-0097].
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import unquote
 
+import psycopg
 from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
@@ -45,6 +47,32 @@ def refuse_bare_at(dsn: str) -> None:
             "the dsn has an '@' that is not the one before the host; write an '@' or '/' "
             "in a user name or password (or an '@' in a database name) as %40 or %2F"
         )
+
+
+def checked_conninfo(dsn: str, timeout: float) -> str:
+    """`dsn` as the connection string the store's pool connects with, its attempts
+    bounded by `timeout` seconds; `ValueError` for a string libpq does not read, or one
+    that sets a timeout the store sets itself. No message shows a password."""
+    refuse_bare_at(dsn)
+    refusal: str | None = None
+    parsed: dict[str, Any] = {}
+    try:
+        parsed = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError as exc:
+        refusal = without_password(str(exc), dsn)
+    if refusal is not None:
+        # Raised here, not in the handler, so that libpq's unmasked words are not
+        # chained to it as its context.
+        raise ValueError(f"dsn is not a libpq connection string or URL: {refusal}")
+    # Both are set from the arguments, which would replace the dsn's own unseen.
+    if "connect_timeout" in parsed:
+        raise ValueError("the dsn sets connect_timeout, which lionmem sets from timeout; give the seconds as timeout")
+    if SETS_STATEMENT_TIMEOUT.search(str(parsed.get("options", ""))):
+        raise ValueError(
+            "the dsn's options set statement_timeout, which lionmem sets from "
+            "statement_timeout; give the seconds as statement_timeout"
+        )
+    return make_conninfo(dsn, connect_timeout=max(1, round(timeout)))
 
 
 _QUOTED = re.compile(r'"([^"]*)"')

@@ -1,5 +1,6 @@
 """How the PostgreSQL store answers a search: the SQL that narrows it, and what
-Python decides on the rows.
+Python decides on the rows. It only plans: the store runs the `Plan` through
+`lionmem.adapters.postgres._reads`, as the SQLite store runs its own.
 
 Governed by [ADR-0097][adr-0097]; the table of metadata values that order
 comparisons read, by [ADR-0099][adr-0099-d5].
@@ -7,20 +8,17 @@ comparisons read, by [ADR-0099][adr-0099-d5].
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, LiteralString, NamedTuple, cast
+from typing import Any, LiteralString, cast
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from lionmem._internal.arguments import require_type
-from lionmem.adapters._codec import SHARE_EVERY, Row, decode_in_slices
-from lionmem.adapters._narrowing import SQL_FILTERS, Narrowing, matching, settle_unstorable, sql_limit
+from lionmem.adapters._narrowing import SQL_FILTERS, Narrowing, Plan, settle_unstorable, sql_limit
 from lionmem.adapters.postgres._writes import INDEXED_KEY_BYTES, INDEXED_TEXT, TAG_DIGEST, tag_key
 from lionmem.protocols.filters import Condition, Ge, Gt, In, Le, Lt
-from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.memory import MemoryQuery
 
 _EXACT_NUMBER = 2**53
 _ORDERS: dict[type[Condition], LiteralString] = {Gt: ">", Ge: ">=", Lt: "<", Le: "<="}
@@ -102,41 +100,7 @@ def _filter_clause(key: str, value: object) -> Narrowing | None:
     return None
 
 
-class Plan(NamedTuple):
-    """A search as SQL, and what Python decides on the rows it returns."""
-
-    statement: sql.Composed
-    params: list[object]
-    recheck: list[tuple[str, Any]]
-    """Filters that Python's `==` decides."""
-    any_tag: frozenset[str]
-    """When not empty, each row must hold one of these tags, checked in Python."""
-    pushed: bool
-    """Whether the statement ends with the query's own LIMIT."""
-
-
-async def decode(rows: list[Row], plan: Plan, limit: int) -> list[MemoryItem]:
-    """The items of `rows` that pass `plan.recheck` and hold one of `plan.any_tag`
-    (when given), at most `limit` of them when it is not negative; decoded as
-    `decode_all` decodes."""
-    if plan.recheck or plan.any_tag:
-        return await _off_the_loop_if_long(rows, lambda: list(matching(rows, plan.recheck, limit, plan.any_tag)))
-    return await decode_all(rows)
-
-
-async def decode_all(rows: list[Row]) -> list[MemoryItem]:
-    """Every row's item. psycopg hands rows over on the event loop's thread; up to
-    `SHARE_EVERY` of them (about a millisecond) are decoded there, more on a worker
-    thread that gives the GIL back between slices, so the loop never waits for a
-    whole result."""
-    return await _off_the_loop_if_long(rows, lambda: decode_in_slices(rows))
-
-
-async def _off_the_loop_if_long(rows: list[Row], work: Callable[[], list[MemoryItem]]) -> list[MemoryItem]:
-    return work() if len(rows) <= SHARE_EVERY else await asyncio.to_thread(work)
-
-
-def plan_search(namespace: str, asked: MemoryQuery, *, newest_first: bool = False) -> Plan:
+def plan_search(namespace: str, asked: MemoryQuery, *, newest_first: bool = False) -> Plan[sql.Composed]:
     """`asked` as SQL over `namespace`'s rows, in insertion order or, `newest_first`,
     the reverse, and what Python decides on them."""
     require_type(asked, "query", MemoryQuery)

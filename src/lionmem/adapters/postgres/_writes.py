@@ -1,5 +1,5 @@
 """How the PostgreSQL store writes an item: the row, the tags its index holds, and
-the statements.
+the statements that write a batch or delete.
 
 Governed by [ADR-0097][adr-0097].
 
@@ -9,7 +9,9 @@ Seam for tests: `_writes`, whose tag keys the tests compute to read the column.
 from __future__ import annotations
 
 import hashlib
-from typing import LiteralString
+from typing import Any, LiteralString
+
+import psycopg
 
 from lionmem._internal.json_values import dumps
 from lionmem.adapters._codec import EncodedItem, encode_item
@@ -63,3 +65,23 @@ def item_row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
         [tag_key(tag) for tag in item.tags],
         dumps(item.metadata),
     )
+
+
+async def write_batch(
+    conn: psycopg.AsyncConnection[Any], *, namespace: str, rows: list[tuple[object, ...]], lock_key: int
+) -> None:
+    """Insert or replace `rows` in one transaction on `conn`, holding the namespace's
+    batch lock, the advisory lock `(lock_key, hashtext(namespace))`."""
+    async with conn.transaction(), conn.cursor() as cursor:
+        # Two batches sharing ids could lock those rows in opposite orders and
+        # deadlock; one batch per namespace at a time cannot.
+        await cursor.execute(BATCH_LOCK, [lock_key, namespace])
+        await cursor.executemany(UPSERT, rows)
+
+
+async def delete_where(
+    conn: psycopg.AsyncConnection[Any], *, namespace: str, where: LiteralString, params: list[object]
+) -> int:
+    """Delete the items of `namespace` that `where` selects; return how many."""
+    cursor = await conn.execute("DELETE FROM lionmem_items WHERE namespace = %s AND " + where, [namespace, *params])
+    return cursor.rowcount

@@ -6,6 +6,7 @@ Governed by [ADR-0096][adr-0096].
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 from typing import Final
@@ -13,6 +14,31 @@ from typing import Final
 from lionmem.errors import IncompatibleDatabaseError
 
 _HEADER = b"SQLite format 3\x00"
+
+
+def database_path(path: object) -> Path:
+    """`path` as the database file's path, checked as `SQLiteMemoryStore.open` documents:
+    a str or a path, naming a file."""
+    try:
+        named: object = os.fspath(path)  # type: ignore[call-overload]
+    except TypeError:
+        named = None
+    if not isinstance(named, str):  # bytes too, which Path() refuses
+        raise TypeError(f"path must be a str or a path, got {type(path).__name__}")
+    if named == "":
+        # Path("") is the current directory, which the file checks would report.
+        raise ValueError("path is empty; name the database file")
+    if "\0" in named:
+        raise ValueError(f"path {named!r} holds a NUL character, which no file name can")
+    if named.endswith(("/", os.sep)):
+        # Path() would drop the separator, which says the name is a directory's.
+        raise ValueError(f"path {named!r} ends with a separator, as a directory's does; name the file")
+    if named == ":memory:":
+        raise ValueError(
+            "SQLiteMemoryStore needs a file: ':memory:' would give its writer and its "
+            "reader separate databases; use InMemoryStore for memory that ends with the process"
+        )
+    return Path(named)
 
 
 def log_files(path: Path) -> tuple[Path, Path]:

@@ -3,19 +3,21 @@ other predicates, and what Python checks on the rows.
 
 Governed by [ADR-0096][adr-0096].
 
-Seam for tests: `_planner`, whose `search` the tests trace to see the SQL it runs.
+The planner only plans: `plan_search` returns a `Plan`, which the store runs on its
+connection and settles with `settled`, as the PostgreSQL store runs its own.
+
+Seam for tests: `_planner`, whose drivers and probe the tests inspect.
 """
 
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Callable
 from typing import Any, LiteralString, NamedTuple, cast
 
-from lionmem.adapters._codec import decode_in_slices
-from lionmem.adapters._narrowing import SQL_FILTERS, Narrowing, matching, settle_unstorable, sql_limit
+from lionmem.adapters._narrowing import SQL_FILTERS, Narrowing, Plan, settle_unstorable, sql_limit
 from lionmem.adapters.sqlite._indexes import INT64, indexable
 from lionmem.protocols.filters import Condition, Ge, Gt, In, Le, Lt
-from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.memory import MemoryQuery
 
 # A BLOB in created_at is only ever -0.0 (see `stored_time`), which the decoder reads
 # back; a CASE turning it into a REAL here would cost every row of a broad search
@@ -70,17 +72,28 @@ def _same_value(value: object, row: LiteralString) -> LiteralString | None:
 _ORDERS: dict[type[Condition], LiteralString] = {Gt: ">", Ge: ">=", Lt: "<", Le: "<="}
 
 
-def _held(condition: Condition, row: LiteralString) -> tuple[LiteralString, list[object], bool] | None:
-    """The condition on the `item_meta` row named `row` keeping every value that
-    meets `condition`, its values, and whether it keeps no other; `None` when SQL
-    cannot narrow it (a member or bound it cannot compare), so Python alone decides.
-    A missing key has no row, so a condition that a missing key meets is never
-    narrowed here."""
+class _Held(NamedTuple):
+    """SQL keeping the `item_meta` rows whose value meets a condition."""
+
+    on: Callable[[LiteralString], LiteralString]
+    """The condition on the row named by its argument."""
+    params: list[object]
+    """The values of its marks."""
+    exact: bool
+    """Whether it keeps no row whose value does not meet the condition."""
+
+
+def _held(condition: Condition) -> _Held | None:
+    """The SQL keeping every `item_meta` row whose value meets `condition`; `None` when
+    SQL cannot narrow it (a member or bound it cannot compare), so Python alone
+    decides. A missing key has no row, so a condition that a missing key meets is
+    never narrowed here. Worked out once a filter, for both the driver and the
+    condition that may use it."""
     if isinstance(condition, In):
         # Values of another type never compare equal here (the column has no
         # affinity), numbers of any type do, as `_same_value` relies on.
         members = list(condition.values)
-        if not members or any(_same_value(value, row) is None for value in members):
+        if not members or any(_same_value(value, "m") is None for value in members):
             return None
         kinds: list[LiteralString] = []
         if any(type(value) is str for value in members):
@@ -88,18 +101,31 @@ def _held(condition: Condition, row: LiteralString) -> tuple[LiteralString, list
         if any(type(value) is not str for value in members):
             kinds.append("'integer', 'real', 'true', 'false'")
         marks = "?" + ", ?" * (len(members) - 1)
-        return f"{row}.value IN ({marks}) AND {row}.kind IN ({', '.join(kinds)})", members, True
+        listed = ", ".join(kinds)
+
+        def among(row: LiteralString) -> LiteralString:
+            return f"{row}.value IN ({marks}) AND {row}.kind IN ({listed})"
+
+        return _Held(among, members, True)
     operator = _ORDERS.get(type(condition))
     if operator is None:
         return None
     (bound,) = condition.arguments
     if isinstance(bound, str):
-        return f"{row}.value {operator} ? AND {row}.kind = 'text'", [bound], True
+
+        def text_order(row: LiteralString) -> LiteralString:
+            return f"{row}.value {operator} ? AND {row}.kind = 'text'"
+
+        return _Held(text_order, [bound], True)
     if not (-(2.0**63) <= bound < 2.0**63):
         return None
+
     # An integer beyond 64 bits is a 'bigint' row without a value: a candidate, which
     # Python decides; so the condition is not exact (a driver reads those apart).
-    return f"{row}.value {operator} ? AND {row}.kind IN {_NUMBER_KINDS}", [bound], False
+    def number_order(row: LiteralString) -> LiteralString:
+        return f"{row}.value {operator} ? AND {row}.kind IN {_NUMBER_KINDS}"
+
+    return _Held(number_order, [bound], False)
 
 
 _BIG_INTEGERS: LiteralString = (
@@ -112,17 +138,19 @@ _ROW: LiteralString = "m.seq = items.seq AND m.key = ?"
 """Correlates a lookup of one item's metadata row for one key."""
 
 
-def _filter_condition(key: str, value: object) -> Narrowing | None:
-    """The condition on items narrowing one filter; `None` when nothing narrows it (a
-    value that is no JSON value), so Python alone decides."""
+def _filter_condition(key: str, value: object, held: _Held | None) -> Narrowing | None:
+    """The condition on items narrowing one filter, given what `_held` found for it
+    when it is a `Condition`; `None` when nothing narrows it (a value that is no JSON
+    value), so Python alone decides."""
     if isinstance(value, Condition):
-        held = _held(value, "m")
         if held is None:
             return None
-        condition, params, exact = held
-        if not exact:
+        condition = held.on("m")
+        if not held.exact:
             condition = f"({condition} OR m.kind = 'bigint')"
-        return Narrowing(f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {condition})", [key, *params], exact)
+        return Narrowing(
+            f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {condition})", [key, *held.params], held.exact
+        )
     same = _same_value(value, "m")
     if same is not None:
         return Narrowing(f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {same})", [key, value], True)
@@ -161,9 +189,12 @@ class _Driver(NamedTuple):
 
 
 # Seam for tests: `_drivers`, asked which index would drive a query.
-def _drivers(query: MemoryQuery, tags: list[str], filters: dict[str, Any]) -> list[_Driver]:
+def _drivers(
+    query: MemoryQuery, tags: list[str], filters: dict[str, Any], held: dict[str, _Held | None]
+) -> list[_Driver]:
     """The indexes that could drive `query`, in the order preferred on a tie: the
-    trigram index comes last because each of its candidates costs the most to list."""
+    trigram index comes last because each of its candidates costs the most to list.
+    `held` is what `_held` found for each filter that is a `Condition`."""
     drivers: list[_Driver] = []
     if len(tags) == 1:
         drivers.append(
@@ -177,13 +208,13 @@ def _drivers(query: MemoryQuery, tags: list[str], filters: dict[str, Any]) -> li
             )
         )
     for key, value in filters.items():
-        held = _held(value, "d") if isinstance(value, Condition) else None
-        if held is not None:
+        condition = held.get(key)
+        if condition is not None:
             # The index lists these rows by value, not in insertion order: SQLite
             # gathers their items into a sorted set and walks it in order.
-            condition, params, exact = held
-            within = f"SELECT d.seq FROM item_meta AS d WHERE d.key = ? AND {condition}"
-            params = [key, *params]
+            exact = condition.exact
+            within = f"SELECT d.seq FROM item_meta AS d WHERE d.key = ? AND {condition.on('d')}"
+            params = [key, *condition.params]
             if not exact:  # an order on numbers: the big integers are read apart
                 within += " UNION ALL " + _BIG_INTEGERS
                 params.append(key)
@@ -231,13 +262,19 @@ def _drivers(query: MemoryQuery, tags: list[str], filters: dict[str, Any]) -> li
     return drivers
 
 
-def search(db: sqlite3.Connection, asked: MemoryQuery, *, newest_first: bool = False) -> list[MemoryItem]:
-    """The items matching `asked`, read on `db` (the writer's connection, on its
-    thread), in insertion order or, `newest_first`, the reverse: each driving index
-    is then read backwards, so a limit still stops the read early."""
+Count = Callable[[str, list[object]], int]
+"""Runs a `SELECT count(*)` with its values and returns the count: how the planner
+asks the database how many entries an index holds, without holding a connection."""
+
+
+def plan_search(asked: MemoryQuery, count: Count, *, newest_first: bool = False) -> Plan[str] | None:
+    """`asked` as SQL, in insertion order or, `newest_first`, the reverse (each driving
+    index is then read backwards, so a limit still stops the read early), and what
+    Python decides on the rows; `None` when no stored item can match, which needs no
+    SQL. `count` probes the indexes that could drive it; nothing else is read."""
     query = settle_unstorable(asked, allow_nul=True)
     if query is None:
-        return []
+        return None
     tags = list(dict.fromkeys(query.tags or ()))
     # More tags than a statement safely takes parameters for (SQLite's default
     # limit is 32,766) are checked in Python instead.
@@ -247,7 +284,8 @@ def search(db: sqlite3.Connection, asked: MemoryQuery, *, newest_first: bool = F
     every_filter = list((query.filters or {}).items())
     filters = dict(every_filter[:SQL_FILTERS])
     recheck: list[tuple[str, Any]] = every_filter[SQL_FILTERS:]
-    driver = _narrowest(db, _drivers(query, tags, filters), query.limit)
+    held = {key: _held(value) for key, value in filters.items() if isinstance(value, Condition)}
+    driver = _narrowest(count, _drivers(query, tags, filters, held), query.limit)
     # The driving index lists candidates in insertion order, so a limit stops the
     # scan early; every other predicate is looked up row by row on primary keys.
     clauses = [] if driver is None else [driver.condition]
@@ -262,7 +300,7 @@ def search(db: sqlite3.Connection, asked: MemoryQuery, *, newest_first: bool = F
     for key, value in filters.items():
         if driver is not None and key == driver.settles_key:
             continue
-        narrowing = _filter_condition(key, value)
+        narrowing = _filter_condition(key, value, held.get(key))
         if narrowing is None or not narrowing.exact:
             recheck.append((key, value))
         if narrowing is not None:
@@ -273,24 +311,21 @@ def search(db: sqlite3.Connection, asked: MemoryQuery, *, newest_first: bool = F
     if clauses:
         sql += " WHERE " + " AND ".join(clauses)
     sql += f" ORDER BY {order}{' DESC' if newest_first else ''}"
-    limit = query.limit
-    pushed = sql_limit(limit, recheck, any_tag)
-    if pushed is not None:
-        return decode_in_slices(db.execute(sql + " LIMIT ?", (*params, pushed)).fetchall())
-    matches = list(matching(db.execute(sql, params), recheck, limit, any_tag))
-    return matches[:limit]
+    limit = sql_limit(query.limit, recheck, any_tag)
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return Plan(sql, params, recheck, any_tag, pushed=limit is not None)
 
 
-def _narrowest(db: sqlite3.Connection, drivers: list[_Driver], limit: int) -> _Driver | None:
+def _narrowest(count: Count, drivers: list[_Driver], limit: int) -> _Driver | None:
     """The driver with the fewest index entries, without statistics: count at most
     `_PROBE` entries of each and, while every count reaches that cap and the search
     wants more rows than the cap, count 16 times further. A count below the cap is
     exact, so the loop ends once one index runs out."""
     cap = _PROBE
     while len(drivers) > 1:
-        counts = [
-            db.execute(f"SELECT count(*) FROM ({d.entries} LIMIT ?)", [*d.params, cap]).fetchone()[0] for d in drivers
-        ]
+        counts = [count(f"SELECT count(*) FROM ({d.entries} LIMIT ?)", [*d.params, cap]) for d in drivers]
         least = min(counts)
         if least < cap or 0 <= limit <= cap:
             return drivers[counts.index(least)]

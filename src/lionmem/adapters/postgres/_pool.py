@@ -1,0 +1,132 @@
+"""One PostgreSQL store's connections: its pool, the event loop and process the pool
+belongs to, and how a call holds a connection, is bounded in time and fetches rows.
+
+Governed by [ADR-0097][adr-0097].
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from typing import Any, LiteralString, TypeVar
+
+import psycopg
+from psycopg import sql
+from psycopg_pool import AsyncConnectionPool
+
+from lionmem.adapters._codec import SHARE_EVERY
+from lionmem.adapters.lifecycle import process_id, refuse_forked
+from lionmem.adapters.postgres._connect import answered, outages_unavailable
+from lionmem.adapters.postgres._dsn import redacted
+from lionmem.errors import StoreClosedError, StoreUnavailableError
+
+__all__ = ["Connections", "Pool"]
+
+T = TypeVar("T")
+
+Pool = AsyncConnectionPool[psycopg.AsyncConnection[Any]]
+
+
+class Connections:
+    """The pool of one store, for the calls of the event loop that opened it."""
+
+    def __init__(self, pool: Pool, namespace: str, conninfo: str, deadline: float) -> None:
+        self.pool: Pool | None = pool
+        """The pool, `None` once closed."""
+        # The pool's waiters and maintenance tasks belong to the loop that opened it.
+        self._loop = asyncio.get_running_loop()
+        self._pid = process_id()
+        self._what = f"the PostgresMemoryStore for {namespace!r}"
+        self.conninfo = conninfo
+        """The connection string, secrets and all: never shown but `redacted`."""
+        self._in_use = 0
+        # How long one call may wait for its answer before the store gives up on a
+        # server that stopped answering: twice the statement timeout the server
+        # enforces, so that a healthy server always answers or times out first.
+        self._deadline = deadline
+
+    async def close(self) -> None:
+        """Close the pool; idempotent. Refused from another loop or process while open."""
+        if self.pool is not None:
+            self.check_loop()
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            await pool.close()
+
+    def check_loop(self) -> None:
+        """Refuse a call from a forked process, or from another event loop."""
+        refuse_forked(self._pid, self._what)
+        if asyncio.get_running_loop() is not self._loop:
+            raise RuntimeError(
+                f"{self._what} belongs to the event loop that opened it; open a store in each loop that needs one"
+            )
+
+    def live(self) -> Pool:
+        """The pool, for a call made where it may be used; `StoreClosedError` once closed."""
+        if self.pool is None:
+            raise StoreClosedError(f"{self._what} is closed")
+        self.check_loop()
+        return self.pool
+
+    def _busy(self, pool: Pool) -> StoreUnavailableError | None:
+        """For the pool's timeout: the error saying the pool is busy, if this store's
+        other calls hold every connection (the remedy differs from an outage's)."""
+        if self._in_use < pool.max_size:
+            return None
+        return StoreUnavailableError(
+            f"PostgreSQL at {redacted(self.conninfo)} is busy: all {pool.max_size} "
+            f"connections of the store's pool stayed in use for {pool.timeout:g} s; "
+            "raise max_size or timeout, or make fewer calls at once"
+        )
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncGenerator[psycopg.AsyncConnection[Any], None]:
+        """A connection of the pool for one call, counted as in use while held; a
+        server or pool that does not answer raises `StoreUnavailableError`."""
+        pool = self.live()
+        with outages_unavailable(self.conninfo, lambda: self._busy(pool)):
+            async with pool.connection() as conn:
+                self._in_use += 1
+                try:
+                    yield conn
+                finally:
+                    self._in_use -= 1
+
+    async def execute(
+        self, query: sql.Composed | LiteralString, params: Iterable[object] = (), *, prepare: bool | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Run one statement on a connection of its own; its rows, if any."""
+        return await self.on_connection(lambda conn: fetch(conn, query, list(params), prepare))
+
+    async def on_connection(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]) -> T:
+        """`work` on a connection of the pool, held for it alone. An outage raises
+        `StoreUnavailableError` with no exception chained: psycopg's error keeps the
+        connection string, secrets and all."""
+        try:
+            async with self._connection() as conn:
+                return await answered(conn, work(conn), self._deadline)
+        except StoreUnavailableError as exc:
+            failure = exc
+        # Raised again out of the handler, where nothing becomes its context.
+        failure.__context__ = None
+        raise failure
+
+
+async def fetch(
+    conn: psycopg.AsyncConnection[Any],
+    query: sql.Composed | LiteralString,
+    params: list[object],
+    prepare: bool | None,
+) -> list[tuple[Any, ...]]:
+    """The rows of `query` on `conn`, fetched a slice at a time."""
+    cursor = await conn.execute(query, params, prepare=prepare)
+    rows: list[tuple[Any, ...]] = []
+    # psycopg builds rows on the loop's thread as they are fetched: a slice at
+    # a time, letting other tasks run between slices of a long result.
+    while cursor.description and (chunk := await cursor.fetchmany(SHARE_EVERY)):
+        rows += chunk
+        if len(chunk) < SHARE_EVERY:
+            break
+        await asyncio.sleep(0)
+    return rows

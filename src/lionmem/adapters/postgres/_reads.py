@@ -1,0 +1,91 @@
+"""How the PostgreSQL store reads: a search's plan run and its rows decoded off the
+event loop when long, a page of a scan, and the statistics.
+
+Governed by [ADR-0097][adr-0097].
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, LiteralString
+
+from psycopg import sql
+
+from lionmem.adapters._codec import SHARE_EVERY, Row, decode_in_slices
+from lionmem.adapters._narrowing import MAX_SQL_LIMIT, Plan, settled
+from lionmem.adapters.postgres._planner import plan_search
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.stats import StoreStats
+
+__all__ = ["PAGE", "STATS", "Select", "decode", "decode_all", "read_search", "stats_of"]
+
+_FIRST_WINDOW = 64
+
+PAGE: LiteralString = (
+    "SELECT seq, id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND seq > %s ORDER BY seq LIMIT %s"
+)
+"""The next page of a scan: `(namespace, after, size)`."""
+
+STATS: LiteralString = (
+    "SELECT count(*), min(created_at), max(created_at),"
+    " pg_total_relation_size('lionmem_items') + pg_total_relation_size('lionmem_meta'),"
+    " (SELECT version FROM lionmem_schema)"
+    " FROM lionmem_items WHERE namespace = %s"
+)
+"""A namespace's count and span, the tables' size and the schema version, in one
+statement, so one snapshot: `(namespace,)`."""
+
+
+def stats_of(rows: list[tuple[Any, ...]]) -> StoreStats:
+    """The `StoreStats` of the one row `STATS` returns."""
+    ((items, oldest, newest, size, version),) = rows
+    return StoreStats(
+        items=items,
+        bytes_on_disk=size,
+        size_covers="the items and metadata values tables with their indexes, shared by every namespace",
+        schema_version=version,
+        oldest=oldest,
+        newest=newest,
+    )
+
+
+async def decode(rows: list[Row], plan: Plan[sql.Composed], limit: int) -> list[MemoryItem]:
+    """The items of `rows` as `settled` keeps them, decoded as `decode_all` decodes."""
+    return await _off_the_loop_if_long(rows, lambda: settled(rows, plan, limit))
+
+
+async def decode_all(rows: list[Row]) -> list[MemoryItem]:
+    """Every row's item. psycopg hands rows over on the event loop's thread; up to
+    `SHARE_EVERY` of them (about a millisecond) are decoded there, more on a worker
+    thread that gives the GIL back between slices, so the loop never waits for a
+    whole result."""
+    return await _off_the_loop_if_long(rows, lambda: decode_in_slices(rows))
+
+
+async def _off_the_loop_if_long(rows: list[Row], work: Callable[[], list[MemoryItem]]) -> list[MemoryItem]:
+    return work() if len(rows) <= SHARE_EVERY else await asyncio.to_thread(work)
+
+
+Select = Callable[[sql.Composed, list[object]], Awaitable[list[tuple[Any, ...]]]]
+
+
+async def read_search(
+    namespace: str, query: MemoryQuery, select: Select, *, newest_first: bool = False
+) -> list[MemoryItem]:
+    """The items of `namespace` matching `query`, its plan run through `select`: whole
+    when SQL decides every predicate or the limit is negative, else in growing prefixes
+    of the ordered rows until they hold `limit` matches or run out."""
+    plan = plan_search(namespace, query, newest_first=newest_first)
+    statement, params, limit = plan.statement, plan.params, query.limit
+    if plan.pushed or limit < 0:
+        return await decode(await select(statement, params), plan, limit)
+    # Python re-checks some rows, so SQL cannot stop at `limit` itself; read growing
+    # prefixes of the ordered rows until they hold `limit` matches or run out.
+    window = min(max(_FIRST_WINDOW, 4 * limit), MAX_SQL_LIMIT)
+    while True:
+        rows = await select(statement + sql.SQL(" LIMIT %s"), [*params, window])
+        found = await decode(rows, plan, limit)
+        if len(found) >= limit or len(rows) < window:
+            return found
+        window = min(window * 4, MAX_SQL_LIMIT)

@@ -1,0 +1,450 @@
+"""`PostgresMemoryStore`: a durable store in PostgreSQL, shared by many processes.
+
+The store is here; its schema is in
+[`lionmem.adapters.postgres.schema`][lionmem.adapters.postgres.schema], and the
+private modules beside it hold the writes, the search planner, the connection string
+and the pool. Governed by [ADR-0097][adr-0097].
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from datetime import datetime
+from functools import partial
+from typing import Any, Final, LiteralString, TypeVar
+from uuid import UUID
+
+import psycopg
+from psycopg import sql
+from psycopg_pool import AsyncConnectionPool
+
+from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
+from lionmem._internal.timeouts import MAX_TIMEOUT, milliseconds
+from lionmem.adapters._codec import DURABLE_PROFILE, as_batch, decode_item, encode_batch
+from lionmem.adapters._narrowing import MAX_SQL_LIMIT
+from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
+from lionmem.adapters.postgres._connect import connect
+from lionmem.adapters.postgres._dsn import checked_conninfo, redacted
+from lionmem.adapters.postgres._planner import plan_search
+from lionmem.adapters.postgres._pool import Connections, fetch
+from lionmem.adapters.postgres._reads import PAGE, STATS, decode_all, read_search, stats_of
+from lionmem.adapters.postgres._writes import UPSERT, delete_where, item_row, write_batch
+from lionmem.adapters.postgres.schema import LOCK_KEY
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.stats import StoreStats
+
+__all__ = ["POSTGRES_PROFILE", "PostgresMemoryStore"]
+
+T = TypeVar("T")
+
+POSTGRES_PROFILE: Final = DURABLE_PROFILE
+"""What `PostgresMemoryStore` promises: the same as the SQLite store, the profile of
+every durable store."""
+
+_NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
+
+
+class PostgresMemoryStore(ClosesOnExit):
+    """A `MemoryStore` in PostgreSQL, bound to one namespace of one database.
+
+    Every process that opens the same database and namespace shares the items; two
+    namespaces never see each other, and the same id may live in both. The rules are
+    the reference's, as in the SQLite store: insertion order by a sequence assigned at
+    first store, replacement in place, the case-insensitive substring of
+    `str(content)` (computed when written), any-of tags, Python-equality filters with
+    `None` matching a missing key, slice limits. A store belongs to the event loop
+    that opened it; a call from another raises `RuntimeError`. See [ADR-0097][adr-0097].
+
+    Examples:
+        With `dsn` the URL of your server:
+
+        ```python
+        from uuid import uuid4
+
+        from lionmem import MemoryItem
+        from lionmem.adapters.postgres import PostgresMemoryStore
+
+        namespace = f"support-{uuid4().hex[:8]}"
+        async with PostgresMemoryStore.open(dsn, namespace=namespace) as store:
+            item = MemoryItem(content="kept")
+            await store.store(item)
+            assert await store.retrieve(item.id) == item
+        ```
+    """
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]],
+        namespace: str,
+        conninfo: str,
+        trigram: bool,
+        deadline: float = MAX_TIMEOUT,
+    ) -> None:
+        """Use [`open`][lionmem.adapters.postgres.PostgresMemoryStore.open] instead."""
+        # Seam for tests: `_connections`, whose pool the tests hold and run statements on.
+        self._connections = Connections(pool, namespace, conninfo, deadline)
+        self.namespace = namespace
+        """The namespace this store reads and writes."""
+        self.trigram = trigram
+        """Whether text search can use a `pg_trgm` index (else it scans)."""
+
+    @classmethod
+    def open(
+        cls,
+        dsn: str,
+        *,
+        namespace: str,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 10.0,
+        statement_timeout: float = 30.0,
+        create: bool = True,
+    ) -> PendingOpen[PostgresMemoryStore]:
+        """Connect, create or check the schema, and bind the store to `namespace`.
+
+        `timeout` bounds waiting for a connection (and each connection attempt);
+        `statement_timeout` bounds each statement on the server, in whole milliseconds
+        rounded up. A server that stops answering altogether (a frozen host) cannot
+        enforce that, so the store does too: checking a pooled connection gives up
+        after `timeout`, and a call after twice `statement_timeout`, closing the
+        connection and raising `StoreUnavailableError`. Both are in seconds, up to
+        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT]. They take the place
+        of libpq's `connect_timeout` and the server's `statement_timeout`: a dsn that
+        sets either is refused, and those of the environment or a service file give
+        way to them. The client encoding (UTF8), float output (exact) and transaction
+        isolation (read committed) are the store's own, whatever the dsn, the
+        environment or the role asks for, and the database must be in UTF8. With
+        `create=False`
+        a database without lionmem's schema is an error instead of getting one, for
+        readers that should not write tables into a database named by mistake.
+
+        Raises:
+            ValueError: an invalid namespace, pool setting or connection string (a
+                value libpq refuses, such as `sslmode=bogus`, included), or a
+                connection string that sets either timeout itself.
+            IncompatibleDatabaseError: the database's encoding is not UTF8, or the
+                schema is newer than this lionmem.
+            MissingSchemaError: with `create=False`, the database has no lionmem
+                schema (an `IncompatibleDatabaseError`).
+            StoreUnavailableError: the server cannot be reached in time.
+            TypeError: an argument of the wrong type: `dsn` and `namespace` are
+                str, the pool sizes int, the timeouts numbers, `create` a bool.
+        """
+        require_type(dsn, "dsn", str)
+        require_type(namespace, "namespace", str)
+        require_type(min_size, "min_size", int)
+        require_type(max_size, "max_size", int)
+        require_type(create, "create", bool)
+        if not _NAMESPACE.fullmatch(namespace):
+            raise ValueError(
+                f"namespace {namespace!r} must be 1-63 letters, digits, '_', '.' or '-', not starting with '.' or '-'"
+            )
+        if not 1 <= min_size <= max_size:
+            raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
+        milliseconds("timeout", timeout, zero=False)
+        statement_ms = milliseconds("statement_timeout", statement_timeout, zero=False)
+        conninfo = checked_conninfo(dsn, timeout)
+        return PendingOpen(partial(_open, conninfo, namespace, min_size, max_size, timeout, statement_ms, create))
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<PostgresMemoryStore {redacted(self._connections.conninfo)!r} namespace={self.namespace!r} {state}>"
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` has been called."""
+        return self._connections.pool is None
+
+    async def close(self) -> None:
+        """Close every connection; later calls raise `StoreClosedError`. Idempotent.
+
+        Raises:
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it;
+                nothing is closed.
+        """
+        await self._connections.close()
+
+    async def _execute(
+        self, query: sql.Composed | LiteralString, params: Iterable[object] = (), *, prepare: bool | None = None
+    ) -> list[tuple[Any, ...]]:
+        return await self._connections.execute(query, params, prepare=prepare)
+
+    async def _on_connection(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]) -> T:
+        return await self._connections.on_connection(work)
+
+    # -- the protocol ------------------------------------------------------------------
+
+    async def store(self, item: MemoryItem) -> UUID:
+        """Write `item`, replacing in place an item with its id in this namespace.
+
+        A cancelled write is rolled back, unless it was cancelled while the server
+        committed it: `retrieve` tells which.
+
+        Raises:
+            TypeError: not a `MemoryItem`, a value that is not JSON, or a U+0000
+                character; nothing is written.
+            ValueError: content or metadata nesting lists and objects more than
+                500 levels deep, or holding an integer with more digits than Python
+                writes as text; or an item over 100 MB, counted as the UTF-8 of
+                its content, tags and metadata in JSON or of the text search reads,
+                `str(content).lower()`. Nothing is written.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the write, such as for a deadlock with
+                another client; nothing is written.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        row = item_row(self.namespace, item)
+        await self._execute(UPSERT, row)
+        return item.id
+
+    async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
+        """Write several items in one transaction: all of them or, on error, none.
+
+        A large batch is read 200 items at a time, letting other tasks run between
+        slices; nothing is written until every item has been read and checked. A
+        cancelled call writes all of the items or none, as `store` does one.
+
+        Raises:
+            TypeError: `items` is not an iterable, or one `MemoryItem` alone; or
+                as for [`store`][lionmem.adapters.postgres.PostgresMemoryStore.store],
+                an item the store cannot keep. Nothing is written.
+            ValueError: as for `store`; nothing is written.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the write; nothing is written.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        batch = as_batch(items)
+        rows = await encode_batch(batch, partial(item_row, self.namespace))
+
+        await self._on_connection(partial(write_batch, namespace=self.namespace, rows=rows, lock_key=LOCK_KEY))
+        return [item.id for item in batch]
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        """Return a copy of the item with `item_id` in this namespace, or `None`.
+
+        A string in UUID form is taken as that UUID ([ADR-0095][adr-0095]).
+
+        Raises:
+            ValueError: `item_id` is a string that is not a UUID.
+            TypeError: `item_id` is neither a UUID nor a string.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        item_id = as_uuid(item_id, "item_id")
+        rows = await self._execute(
+            "SELECT id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND id = %s",
+            (self.namespace, item_id),
+        )
+        return decode_item(*rows[0]) if rows else None
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Return copies of the items matching `query`, in insertion order.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        return await read_search(self.namespace, query, self._select)
+
+    async def search_newest(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Copies of the items matching `query`, the last in insertion order first, cut
+        by `limit` ([ADR-0099][adr-0099-d7]): the order index is read backwards, so a
+        limit stops the read early.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        return await read_search(self.namespace, query, self._select, newest_first=True)
+
+    # -- forgetting: the optional extension of ADR-0100 --------------------------------
+
+    async def delete(self, item_id: UUID) -> bool:
+        """Delete the item with `item_id` in this namespace; return whether there was one.
+
+        Storing an item with that id afterwards adds it at the end of the order.
+        What the server keeps of it, and for how long, is in [ADR-0100][adr-0100].
+
+        Raises:
+            ValueError: `item_id` is a string that is not a UUID.
+            TypeError: `item_id` is neither a UUID nor a string.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the delete; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        key = as_uuid(item_id, "item_id")
+        return await self._delete("id = %s", [key]) > 0
+
+    async def delete_many(self, item_ids: Iterable[UUID]) -> int:
+        """Delete the items with these ids in one statement; return how many there were.
+
+        Raises:
+            TypeError: `item_ids` is a string or not iterable, or holds something
+                that is neither a UUID nor a string; nothing is deleted.
+            ValueError: `item_ids` holds a string that is not a UUID; nothing is
+                deleted.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the delete; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        keys = as_uuids(item_ids, "item_ids")
+        return await self._delete("id = ANY(%s)", [keys]) if keys else 0
+
+    async def delete_matching(self, query: MemoryQuery) -> int:
+        """Delete exactly the items `search(query)` would return, `limit` included,
+        in one transaction; return how many ([ADR-0100][adr-0100]).
+
+        The search and the delete read one snapshot (repeatable read): an item another
+        client changes in between fails the call rather than being deleted unseen.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the delete, such as
+                `psycopg.errors.SerializationFailure` when another client changed a
+                found item meanwhile; nothing is deleted, and the call may be retried.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        require_type(query, "query", MemoryQuery)
+
+        async def delete(conn: psycopg.AsyncConnection[Any]) -> int:
+            async with conn.transaction():
+                await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                found = await read_search(
+                    self.namespace, query, lambda statement, params: fetch(conn, statement, params, False)
+                )
+                if not found:
+                    return 0
+                cursor = await conn.execute(
+                    "DELETE FROM lionmem_items WHERE namespace = %s AND id = ANY(%s)",
+                    [self.namespace, [item.id for item in found]],
+                )
+                return cursor.rowcount
+
+        return await self._on_connection(delete)
+
+    async def count(self, query: MemoryQuery) -> int:
+        """The number of items in this namespace that `query`'s text, tags and filters
+        match; `limit` is not applied.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        require_type(query, "query", MemoryQuery)
+        if not (query.text or query.tags or query.filters):
+            rows = await self._execute("SELECT count(*) FROM lionmem_items WHERE namespace = %s", [self.namespace])
+            return int(rows[0][0])
+        return len(await self.search(query.model_copy(update={"limit": MAX_SQL_LIMIT})))
+
+    async def delete_created_before(self, cutoff: float | datetime) -> int:
+        """Delete every item in this namespace whose `created_at` is before `cutoff`,
+        in one statement; return how many.
+
+        Raises:
+            TypeError: `cutoff` is neither a number nor a datetime.
+            ValueError: `cutoff` is NaN or infinite.
+            StoreUnavailableError: the server did not answer in time.
+            psycopg.Error: the server refused the delete; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        return await self._delete("created_at < %s", [as_cutoff(cutoff, "cutoff")])
+
+    async def stats(self) -> StoreStats:
+        """The number of items in this namespace, the size of the items table and of
+        the metadata values it indexes, the schema version and the span of
+        `created_at`, read in one statement ([ADR-0100][adr-0100-d9]). The tables,
+        and so their size, are every namespace's.
+
+        Raises:
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        return stats_of(await self._execute(STATS, [self.namespace]))
+
+    def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
+        """Copies of every item in this namespace, in insertion order, in lists of at
+        most `batch_size`.
+
+        Each list is one query, from where the last one ended; an item written while a
+        scan runs is in it if it comes after that point, and a replacement keeps its
+        place, so no item comes twice.
+
+        Raises:
+            TypeError: `batch_size` is not an int.
+            ValueError: `batch_size` is less than 1.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed (raised by the first list).
+            RuntimeError: called from an event loop other than the one that opened
+                the store, or in a process forked from the one that opened it.
+        """
+        return self._pages(as_batch_size(batch_size))
+
+    async def _pages(self, size: int) -> AsyncIterator[list[MemoryItem]]:
+        after = 0
+        while True:
+            rows = await self._execute(PAGE, [self.namespace, after, size])
+            if rows:
+                after = rows[-1][0]
+                yield await decode_all([row[1:] for row in rows])
+            if len(rows) < size:
+                return
+
+    async def _delete(self, where: LiteralString, params: list[object]) -> int:
+        return await self._on_connection(partial(delete_where, namespace=self.namespace, where=where, params=params))
+
+    async def explain(self, query: MemoryQuery, *, newest_first: bool = False) -> str:
+        """The server's plan for `query`, as `EXPLAIN` prints it: for `search`, or with
+        `newest_first` for `search_newest`."""
+        plan = plan_search(self.namespace, query, newest_first=newest_first)
+        rows = await self._select(sql.SQL("EXPLAIN ") + plan.statement, plan.params)
+        return "\n".join(str(row[0]) for row in rows)
+
+    async def _select(self, statement: sql.Composed, params: list[object]) -> list[tuple[Any, ...]]:
+        # psycopg prepares a statement after its fifth run, and the server may then
+        # keep one plan for all values. A search's best plan depends on its values
+        # (ADR-0097), so searches are planned afresh each time.
+        return await self._execute(statement, params, prepare=False)
+
+
+async def _open(
+    conninfo: str,
+    namespace: str,
+    min_size: int,
+    max_size: int,
+    timeout: float,
+    statement_ms: int,
+    create: bool,
+) -> PostgresMemoryStore:
+    pool, trigram = await connect(conninfo, min_size, max_size, timeout, statement_ms, create)
+    deadline = 2 * statement_ms / 1000
+    return PostgresMemoryStore(pool, namespace, conninfo, trigram=trigram, deadline=deadline)

@@ -1,0 +1,81 @@
+"""The SQLite store's checkpoint thread: it copies the write-ahead log into the
+database file beside the writes.
+
+SQLite runs a checkpoint inside the write that fills the log to 1,000 pages, which
+then waits for all of it ([ADR-0096][adr-0096] gives the cost). This thread copies
+the log instead, every `CHECKPOINT_AFTER` items written. The writer still
+checkpoints at a larger size, by then with little left to copy: only its own
+checkpoint restarts the log from the beginning under a stream of writes.
+
+The tests trace, break or wait for a store's `Checkpoints` to show what the thread
+does.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+__all__ = ["CHECKPOINT_AFTER", "Checkpoints"]
+
+CHECKPOINT_AFTER = 32
+"""Items written between two checkpoints the thread is asked for."""
+
+
+class Checkpoints:
+    """One store's checkpoint thread and its connection, both made by the first write
+    that asks for a checkpoint: a store that only reads has neither."""
+
+    def __init__(self, path: Path) -> None:
+        # The thread's connection opens the file the store's did, even after a change
+        # of directory, and never creates one.
+        self._uri = path.absolute().as_uri() + "?mode=rw"
+        self.thread: ThreadPoolExecutor | None = None
+        """The checkpoint thread, once a write has asked for a checkpoint."""
+        self.db: sqlite3.Connection | None = None
+        """The thread's connection, made by its first checkpoint."""
+        self.running: Future[None] | None = None
+        """The checkpoint last asked for, done or not."""
+        self._sync = 0  # the writer's PRAGMA synchronous, read with the thread
+        self._written = 0
+
+    def wrote(self, count: int, writer: sqlite3.Connection) -> None:
+        """Count `count` items the writer committed, on the writer's thread, and ask for
+        a checkpoint every `CHECKPOINT_AFTER` of them, one queued at a time."""
+        self._written += count
+        if self._written < CHECKPOINT_AFTER or not (self.running is None or self.running.done()):
+            return
+        self._written = 0
+        if self.thread is None:
+            self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lionmem-sqlite-checkpoint")
+            # As the writer's, so that a checkpoint syncs the file as hard.
+            (self._sync,) = writer.execute("PRAGMA synchronous").fetchone()
+        self.running = self.thread.submit(self.run)
+
+    def run(self) -> None:
+        """Copy what the log holds into the database file, as far as readers allow,
+        without waiting for a lock or holding up writers; on the checkpoint thread."""
+        try:
+            db = self.db
+            if db is None:
+                db = sqlite3.connect(self._uri, uri=True, isolation_level=None)
+                db.execute(f"PRAGMA synchronous = {self._sync}")
+                self.db = db
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            # As with SQLite's own checkpoints, a failure loses nothing: the log keeps
+            # its pages for the next checkpoint, and readers and writers use it meanwhile.
+            pass
+
+    def close(self) -> None:
+        """Close the thread's connection and end the thread, once the writer is closed.
+        Closed last, the connection copies what the log still holds into the file and
+        removes the log."""
+        if self.thread is not None:
+            self.thread.submit(self._close_db).result()
+            self.thread.shutdown(wait=True)
+
+    def _close_db(self) -> None:
+        if self.db is not None:
+            self.db.close()

@@ -1,0 +1,139 @@
+"""What the SQLite store does on its worker thread: every write, search, count,
+delete and page, on the one writer connection, which no other thread touches.
+
+Governed by [ADR-0096][adr-0096] and, for deletes, [ADR-0100][adr-0100].
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from uuid import UUID
+
+from lionmem.adapters._codec import decode_in_slices
+from lionmem.adapters._narrowing import MAX_SQL_LIMIT, settled
+from lionmem.adapters.sqlite._checkpoint import Checkpoints
+from lionmem.adapters.sqlite._files import log_files
+from lionmem.adapters.sqlite._planner import plan_search
+from lionmem.adapters.sqlite._writes import Write, delete_rows, put, put_many, write_transaction
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.stats import StoreStats
+
+__all__ = ["CREATED_AT", "Worker"]
+
+_IDS_AT_ONCE = 500
+"""Ids a delete names in one statement, well under SQLite's limit on parameters."""
+
+CREATED_AT = "(CASE WHEN typeof(created_at) = 'blob' THEN -0.0 ELSE created_at END)"
+"""`created_at` as a number SQL orders: -0.0 is kept as its 8 bytes (see `stored_time`),
+which SQL would sort after every number, and is read here as the zero it is."""
+
+
+class Worker:
+    """The writer connection of one store and what is done with it, each method on
+    the store's worker thread; the checkpoint thread follows its writes."""
+
+    def __init__(self, path: Path, db: sqlite3.Connection) -> None:
+        self.path = path
+        self.db = db
+        """The writer connection."""
+        self.checkpoints = Checkpoints(path)
+        """The checkpoint thread the writes ask for checkpoints."""
+        self._forgot = False  # whether a delete ran, so closing must merge the text index
+
+    def write(self, writes: Sequence[Write]) -> None:
+        """Store `writes` in one transaction, then ask for a checkpoint if it is due."""
+        with write_transaction(self.db):
+            if len(writes) == 1:
+                put(self.db, writes[0])
+            else:
+                put_many(self.db, writes)
+        self.checkpoints.wrote(len(writes), self.db)
+
+    def search(self, query: MemoryQuery, *, newest_first: bool = False) -> list[MemoryItem]:
+        """The items matching `query`: its plan run on the writer's connection."""
+        plan = plan_search(query, self._count_entries, newest_first=newest_first)
+        if plan is None:
+            return []
+        return settled(self.db.execute(plan.statement, plan.params), plan, query.limit)
+
+    def _count_entries(self, statement: str, params: list[object]) -> int:
+        (counted,) = self.db.execute(statement, params).fetchone()
+        return int(counted)
+
+    def count(self, query: MemoryQuery) -> int:
+        """How many items `query`'s predicates match, its limit left out."""
+        if not (query.text or query.tags or query.filters):
+            (counted,) = self.db.execute("SELECT count(*) FROM items").fetchone()
+            return int(counted)
+        return len(self.search(query.model_copy(update={"limit": MAX_SQL_LIMIT})))
+
+    def page(self, after: int, size: int) -> tuple[int, list[MemoryItem]]:
+        """The next `size` items after position `after`, and the position they end at."""
+        rows = self.db.execute(
+            "SELECT seq, id, created_at, body FROM items WHERE seq > ? ORDER BY seq LIMIT ?", (after, size)
+        ).fetchall()
+        return (rows[-1][0] if rows else after), decode_in_slices([row[1:] for row in rows])
+
+    def stats(self) -> StoreStats:
+        """The count, span and version in one statement each, and the files' size."""
+        # One statement, so one snapshot of the count and the span.
+        items, oldest, newest = self.db.execute(
+            f"SELECT count(*), min({CREATED_AT}), max({CREATED_AT}) FROM items"
+        ).fetchone()
+        (version,) = self.db.execute("PRAGMA user_version").fetchone()
+        files = [self.path, *log_files(self.path)]
+        size = sum(path.stat().st_size for path in files if path.exists())
+        return StoreStats(
+            items=items,
+            bytes_on_disk=size,
+            size_covers="the database file, its write-ahead log and the log's index",
+            schema_version=version,
+            oldest=oldest,
+            newest=newest,
+        )
+
+    def delete_ids(self, keys: list[UUID]) -> int:
+        """Delete the items with these ids in one transaction; return how many."""
+        with write_transaction(self.db):
+            return self._deleted(self._delete_keys(keys))
+
+    def delete_matching(self, query: MemoryQuery) -> int:
+        """Delete what `search(query)` finds, in one transaction; return how many."""
+        with write_transaction(self.db):
+            # Read inside the transaction, so the items deleted are those it found.
+            return self._deleted(self._delete_keys([item.id for item in self.search(query)]))
+
+    def delete_where(self, where: str, params: list[object]) -> int:
+        """Delete the items `where` selects, in one transaction; return how many."""
+        with write_transaction(self.db):
+            return self._deleted(delete_rows(self.db, where, params))
+
+    def _delete_keys(self, keys: list[UUID]) -> int:
+        deleted = 0
+        for start in range(0, len(keys), _IDS_AT_ONCE):
+            chunk = [str(key) for key in keys[start : start + _IDS_AT_ONCE]]
+            deleted += delete_rows(self.db, f"id IN ({', '.join('?' * len(chunk))})", chunk)
+        return deleted
+
+    def _deleted(self, deleted: int) -> int:
+        """Note that closing must merge the text index, if anything was deleted."""
+        self._forgot = self._forgot or deleted > 0
+        return deleted
+
+    def optimize(self) -> None:
+        """Merge the text index into one segment, in one transaction."""
+        with write_transaction(self.db):
+            self.db.execute("INSERT INTO items_text (items_text) VALUES ('optimize')")
+
+    def close(self) -> None:
+        """Close the writer, first merging the text index if anything was deleted,
+        then the checkpoint thread, which empties the log."""
+        if self._forgot:
+            # The text index drops a deleted row's words only when its segments are
+            # merged; merged into one, none of them is left (ADR-0100).
+            self.optimize()
+        self.db.close()
+        # No write is left to ask for a checkpoint; the last one empties the log.
+        self.checkpoints.close()

@@ -1,0 +1,432 @@
+"""`SQLiteMemoryStore`: a durable store in one SQLite file.
+
+The store is here; its schema and migrations are in
+[`lionmem.adapters.sqlite.schema`][lionmem.adapters.sqlite.schema], and the private
+modules beside it hold the writes, the index rows, the search planner, the
+checkpoint thread, the file checks and the connections. Governed by
+[ADR-0096][adr-0096].
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Final, Literal, ParamSpec, TypeVar, cast
+from uuid import UUID
+
+from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
+from lionmem._internal.timeouts import milliseconds
+from lionmem.adapters._codec import DURABLE_PROFILE, as_batch, decode_item, encode_batch
+from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
+from lionmem.adapters.sqlite._connect import connect
+from lionmem.adapters.sqlite._files import database_path
+from lionmem.adapters.sqlite._planner import COLUMNS
+from lionmem.adapters.sqlite._worker import CREATED_AT, Worker
+from lionmem.adapters.sqlite._writes import Write
+from lionmem.errors import StoreClosedError
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.stats import StoreStats
+
+__all__ = ["SQLITE_PROFILE", "SQLiteMemoryStore"]
+
+SQLITE_PROFILE: Final = DURABLE_PROFILE
+"""What `SQLiteMemoryStore` promises: the reference's rules, except that results are
+copies, items survive a restart and content must be a JSON value. Not a dimension of
+the profile, but a limit all the same: an item may take at most 100 MB. The same
+profile as every durable store's."""
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class SQLiteMemoryStore(ClosesOnExit):
+    """A `MemoryStore` in one SQLite file, opened explicitly on a path you choose.
+
+    Follows the reference's rules (insertion order with replace in place, the
+    case-insensitive substring of `str(content)`, any-of tags, Python-equality filters
+    where `None` matches a missing key, slice limits) and declares where it differs in
+    [`SQLITE_PROFILE`][lionmem.adapters.sqlite.SQLITE_PROFILE]: results are copies and
+    content must be a JSON value. Writes and searches run on one worker thread, so
+    they never block the event loop; `retrieve` is a primary-key read on a read-only
+    WAL connection, which does not wait for writers. A second thread copies the
+    write-ahead log into the database file beside the writes. A store may be used
+    from any event loop, on any thread. See [ADR-0096][adr-0096].
+
+    Examples:
+        ```python
+        import tempfile
+        from pathlib import Path
+
+        from lionmem import MemoryItem
+        from lionmem.adapters.sqlite import SQLiteMemoryStore
+
+        path = Path(tempfile.mkdtemp()) / "memory.db"
+        async with SQLiteMemoryStore.open(path) as store:
+            item = MemoryItem(content="kept")
+            await store.store(item)
+        async with SQLiteMemoryStore.open(path) as store:
+            assert await store.retrieve(item.id) == item
+        ```
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        executor: ThreadPoolExecutor,
+        writer: sqlite3.Connection,
+        reader: sqlite3.Connection,
+    ) -> None:
+        """Use [`open`][lionmem.adapters.sqlite.SQLiteMemoryStore.open] instead."""
+        self.path = path
+        """The database file."""
+        # Seam for tests: `_executor`, `_writer` and `_worker`, which the tests occupy,
+        # trace, break or wait for to show what the threads do; never used from outside
+        # otherwise.
+        self._executor = executor
+        self._writer = writer
+        self._reader: sqlite3.Connection | None = reader
+        # One read at a time: from Python 3.12, threads sharing a connection can share
+        # one prepared statement, so that one thread's read returned the row another
+        # thread asked for, or none.
+        self._reading = threading.Lock()
+        self._worker = Worker(path, writer)
+        self._closing: Future[None] | None = None
+        self._pid = process_id()
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        busy_timeout: float = 10.0,
+        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        create: bool = True,
+    ) -> PendingOpen[SQLiteMemoryStore]:
+        """Open (creating or migrating) the database at `path`.
+
+        Use as `async with SQLiteMemoryStore.open(path) as store:` or
+        `store = await SQLiteMemoryStore.open(path)` followed by `await store.close()`.
+        `synchronous="FULL"` also survives power loss, at the cost of an fsync a write.
+        `busy_timeout` bounds waiting for another connection's lock, in seconds up to
+        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT].
+        With `create=False` a missing file, or one that holds no lionmem schema yet
+        (empty, or an SQLite database without tables), is an error instead of a new
+        database, for readers that should not write a schema into a mistyped path.
+
+        Raises:
+            ValueError: `path` is empty, holds a NUL, ends with a separator, or is
+                `":memory:"` (each connection would get its own database;
+                `InMemoryStore` is the store for memory that ends with the process),
+                or a bad setting.
+            IncompatibleDatabaseError: the file is not a lionmem database, or is newer,
+                or is damaged, or holds tables that are not those of the version it
+                records; or `path` is a directory, a device, a pipe or a socket. The
+                file is left as it was.
+            MissingSchemaError: with `create=False`, an empty file or an SQLite
+                database without lionmem's schema (an `IncompatibleDatabaseError`).
+            FileNotFoundError: the directory that should hold the file does not exist,
+                or, with `create=False`, the file does not.
+            PermissionError: this process may not write the file, its write-ahead log
+                or the log's index, or the directory where SQLite keeps them; a store
+                writes all of them, even to read. The message names which.
+            TypeError: `path` is neither a str nor a path, `busy_timeout` is not a
+                number, or `create` is not a bool.
+        """
+        named = database_path(path)
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
+        busy_ms = milliseconds("busy_timeout", busy_timeout, zero=True)
+        require_type(create, "create", bool)
+        return PendingOpen(partial(_open, named, busy_ms, synchronous, create))
+
+    def __repr__(self) -> str:
+        return f"<SQLiteMemoryStore {str(self.path)!r} {'closed' if self.closed else 'open'}>"
+
+    # -- lifecycle --------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` has been called."""
+        return self._reader is None
+
+    async def close(self) -> None:
+        """Close the database; later calls raise `StoreClosedError`. Idempotent.
+
+        Calls already waiting for the store's thread finish first. A `close()` that is
+        cancelled while it waits still closes everything on the store's threads; a
+        second `close()` waits for that.
+
+        Raises:
+            RuntimeError: the store is open and this process was forked from the
+                one that opened it; nothing is closed, the connections being the
+                parent's.
+        """
+        self._refuse_forked()
+        with self._reading:
+            if self._closing is None:
+                cast(sqlite3.Connection, self._reader).close()
+                self._reader = None
+                self._closing = self._executor.submit(self._close_on_worker)
+            closing = self._closing
+        await asyncio.shield(asyncio.wrap_future(closing))
+        self._executor.shutdown(wait=True)
+
+    # Seam for tests: `_live_reader`, `_on_writer`: the reader, and a way to run a function
+    # of the tests' own on the store's worker thread.
+    def _live_reader(self) -> sqlite3.Connection:
+        if self._reader is None:
+            raise StoreClosedError(f"the SQLiteMemoryStore on {self.path} is closed")
+        return self._reader
+
+    def _refuse_forked(self) -> None:
+        # Before any lock: one the parent held when it forked stays held in the child.
+        # A closed store says so in any process, as a PostgreSQL store does.
+        if self._reader is not None:
+            refuse_forked(self._pid, f"the SQLiteMemoryStore on {self.path}")
+
+    async def _on_writer(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        self._live_reader()
+        self._refuse_forked()
+        return await asyncio.get_running_loop().run_in_executor(self._executor, partial(function, *args, **kwargs))
+
+    # -- the protocol -------------------------------------------------------------
+
+    async def store(self, item: MemoryItem) -> UUID:
+        """Write `item` (replacing, in place, an item with its id) and return its id.
+
+        A write cancelled before the store's thread takes it up is dropped; once
+        taken up, it commits whole although its caller was cancelled.
+
+        Raises:
+            TypeError: not a `MemoryItem`, or content, tags or metadata that are not
+                JSON values; nothing is written.
+            ValueError: content or metadata nesting lists and objects more than
+                500 levels deep, or holding an integer with more digits than Python
+                writes as text; or an item over 100 MB, counted as the UTF-8 of
+                its content, tags and metadata in JSON or of the text search reads,
+                `str(content).lower()`. Nothing is written.
+            sqlite3.OperationalError: the database refused the write, such as when
+                another connection held the write lock for longer than
+                `busy_timeout`, or the disk is full; nothing is written.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        await self._on_writer(self._worker.write, [Write.of(item)])
+        return item.id
+
+    async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
+        """Write several items in one transaction: all of them or, on error, none.
+
+        A large batch is read 200 items at a time, letting other tasks run between
+        slices; nothing is written until every item has been read and checked. A
+        cancelled call writes all of the items or none, as `store` does one.
+
+        Raises:
+            TypeError: `items` is not an iterable, or one `MemoryItem` alone; or
+                as for [`store`][lionmem.adapters.sqlite.SQLiteMemoryStore.store],
+                an item the store cannot keep. Nothing is written.
+            ValueError: as for `store`; nothing is written.
+            sqlite3.OperationalError: as for `store`; nothing is written.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        batch = as_batch(items)
+        await self._on_writer(self._worker.write, await encode_batch(batch, Write.of))
+        return [item.id for item in batch]
+
+    async def optimize(self) -> None:
+        """Merge the text index into one segment, in one transaction.
+
+        Each write adds a segment to the trigram index, and later writes merge them a
+        little at a time; after a bulk load that leftover merging makes some single
+        writes slow ([ADR-0096][adr-0096] measures both). Run this after loading many
+        items: it rewrites the whole index, in time that grows with it, holds the
+        write lock meanwhile (searches and writes on this store wait for it; `retrieve`
+        does not), and leaves text searches reading one segment. Items and results do
+        not change. See [ADR-0096][adr-0096].
+
+        Raises:
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+            sqlite3.OperationalError: another connection held the write lock for
+                longer than `busy_timeout`; nothing changed.
+        """
+        await self._on_writer(self._worker.optimize)
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        """Return a copy of the item with `item_id`, or `None`.
+
+        A string in UUID form is taken as that UUID ([ADR-0095][adr-0095]).
+
+        Raises:
+            ValueError: `item_id` is a string that is not a UUID.
+            TypeError: `item_id` is neither a UUID nor a string.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        key = str(as_uuid(item_id, "item_id"))
+        self._refuse_forked()
+        with self._reading:
+            row = self._live_reader().execute(f"SELECT {COLUMNS} FROM items WHERE id = ?", (key,)).fetchone()
+        return None if row is None else decode_item(*row)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Return copies of the items matching `query`, in insertion order.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        return await self._search(query, newest_first=False)
+
+    async def search_newest(self, query: MemoryQuery) -> list[MemoryItem]:
+        """Copies of the items matching `query`, the last in insertion order first, cut
+        by `limit` ([ADR-0099][adr-0099-d7]): the driving index is read backwards, so
+        a limit stops the read early.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        return await self._search(query, newest_first=True)
+
+    async def _search(self, query: MemoryQuery, *, newest_first: bool) -> list[MemoryItem]:
+        require_type(query, "query", MemoryQuery)
+        return await self._on_writer(self._worker.search, query, newest_first=newest_first)
+
+    # -- forgetting: the optional extension of ADR-0100 --------------------------------
+
+    async def delete(self, item_id: UUID) -> bool:
+        """Delete the item with `item_id`; return whether there was one.
+
+        Its bytes leave the file by the time the store is closed ([ADR-0100][adr-0100]).
+        Storing an item with that id afterwards adds it at the end of the order.
+
+        Raises:
+            ValueError: `item_id` is a string that is not a UUID.
+            TypeError: `item_id` is neither a UUID nor a string.
+            sqlite3.OperationalError: as for `store`; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        key = as_uuid(item_id, "item_id")
+        return bool(await self._on_writer(self._worker.delete_ids, [key]))
+
+    async def delete_many(self, item_ids: Iterable[UUID]) -> int:
+        """Delete the items with these ids in one transaction; return how many there were.
+
+        Raises:
+            TypeError: `item_ids` is a string or not iterable, or holds something
+                that is neither a UUID nor a string; nothing is deleted.
+            ValueError: `item_ids` holds a string that is not a UUID; nothing is
+                deleted.
+            sqlite3.OperationalError: as for `store`; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        keys = as_uuids(item_ids, "item_ids")
+        return await self._on_writer(self._worker.delete_ids, keys)
+
+    async def delete_matching(self, query: MemoryQuery) -> int:
+        """Delete exactly the items `search(query)` would return, `limit` included,
+        in one transaction; return how many ([ADR-0100][adr-0100]).
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            sqlite3.OperationalError: as for `store`; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        require_type(query, "query", MemoryQuery)
+        return await self._on_writer(self._worker.delete_matching, query)
+
+    async def count(self, query: MemoryQuery) -> int:
+        """The number of items `query`'s text, tags and filters match; `limit` is
+        not applied.
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        require_type(query, "query", MemoryQuery)
+        return await self._on_writer(self._worker.count, query)
+
+    async def delete_created_before(self, cutoff: float | datetime) -> int:
+        """Delete every item whose `created_at` is before `cutoff`, in one
+        transaction; return how many.
+
+        Raises:
+            TypeError: `cutoff` is neither a number nor a datetime.
+            ValueError: `cutoff` is NaN or infinite.
+            sqlite3.OperationalError: as for `store`; nothing is deleted.
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        before = as_cutoff(cutoff, "cutoff")
+        return await self._on_writer(self._worker.delete_where, f"{CREATED_AT} < ?", [before])
+
+    async def stats(self) -> StoreStats:
+        """The number of items, the size of the files, the schema version and the
+        span of `created_at`, read together ([ADR-0100][adr-0100-d9]).
+
+        Raises:
+            StoreClosedError: the store is closed.
+            RuntimeError: called in a process forked from the one that opened
+                the store.
+        """
+        return await self._on_writer(self._worker.stats)
+
+    def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
+        """Copies of every item, in insertion order, in lists of at most `batch_size`.
+
+        Each list is one read, from where the last one ended; an item written while a
+        scan runs is in it if it comes after that point, and a replacement keeps its
+        place, so no item comes twice.
+
+        Raises:
+            TypeError: `batch_size` is not an int.
+            ValueError: `batch_size` is less than 1.
+            StoreClosedError: the store is closed (raised by the first list).
+            RuntimeError: called in a process forked from the one that opened
+                the store (raised by the first list).
+        """
+        return self._pages(as_batch_size(batch_size))
+
+    async def _pages(self, size: int) -> AsyncIterator[list[MemoryItem]]:
+        after = 0
+        while True:
+            after, items = await self._on_writer(self._worker.page, after, size)
+            if items:
+                yield items
+            if len(items) < size:
+                return
+
+    # Seam for tests: `_close_on_worker`, replaced to make closing slow or fail.
+    def _close_on_worker(self) -> None:
+        self._worker.close()
+        # Ends this thread once this call returns, should close() no longer be waiting.
+        self._executor.shutdown(wait=False)
+
+
+async def _open(path: Path, busy_ms: int, synchronous: str, create: bool) -> SQLiteMemoryStore:
+    return SQLiteMemoryStore(path, *await connect(path, busy_ms, synchronous, create))
