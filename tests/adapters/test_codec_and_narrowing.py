@@ -9,6 +9,7 @@ import pickle
 import re
 import struct
 import uuid
+from itertools import pairwise
 from typing import cast
 
 import pytest
@@ -76,21 +77,40 @@ def test_slices_hand_over_the_gil_between_them(monkeypatch: pytest.MonkeyPatch, 
     assert pauses == [0] * max(0, (count - 1) // SHARE_EVERY)
 
 
-@pytest.mark.parametrize(("count", "limit"), [(1200, -1), (1200, 3), (1200, 400), (1200, 0), (499, -1)])
-def test_matching_rechecks_in_order_and_hands_over_the_gil(
+@pytest.mark.parametrize(
+    ("count", "limit"), [(1200, -1), (1200, 3), (1200, 400), (1200, 0), (499, -1), (1200, 1199), (40, 100)]
+)
+def test_matching_rechecks_in_order_in_slices_and_hands_over_the_gil(
     monkeypatch: pytest.MonkeyPatch, count: int, limit: int
 ) -> None:
     items, rows = _rows(count)
     pauses: list[float] = []
+    slices: list[int] = []
+    decode_rows = _codec.decode_rows
+
+    def counted(chunk: list[Row]) -> list[MemoryItem]:
+        slices.append(len(chunk))
+        return decode_rows(chunk)
+
     monkeypatch.setattr("lionmem.adapters._narrowing.time.sleep", pauses.append)
-    found = list(matching(rows, [("even", True)], limit))
+    monkeypatch.setattr(_narrowing, "decode_rows", counted)
+    found = list(matching(iter(rows), [("even", True)], limit))
     expected = [item for item in items if item.metadata["even"]]
     expected = expected if limit < 0 else expected[:limit]
     assert [item.__dict__ for item in found] == [item.__dict__ for item in expected]
-    # Decoding stops at the limit's last match; a pause comes before every
-    # SHARE_EVERY-th row decoded after the first.
-    decoded = count if limit < 0 else min(count, 2 * limit - 1) if limit else 0
-    assert pauses == [0] * max(0, (decoded - 1) // SHARE_EVERY)
+    # Every row up to the last match is decoded, in slices of at most SHARE_EVERY,
+    # each at least FIRST_SLICE or the matches still wanted, each twice the last.
+    needed = count if limit < 0 else min(count, 2 * limit - 1) if limit else 0
+    if needed:
+        assert sum(slices[:-1]) < needed <= sum(slices) <= count, slices
+    else:
+        assert slices == []
+    assert all(size <= SHARE_EVERY for size in slices)
+    first = SHARE_EVERY if limit < 0 else min(SHARE_EVERY, max(_narrowing.FIRST_SLICE, limit))
+    assert slices[:1] == ([min(first, count)] if limit else [])
+    assert all(later == min(SHARE_EVERY, 2 * earlier) for earlier, later in pairwise(slices[:-1]))
+    # The GIL is handed over between two slices, and only there.
+    assert pauses == [0] * max(0, len(slices) - 1)
 
 
 LIMIT = 1_000

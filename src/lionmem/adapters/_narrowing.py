@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Any, Generic, LiteralString, NamedTuple, TypeVar
 
 from lionmem._internal.json_values import LONE_SURROGATE
 from lionmem._internal.rules import any_tag_held, filters_hold
-from lionmem.adapters._codec import MAX_ITEM_BYTES, SHARE_EVERY, Row, decode_in_slices, decode_item
+from lionmem.adapters._codec import MAX_ITEM_BYTES, SHARE_EVERY, Row, decode_in_slices, decode_rows
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 __all__ = [
@@ -123,20 +124,33 @@ def matching(
 ) -> Iterator[MemoryItem]:
     """Decode rows whose metadata passes `recheck` (and that hold one of `any_tag`,
     when given) by the reference's rules, in order, stopping after `limit` matches
-    when `limit` is not negative. Hands over the GIL after every `SHARE_EVERY` rows
-    decoded, as `decode_in_slices` does."""
+    when `limit` is not negative.
+
+    Rows are read and decoded by `decode_rows` a slice at a time: first as many as
+    the matches still wanted (at least `FIRST_SLICE`), then twice as many each time
+    up to `SHARE_EVERY`, handing over the GIL between slices, as `decode_in_slices`
+    does. So a limited search reads few rows past its last match, and a long one
+    keeps the batch decoder's speed."""
     wanted = limit if limit >= 0 else -1
-    for index, row in enumerate(rows):
-        if wanted == 0:
+    size = SHARE_EVERY if wanted < 0 else min(SHARE_EVERY, max(FIRST_SLICE, wanted))
+    reading = iter(rows)
+    while wanted != 0 and (chunk := list(islice(reading, size))):
+        for item in decode_rows(chunk):
+            if any_tag and not any_tag_held(item.tags, any_tag):
+                continue
+            if filters_hold(item.metadata, recheck):
+                yield item
+                wanted -= 1
+                if wanted == 0:
+                    return
+        if len(chunk) < size:
             return
-        if index and index % SHARE_EVERY == 0:
-            time.sleep(0)
-        item = decode_item(*row)
-        if any_tag and not any_tag_held(item.tags, any_tag):
-            continue
-        if filters_hold(item.metadata, recheck):
-            yield item
-            wanted -= 1
+        size = min(SHARE_EVERY, 2 * size)
+        time.sleep(0)
+
+
+FIRST_SLICE = 16
+"""The fewest rows `matching` decodes at once."""
 
 
 class Plan(NamedTuple, Generic[S]):
