@@ -126,8 +126,8 @@ STATING_THE_NESTING_LIMIT = [
     "docs/cli.md",
     "docs/adr/0096-sqlite-store.md",
     "docs/adr/0098-store-urls-and-cli.md",
-    "src/lionmem/adapters/sqlite/__init__.py",
-    "src/lionmem/adapters/postgres/__init__.py",
+    "src/lionmem/adapters/sqlite/store.py",
+    "src/lionmem/adapters/postgres/store.py",
 ]
 
 

@@ -16,9 +16,9 @@ from itertools import islice
 from typing import Any, Generic, LiteralString, NamedTuple, TypeVar
 
 from lionmem._internal.json_values import LONE_SURROGATE
-from lionmem._internal.rules import any_tag_held, filters_hold
 from lionmem.adapters._codec import MAX_ITEM_BYTES, SHARE_EVERY, Row, decode_in_slices, decode_rows
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.rules import any_tag_held, filters_hold
 
 __all__ = [
     "MAX_SQL_LIMIT",

@@ -13,9 +13,9 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
-from lionmem._internal.rules import with_any_tag, with_filters
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
+from lionmem.protocols.rules import with_any_tag, with_filters
 
 __all__ = ["InMemoryStore", "MemoryItem", "MemoryQuery", "MemoryStore"]
 

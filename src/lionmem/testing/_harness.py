@@ -23,9 +23,9 @@ __all__ = [
     "Recorder",
     "StoreFactory",
     "StoreHung",
-    "open_store",
     "same_values",
     "show",
+    "store_from_factory",
     "through_lionagi",
     "within",
 ]
@@ -77,7 +77,7 @@ async def within(seconds: float | None, what: str) -> AsyncGenerator[None, None]
 
 
 @asynccontextmanager
-async def open_store(
+async def store_from_factory(
     factory: StoreFactory, workspace: Path, timeout: float | None = None
 ) -> AsyncGenerator[MemoryStore, None]:
     """Open a store from `factory` on `workspace`, and close it afterwards, even
@@ -112,8 +112,8 @@ def through_lionagi(factory: LionagiStoreFactory) -> StoreFactory:
 
     @asynccontextmanager
     async def bridged(workspace: Path) -> AsyncGenerator[MemoryStore, None]:
-        # open_store opens any factory's store alike; this one's takes lionagi's types.
-        async with open_store(cast(StoreFactory, factory), workspace) as store:
+        # store_from_factory opens any factory's store alike; this one's takes lionagi's types.
+        async with store_from_factory(cast(StoreFactory, factory), workspace) as store:
             yield from_lionagi(cast("LionagiStore", store))
 
     return bridged

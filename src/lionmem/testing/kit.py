@@ -28,7 +28,7 @@ from lionmem.testing._harness import (
     LionagiStoreFactory,
     StoreFactory,
     StoreHung,
-    open_store,
+    store_from_factory,
     through_lionagi,
     workspace,
 )
@@ -261,11 +261,11 @@ class ConformanceKit:
         async with workspace() as path:
 
             def reopen() -> AbstractAsyncContextManager[MemoryStore]:
-                return open_store(self._builds, path, self.timeout)
+                return store_from_factory(self._builds, path, self.timeout)
 
             given: dict[str, object] = {"reopen": reopen}
             try:
-                async with open_store(self._builds, path, self.timeout) as store:
+                async with store_from_factory(self._builds, path, self.timeout) as store:
                     given["probe"] = probe = Probe(store, self.profile, self.timeout)
                     try:
                         observed, passed = await entry.run(**{p: given[p] for p in entry.takes})

@@ -50,7 +50,7 @@ from lionmem.protocols.profile import (
     TextMatch,
     Visibility,
 )
-from lionmem.testing._harness import StoreFactory, StoreHung, open_store, same_values, show, within
+from lionmem.testing._harness import StoreFactory, StoreHung, same_values, show, store_from_factory, within
 
 __all__ = ["compare_with_reference"]
 
@@ -170,7 +170,7 @@ class _AgainstReference(RuleBasedStateMachine):
         self.ids: list[UUID] = []
 
     def _open(self) -> AbstractAsyncContextManager[MemoryStore]:
-        return open_store(type(self).factory, Path(self.workspace.name), self.timeout)
+        return store_from_factory(type(self).factory, Path(self.workspace.name), self.timeout)
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(coroutine)
