@@ -14,7 +14,6 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from doctest import ELLIPSIS, OutputChecker
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,10 +21,8 @@ from sybil import Example, Sybil
 from sybil.parsers.markdown import CodeBlockParser
 from sybil.parsers.rest import DocTestParser
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
-
-from pg_server import fresh_database, postgres_url
-from sqlite_support import close_opened
+from tests.support.pg_server import fresh_database, postgres_url
+from tests.support.sqlite_support import close_opened
 
 # The kit's plugin, which installed users get through its pytest11 entry point; the
 # suite turns that off (pyproject.toml) to load it here, once coverage is running.

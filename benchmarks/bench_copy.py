@@ -28,9 +28,9 @@ from lionmem import MemoryItem
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from cli_support import with_namespace
-from pg_server import fresh_database, postgres_url
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.support.cli_support import with_namespace
+from tests.support.pg_server import fresh_database, postgres_url
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CHUNK = 5000

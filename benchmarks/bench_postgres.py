@@ -26,8 +26,8 @@ from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from pg_server import postgres_url
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.support.pg_server import postgres_url
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

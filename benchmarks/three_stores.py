@@ -19,8 +19,8 @@ from lionmem import InMemoryStore, MemoryItem
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from pg_server import fresh_database, postgres_url
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.support.pg_server import fresh_database, postgres_url
 
 STORES = ("memory", "sqlite", "postgres")
 Results = dict[str, dict[str, float]]

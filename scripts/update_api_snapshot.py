@@ -6,9 +6,9 @@ Run: python scripts/update_api_snapshot.py, and commit the snapshot with the cha
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from api_surface import SNAPSHOT, write_snapshot
+from tests.support.api_surface import SNAPSHOT, write_snapshot
 
 write_snapshot()
 print(f"wrote {SNAPSHOT}")

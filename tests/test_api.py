@@ -9,7 +9,8 @@ import textwrap
 
 import griffe
 import pytest
-from api_surface import load_current, load_snapshot, public_objects
+
+from tests.support.api_surface import load_current, load_snapshot, public_objects
 
 
 @functools.cache

@@ -7,8 +7,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import pg_server
 import pytest
+
+from tests.support import pg_server
 
 
 def test_a_server_that_cannot_be_made_says_why_and_leaves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:

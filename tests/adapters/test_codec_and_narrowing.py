@@ -15,7 +15,6 @@ from typing import cast
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from store_contract import ticking
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem._internal.json_values import dumps
@@ -31,6 +30,7 @@ from lionmem.adapters._codec import (
     fold,
 )
 from lionmem.adapters._narrowing import matching, settle_unstorable
+from tests.support.store_contract import ticking
 
 
 def test_fold_is_the_reference_rule() -> None:

@@ -7,9 +7,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from postgres_support import with_store as with_postgres_store
-from sqlite_support import with_store as with_sqlite_store
-from store_contract import STORE_CHECKS, StoreCheck
+
+from tests.support.postgres_support import with_store as with_postgres_store
+from tests.support.sqlite_support import with_store as with_sqlite_store
+from tests.support.store_contract import STORE_CHECKS, StoreCheck
 
 StoreRunner = Callable[[StoreCheck], object]
 """Runs a check against a fresh store of one kind."""

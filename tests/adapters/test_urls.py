@@ -12,13 +12,13 @@ from uuid import uuid4
 
 import psycopg
 import pytest
-from postgres_support import execute
-from sqlite_support import on_writer
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import SCHEMES, open_store
+from tests.support.postgres_support import execute
+from tests.support.sqlite_support import on_writer
 
 
 def opened(url: str, inspect: Any) -> Any:

@@ -52,9 +52,9 @@ def test_cli_check_wraps_a_long_cell_between_words() -> None:
 
 def test_cli_check_exits_non_zero_on_a_mismatch() -> None:
     done = run_cli(
-        "kit_doubles:CaseSensitiveText",
+        "tests.support.kit_doubles:CaseSensitiveText",
         "--profile",
-        "kit_doubles:DICT_PROFILE",
+        "tests.support.kit_doubles:DICT_PROFILE",
         "--only",
         "text_match",
         "--only",
@@ -68,9 +68,9 @@ def test_cli_check_exits_non_zero_on_a_mismatch() -> None:
 
 def test_cli_check_fails_a_store_that_hangs_after_its_timeout() -> None:
     done = run_cli(
-        "kit_doubles:HangingSearch",
+        "tests.support.kit_doubles:HangingSearch",
         "--profile",
-        "kit_doubles:DICT_PROFILE",
+        "tests.support.kit_doubles:DICT_PROFILE",
         "--only",
         "text_match",
         "--only",

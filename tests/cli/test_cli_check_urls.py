@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_support import PIPED_ENV, run_cli, with_namespace
 
 from lionmem.cli import main
 from lionmem.testing import CHECKS
+from tests.support.cli_support import PIPED_ENV, run_cli, with_namespace
 
 STUCK_ON_TAGS = textwrap.dedent("""
     import asyncio

@@ -10,12 +10,12 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
-from cli_support import KNOWN, lines_of, run_cli, with_namespace
-from pg_server import fresh_database, lionmem_tables
 
 from lionmem import MemoryItem
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.cli import main
+from tests.support.cli_support import KNOWN, lines_of, run_cli, with_namespace
+from tests.support.pg_server import fresh_database, lionmem_tables
 
 
 def test_put_get_and_search_a_sqlite_file_across_invocations(

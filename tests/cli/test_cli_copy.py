@@ -16,11 +16,11 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
-from cli_support import PIPED_ENV, fail_store_many_at, run_cli, with_namespace
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
+from tests.support.cli_support import PIPED_ENV, fail_store_many_at, run_cli, with_namespace
 
 
 def _fill(url: str, count: int) -> list[MemoryItem]:

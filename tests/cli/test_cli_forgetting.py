@@ -8,9 +8,9 @@ from pathlib import Path
 from uuid import uuid4
 
 import pytest
-from cli_support import fill, lines_of, run_cli, with_namespace
 
 from lionmem import MemoryItem
+from tests.support.cli_support import fill, lines_of, run_cli, with_namespace
 
 MARKER = "qzqzxjxjwvwv"
 

@@ -8,12 +8,12 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
-from cli_support import KNOWN, lines_of, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lionmem.cli._input import filters
 from lionmem.filters import Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
+from tests.support.cli_support import KNOWN, lines_of, run_cli
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),

@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_support import PIPED_ENV, lines_of, run_cli
 
 from lionmem import MemoryItem
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.cli import main
 from lionmem.cli._output import item_line
+from tests.support.cli_support import PIPED_ENV, lines_of, run_cli
 
 
 def test_each_item_is_one_line_whatever_its_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 from uuid import uuid4
 
 import pytest
-from cli_support import fill, run_cli, with_namespace
 
 from lionmem import MemoryItem
 from lionmem.adapters.postgres import SCHEMA_VERSION as POSTGRES_VERSION
 from lionmem.adapters.sqlite import SCHEMA_VERSION as SQLITE_VERSION
+from tests.support.cli_support import fill, run_cli, with_namespace
 
 
 def _rows(out: str) -> dict[str, str]:

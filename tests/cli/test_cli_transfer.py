@@ -12,11 +12,11 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
-from cli_support import fail_store_many_at, fill, run_cli, with_namespace
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
+from tests.support.cli_support import fail_store_many_at, fill, run_cli, with_namespace
 
 AWKWARD = [
     MemoryItem(content=None, created_at=-0.0),

@@ -13,12 +13,9 @@ from typing import Any, TypeVar
 from uuid import uuid4
 
 import pytest
-from cli_support import run_cli
 from lionagi import Branch, Session
 from lionagi.protocols.memory import InMemoryStore as LionagiInMemoryStore
 from lionagi.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
-from pg_server import fresh_database
-from store_contract import TIMES
 
 import lionmem
 from lionmem.adapters.postgres import POSTGRES_PROFILE, PostgresMemoryStore
@@ -27,6 +24,9 @@ from lionmem.filters import Ge
 from lionmem.integrations.lionagi import StoreFromLionagi, for_lionagi, from_lionagi
 from lionmem.protocols.profile import REFERENCE_PROFILE, Forgetting
 from lionmem.testing import CHECKS, ConformanceKit
+from tests.support.cli_support import run_cli
+from tests.support.pg_server import fresh_database
+from tests.support.store_contract import TIMES
 
 T = TypeVar("T")
 Opened = Callable[[], AbstractAsyncContextManager[Any]]
@@ -345,12 +345,18 @@ def test_the_bridge_from_lionagi_refuses_what_lionagi_cannot_take() -> None:
 
 
 def test_the_command_line_checks_a_lionagi_adapter(capsys: pytest.CaptureFixture[str]) -> None:
-    adapter = ("lionagi_adapter:NotesStore", "--profile", "lionagi_adapter:PROFILE")
+    adapter = ("tests.support.lionagi_adapter:NotesStore", "--profile", "tests.support.lionagi_adapter:PROFILE")
     status, out, err = run_cli(capsys, "check", *adapter, "--lionagi")
     assert status == 0, out + err
     assert out.rstrip().endswith(f"{len(CHECKS)} passed, 0 failed")
     # lionagi's own store refuses lionmem's items: without the flag every check fails.
-    theirs = ("lionagi.protocols.memory:InMemoryStore", "--profile", "lionagi_adapter:PROFILE", "--only", "tags")
+    theirs = (
+        "lionagi.protocols.memory:InMemoryStore",
+        "--profile",
+        "tests.support.lionagi_adapter:PROFILE",
+        "--only",
+        "tags",
+    )
     status, out, _ = run_cli(capsys, "check", *theirs)
     assert status == 1 and "MISMATCH" in out
     status, out, _ = run_cli(capsys, "check", *theirs, "--lionagi")

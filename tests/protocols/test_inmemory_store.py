@@ -10,7 +10,10 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
-from store_contract import (
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Pile
+from lionmem.protocols import memory as memory_module
+from tests.support.store_contract import (
     assert_call_arguments_checked,
     assert_forgetting_agrees_with_the_reference,
     assert_forgetting_follows_the_reference,
@@ -18,9 +21,6 @@ from store_contract import (
     assert_unicode_text_agrees,
     assert_unreadable_content_refused,
 )
-
-from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Pile
-from lionmem.protocols import memory as memory_module
 
 
 def run(coro: Any) -> Any:

@@ -8,10 +8,10 @@ from typing import get_type_hints
 from uuid import UUID, uuid4
 
 import pytest
-from kit_stores import BareStore
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 from lionmem.protocols import types
+from tests.support.kit_stores import BareStore
 
 
 def test_protocol_has_exactly_three_async_methods() -> None:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from store_contract import assert_search_newest_agrees
-
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, RecentStore
 from lionmem.protocols.memory import MemoryStore
+from tests.support.store_contract import assert_search_newest_agrees
 
 
 def test_every_store_lionmem_ships_is_a_recent_store_and_a_bare_one_is_not() -> None:

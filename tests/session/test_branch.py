@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kit_stores import BareStore
 from pydantic import ValidationError
 
 from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.messages import Log, Message
+from tests.support.kit_stores import BareStore
 
 
 def test_branch_is_an_element_with_user_name_messages_and_logs() -> None:

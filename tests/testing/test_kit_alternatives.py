@@ -6,8 +6,18 @@ import dataclasses
 from uuid import UUID
 
 import pytest
-from kit_doubles import DictStore, _declaring, keeping_each
-from kit_stores import (
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.testing import (
+    CHECKS,
+    REFERENCE_PROFILE,
+    ConformanceKit,
+    FidelityProfile,
+    StoreFactory,
+    Visibility,
+)
+from tests.support.kit_doubles import DictStore, _declaring, keeping_each
+from tests.support.kit_stores import (
     FORGETFUL_PROFILE,
     JSON_FILE_PROFILE,
     LAGGING_PROFILE,
@@ -24,16 +34,6 @@ from kit_stores import (
     RefusingStore,
     ReversedStore,
     StrictStore,
-)
-
-from lionmem import MemoryItem, MemoryQuery
-from lionmem.testing import (
-    CHECKS,
-    REFERENCE_PROFILE,
-    ConformanceKit,
-    FidelityProfile,
-    StoreFactory,
-    Visibility,
 )
 
 TRUTHFUL: list[tuple[StoreFactory, FidelityProfile]] = [

@@ -9,7 +9,19 @@ from typing import Any, cast
 from uuid import UUID
 
 import pytest
-from kit_doubles import (
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.testing import (
+    REFERENCE_PROFILE,
+    ConformanceFailure,
+    ConformanceKit,
+    FidelityProfile,
+    FilterEquality,
+    ReturnedObjects,
+    StoreFactory,
+    TextMatch,
+)
+from tests.support.kit_doubles import (
     DICT_PROFILE,
     BrokenOrder,
     CaselessKeys,
@@ -25,18 +37,6 @@ from kit_doubles import (
     SubstringTags,
     SyncMethods,
     WrongReturnType,
-)
-
-from lionmem import MemoryItem, MemoryQuery
-from lionmem.testing import (
-    REFERENCE_PROFILE,
-    ConformanceFailure,
-    ConformanceKit,
-    FidelityProfile,
-    FilterEquality,
-    ReturnedObjects,
-    StoreFactory,
-    TextMatch,
 )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from kit_doubles import DICT_PROFILE, DictStore
 
 from lionmem import InMemoryStore
 from lionmem.testing import (
@@ -12,6 +11,7 @@ from lionmem.testing import (
     StoreFactory,
 )
 from lionmem.testing.pytest_plugin import MemoryStoreContract
+from tests.support.kit_doubles import DICT_PROFILE, DictStore
 
 
 class TestReferenceStore(MemoryStoreContract):

@@ -10,7 +10,20 @@ from typing import Any, ClassVar, cast
 from uuid import UUID
 
 import pytest
-from kit_doubles import (
+
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.testing import (
+    CHECKS,
+    REFERENCE_PROFILE,
+    ConformanceKit,
+    Durability,
+    OnExistingId,
+    ResultOrder,
+    StoreFactory,
+    TextMatch,
+    Visibility,
+)
+from tests.support.kit_doubles import (
     DICT_PROFILE,
     BooleansAsIntegers,
     BrokenOrder,
@@ -34,20 +47,7 @@ from kit_doubles import (
     WrongReturnType,
     _with_leaves,
 )
-from kit_stores import REVERSED_PROFILE, STRICT_PROFILE, ReversedStore, StrictStore
-
-from lionmem import MemoryItem, MemoryQuery
-from lionmem.testing import (
-    CHECKS,
-    REFERENCE_PROFILE,
-    ConformanceKit,
-    Durability,
-    OnExistingId,
-    ResultOrder,
-    StoreFactory,
-    TextMatch,
-    Visibility,
-)
+from tests.support.kit_stores import REVERSED_PROFILE, STRICT_PROFILE, ReversedStore, StrictStore
 
 
 class RenamedParameter(DictStore):

@@ -9,7 +9,10 @@ from datetime import datetime
 from uuid import UUID
 
 import pytest
-from kit_doubles import (
+
+from lionmem import ForgettingStore, InMemoryStore, MemoryItem, MemoryQuery
+from lionmem.testing import REFERENCE_PROFILE, ConformanceKit, Forgetting, StoreFactory
+from tests.support.kit_doubles import (
     DICT_PROFILE,
     CountsUnderTheLimit,
     DeletesAtTheCutoff,
@@ -19,9 +22,6 @@ from kit_doubles import (
     DictStore,
     KeepsTheOldPlace,
 )
-
-from lionmem import ForgettingStore, InMemoryStore, MemoryItem, MemoryQuery
-from lionmem.testing import REFERENCE_PROFILE, ConformanceKit, Forgetting, StoreFactory
 
 
 class ThreeMethods:

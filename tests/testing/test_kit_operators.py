@@ -7,11 +7,11 @@ import dataclasses
 from typing import Any
 
 import pytest
-from kit_doubles import DICT_PROFILE, DictStore
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.filters import OPERATORS, Condition, Ge, Gt, In, Missing, Present
 from lionmem.testing import REFERENCE_PROFILE, ConformanceKit, FidelityProfile, StoreFactory
+from tests.support.kit_doubles import DICT_PROFILE, DictStore
 
 
 class GeAsGt(DictStore):

@@ -8,8 +8,6 @@ from pathlib import Path
 from uuid import UUID
 
 import pytest
-from kit_doubles import QUICK, forever
-from kit_stores import JSON_FILE_PROFILE, JsonFileStore
 
 from lionmem import MemoryItem
 from lionmem.testing import (
@@ -17,6 +15,8 @@ from lionmem.testing import (
     Durability,
     StoreFactory,
 )
+from tests.support.kit_doubles import QUICK, forever
+from tests.support.kit_stores import JSON_FILE_PROFILE, JsonFileStore
 
 
 class OrderLostOnReopen(JsonFileStore):

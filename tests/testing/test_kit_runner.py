@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 import pytest
-from kit_doubles import DICT_PROFILE, DictStore, keeping_each
 
 from lionmem import InMemoryStore, MemoryQuery
 from lionmem.testing import (
@@ -21,6 +20,7 @@ from lionmem.testing import (
     TextMatch,
 )
 from lionmem.testing.stateful import compare_with_reference
+from tests.support.kit_doubles import DICT_PROFILE, DictStore, keeping_each
 
 
 def test_unknown_check_is_refused() -> None:

@@ -11,7 +11,20 @@ from uuid import UUID
 import pytest
 from hypothesis import find, settings
 from hypothesis.errors import FlakyStrategyDefinition, NoSuchExample
-from kit_doubles import (
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem.testing import (
+    REFERENCE_PROFILE,
+    ConformanceKit,
+    FidelityProfile,
+    OnExistingId,
+    ReturnedObjects,
+    StoreFactory,
+    TextMatch,
+)
+from lionmem.testing._draws import strategies
+from lionmem.testing._harness import first_difference
+from tests.support.kit_doubles import (
     ASKED_OF_THE_REFERENCE,
     DICT_PROFILE,
     LEFT_OUT,
@@ -34,18 +47,6 @@ from kit_doubles import (
     TupleResults,
 )
 
-from lionmem import InMemoryStore, MemoryItem, MemoryQuery
-from lionmem.testing import (
-    REFERENCE_PROFILE,
-    ConformanceKit,
-    FidelityProfile,
-    OnExistingId,
-    ReturnedObjects,
-    StoreFactory,
-    TextMatch,
-)
-from lionmem.testing.stateful import _first_difference, _strategies
-
 
 @pytest.mark.parametrize("declared", [True, False])
 def test_the_stateful_check_asks_for_none_only_where_a_store_declares_it_matches_missing(
@@ -60,7 +61,7 @@ def test_the_stateful_check_asks_for_none_only_where_a_store_declares_it_matches
 def _random_queries_ask(profile: FidelityProfile, wanted: Callable[[MemoryQuery], bool]) -> bool:
     """Whether a query the stateful check draws at random for `profile` can satisfy
     `wanted` (queries made from a stored item aside)."""
-    _, queries = _strategies(profile)
+    _, queries = strategies(profile)
     try:
         find(queries, wanted, settings=settings(database=None, derandomize=True, max_examples=500))
     except NoSuchExample:
@@ -172,7 +173,7 @@ def test_a_difference_that_does_not_repeat_fails_the_stateful_check() -> None:
     ],
 )
 def test_a_difference_that_does_not_repeat_is_reported_by_its_first_line(error: BaseException, reported: str) -> None:
-    assert _first_difference(error) == reported
+    assert first_difference(error) == reported
 
 
 @pytest.mark.parametrize(

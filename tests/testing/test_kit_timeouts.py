@@ -6,12 +6,11 @@ import asyncio
 import time
 from uuid import UUID
 
-from kit_doubles import DICT_PROFILE, QUICK, DictStore, HangingSearch, forever
-
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.testing import (
     ConformanceKit,
 )
+from tests.support.kit_doubles import DICT_PROFILE, QUICK, DictStore, HangingSearch, forever
 
 
 class HangingClose(DictStore):

@@ -9,7 +9,6 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
-from postgres_support import fresh_namespace, open_only, run, unused_port, with_store
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from lionmem import MemoryItem, MemoryQuery
@@ -17,6 +16,7 @@ from lionmem.adapters.postgres import (
     PostgresMemoryStore,
     StoreUnavailableError,
 )
+from tests.support.postgres_support import fresh_namespace, open_only, run, unused_port, with_store
 
 
 def test_opening_says_why_the_server_cannot_be_used(pg_url: str) -> None:

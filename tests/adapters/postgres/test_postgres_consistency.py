@@ -12,13 +12,13 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from postgres_support import SRC, fresh_namespace, run, with_store
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import (
     PostgresMemoryStore,
 )
 from lionmem.filters import Ge, Lt
+from tests.support.postgres_support import SRC, fresh_namespace, run, with_store
 
 
 def _process(url: str, namespace: str, code: str, *args: str) -> subprocess.Popen[str]:

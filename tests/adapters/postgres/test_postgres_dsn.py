@@ -8,7 +8,6 @@ from typing import Any
 
 import psycopg
 import pytest
-from postgres_support import execute, open_only, run, unused_port, with_store
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from lionmem.adapters.postgres import (
@@ -17,6 +16,7 @@ from lionmem.adapters.postgres import (
 )
 from lionmem.adapters.postgres._dsn import SECRET_OPTIONS, masked_secrets
 from lionmem.cli import main
+from tests.support.postgres_support import execute, open_only, run, unused_port, with_store
 
 
 def test_a_malformed_dsn_is_refused_before_connecting() -> None:

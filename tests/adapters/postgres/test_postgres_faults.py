@@ -11,14 +11,14 @@ from typing import TypeVar
 
 import psycopg
 import pytest
-from pg_server import running_server
-from postgres_support import execute, fresh_namespace, run, with_store
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import (
     PostgresMemoryStore,
     StoreUnavailableError,
 )
+from tests.support.pg_server import running_server
+from tests.support.postgres_support import execute, fresh_namespace, run, with_store
 
 
 @pytest.mark.parametrize(

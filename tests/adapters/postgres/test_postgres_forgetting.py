@@ -5,11 +5,11 @@ removes, as ADR-0100 D4 states it. The server's files are read through
 from __future__ import annotations
 
 import psycopg
-from pg_server import fresh_database
-from postgres_support import with_store
 
 from lionmem import MemoryItem
 from lionmem.adapters.postgres import PostgresMemoryStore
+from tests.support.pg_server import fresh_database
+from tests.support.postgres_support import with_store
 
 MARKER = "qzqzxjxjwvwv-erased"
 

@@ -11,16 +11,16 @@ from uuid import uuid4
 
 import psycopg
 import pytest
-from postgres_support import execute, fresh_namespace, run, with_store
-from store_contract import (
-    assert_freed_once_dropped,
-)
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.errors import StoreClosedError
 from lionmem.adapters.lifecycle import milliseconds
 from lionmem.adapters.postgres import (
     PostgresMemoryStore,
+)
+from tests.support.postgres_support import execute, fresh_namespace, run, with_store
+from tests.support.store_contract import (
+    assert_freed_once_dropped,
 )
 
 

@@ -12,14 +12,8 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
-from pg_server import fresh_database, lionmem_tables
-from postgres_support import SRC, fresh_namespace, open_only, run, with_store
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
-from store_contract import (
-    assert_searches_agree,
-)
-from together import start_together
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.errors import IncompatibleDatabaseError, MissingSchemaError
@@ -31,6 +25,12 @@ from lionmem.adapters.postgres import (
 from lionmem.adapters.postgres import _writes as postgres_writes
 from lionmem.adapters.postgres import schema as postgres_schema
 from lionmem.filters import Ge, Gt, In, Le, Lt
+from tests.support.pg_server import fresh_database, lionmem_tables
+from tests.support.postgres_support import SRC, fresh_namespace, open_only, run, with_store
+from tests.support.store_contract import (
+    assert_searches_agree,
+)
+from tests.support.together import start_together
 
 
 def test_without_pg_trgm_text_search_scans_with_the_same_results(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:

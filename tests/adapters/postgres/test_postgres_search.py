@@ -11,17 +11,17 @@ from typing import Any
 
 import psycopg
 import pytest
-from postgres_support import with_store
-from store_contract import (
-    assert_searches_agree,
-    ticking,
-)
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import (
     PostgresMemoryStore,
 )
 from lionmem.filters import Ge, Gt, Le, Lt
+from tests.support.postgres_support import with_store
+from tests.support.store_contract import (
+    assert_searches_agree,
+    ticking,
+)
 
 
 def test_searches_agree_with_the_reference_on_awkward_values(pg_url: str) -> None:

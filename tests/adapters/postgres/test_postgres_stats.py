@@ -6,12 +6,12 @@ from __future__ import annotations
 from uuid import uuid4
 
 import psycopg
-from pg_server import fresh_database
-from postgres_support import with_store
 
 from lionmem import MemoryItem
 from lionmem.adapters.postgres import SCHEMA_VERSION, PostgresMemoryStore
 from lionmem.protocols.stats import StoreStats
+from tests.support.pg_server import fresh_database
+from tests.support.postgres_support import with_store
 
 
 def test_stats_count_the_namespace_and_measure_the_table(pg_url: str) -> None:

@@ -9,16 +9,16 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from postgres_support import with_store
-from store_contract import (
-    assert_writes_keep_the_item_as_called,
-)
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import (
     PostgresMemoryStore,
 )
 from lionmem.adapters.postgres import _writes as postgres_writes
+from tests.support.postgres_support import with_store
+from tests.support.store_contract import (
+    assert_writes_keep_the_item_as_called,
+)
 
 
 def test_an_item_changed_during_its_write_is_stored_as_called(pg_url: str) -> None:

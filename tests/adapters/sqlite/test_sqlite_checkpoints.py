@@ -12,17 +12,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from sqlite_support import (
-    CHECKPOINT_AFTER,
-    connect,
-    on_worker,
-    on_writer,
-    run,
-    with_store,
-)
-from store_contract import (
-    assert_freed_once_dropped,
-)
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import (
@@ -30,6 +19,17 @@ from lionmem.adapters.sqlite import (
 )
 from lionmem.adapters.sqlite import _connect as sqlite_connect
 from lionmem.adapters.sqlite._checkpoint import Checkpoints
+from tests.support.sqlite_support import (
+    CHECKPOINT_AFTER,
+    connect,
+    on_worker,
+    on_writer,
+    run,
+    with_store,
+)
+from tests.support.store_contract import (
+    assert_freed_once_dropped,
+)
 
 
 @pytest.mark.parametrize(("synchronous", "level"), [("NORMAL", 1), ("FULL", 2)])

@@ -6,16 +6,15 @@ import asyncio
 import textwrap
 from pathlib import Path
 
-from sqlite_support import SRC, with_store
-from store_contract import (
-    ticking,
-)
-from together import start_together
-
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
+from tests.support.sqlite_support import SRC, with_store
+from tests.support.store_contract import (
+    ticking,
+)
+from tests.support.together import start_together
 
 
 def test_hundreds_of_concurrent_tasks_lose_nothing(tmp_path: Path) -> None:

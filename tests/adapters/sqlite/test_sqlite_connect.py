@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlite_support import connect, hold_write_lock, run, version_one_file, with_store
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
 from lionmem.adapters.sqlite import _connect as sqlite_connect
+from tests.support.sqlite_support import connect, hold_write_lock, run, version_one_file, with_store
 
 
 def test_switching_to_wal_waits_for_another_writer(tmp_path: Path) -> None:

@@ -10,12 +10,11 @@ import textwrap
 from pathlib import Path
 from uuid import UUID
 
-from sqlite_support import SRC, connect, with_store
-
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
+from tests.support.sqlite_support import SRC, connect, with_store
 
 
 def test_items_survive_close_and_reopen(tmp_path: Path) -> None:

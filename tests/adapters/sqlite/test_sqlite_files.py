@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Iterator
 from pathlib import Path
 
 import pytest
-from sqlite_support import connect, digest, with_store
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.errors import IncompatibleDatabaseError, MissingSchemaError
@@ -24,6 +23,7 @@ from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
 from lionmem.adapters.sqlite import _connect as sqlite_connect
+from tests.support.sqlite_support import connect, digest, with_store
 
 
 @pytest.mark.parametrize(

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlite_support import with_store
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.sqlite import _writes as sqlite_writes
 from lionmem.adapters.sqlite._worker import Worker
+from tests.support.sqlite_support import with_store
 
 # Letters no other item, and nothing of SQLite's own, holds: any three of them in a
 # row in the files could only come from the deleted item or its text index.

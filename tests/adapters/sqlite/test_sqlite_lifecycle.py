@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlite_support import connect, on_writer, run, with_store
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.errors import StoreClosedError
@@ -21,6 +20,7 @@ from lionmem.adapters.sqlite import (
     SCHEMA_VERSION,
     SQLiteMemoryStore,
 )
+from tests.support.sqlite_support import connect, on_writer, run, with_store
 
 
 def test_open_close_and_await_form(tmp_path: Path) -> None:

@@ -9,12 +9,12 @@ from collections.abc import Awaitable
 from pathlib import Path
 
 import pytest
-from sqlite_support import hold_write_lock, run, with_store
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
+from tests.support.sqlite_support import hold_write_lock, run, with_store
 
 
 def _text_segments(path: Path) -> int:

@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlite_support import SRC, connect, version_one_file, with_store
-from together import start_together
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters import sqlite as sqlite_module
@@ -23,6 +21,8 @@ from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
 from lionmem.adapters.sqlite import schema as sqlite_schema
+from tests.support.sqlite_support import SRC, connect, version_one_file, with_store
+from tests.support.together import start_together
 
 
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:

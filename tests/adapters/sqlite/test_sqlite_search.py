@@ -7,10 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlite_support import on_writer, run, traced_search, with_store
-from store_contract import (
-    assert_searches_agree,
-)
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import (
@@ -18,6 +14,10 @@ from lionmem.adapters.sqlite import (
 )
 from lionmem.adapters.sqlite import _planner as sqlite_planner
 from lionmem.filters import AllOf, Ge, In, Lt
+from tests.support.sqlite_support import on_writer, run, traced_search, with_store
+from tests.support.store_contract import (
+    assert_searches_agree,
+)
 
 # One search of each kind of plan: a scan, each driving index (a tag, several tags, a
 # filter value, the trigram index), predicates checked row by row, a recheck in

@@ -7,12 +7,12 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from sqlite_support import with_store
 
 from lionmem import MemoryItem
 from lionmem.adapters.errors import StoreClosedError
 from lionmem.adapters.sqlite import SCHEMA_VERSION, SQLiteMemoryStore
 from lionmem.protocols.stats import StoreStats
+from tests.support.sqlite_support import with_store
 
 
 def test_stats_count_the_items_and_every_file_and_span_created_at(tmp_path: Path) -> None:

@@ -17,14 +17,14 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlite_support import SRC, connect, with_store
-from store_contract import (
-    assert_writes_keep_the_item_as_called,
-)
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
+)
+from tests.support.sqlite_support import SRC, connect, with_store
+from tests.support.store_contract import (
+    assert_writes_keep_the_item_as_called,
 )
 
 HOSTILE = ["it's", 'say "hi"', "a.b", "$.a", "$", "[0]", "'; DROP TABLE items; --", "\\", "%", "k\x00z"]

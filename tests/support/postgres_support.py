@@ -13,7 +13,7 @@ from lionmem.adapters.postgres import (
     PostgresMemoryStore,
 )
 
-SRC = str(Path(__file__).resolve().parent.parent / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def run(coro: Awaitable[Any]) -> Any:

@@ -11,8 +11,6 @@ from datetime import datetime
 from typing import Any, TypeVar, cast
 from uuid import UUID
 
-from kit_stores import DictForgetting
-
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.testing import (
     FidelityProfile,
@@ -25,6 +23,7 @@ from lionmem.testing import (
     TagMatch,
     TextMatch,
 )
+from tests.support.kit_stores import DictForgetting
 
 S = TypeVar("S")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import griffe
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = ROOT / "api" / "lionmem.json"
 
 

@@ -17,7 +17,7 @@ from lionmem.adapters.sqlite._checkpoint import CHECKPOINT_AFTER as CHECKPOINT_A
 
 T = TypeVar("T")
 
-SRC = str(Path(__file__).resolve().parent.parent / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 _opened: list[sqlite3.Connection] = []
