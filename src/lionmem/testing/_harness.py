@@ -23,6 +23,7 @@ __all__ = [
     "Recorder",
     "StoreFactory",
     "StoreHung",
+    "first_difference",
     "same_values",
     "show",
     "store_from_factory",
@@ -224,3 +225,15 @@ class Recorder:
 
     def reproduction(self) -> str:
         return "\n".join(self.lines)
+
+
+def first_difference(error: BaseException) -> str:
+    """The first line of the first AssertionError within `error`, else of `error`."""
+    pending = [error]
+    while pending:
+        current = pending.pop(0)
+        if isinstance(current, AssertionError):
+            return next(iter(str(current).splitlines()), "AssertionError")
+        if isinstance(current, BaseExceptionGroup):
+            pending[:0] = cast("BaseExceptionGroup[BaseException]", current).exceptions
+    return next(iter(str(error).splitlines()), type(error).__name__)

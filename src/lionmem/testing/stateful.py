@@ -8,12 +8,10 @@ hypothesis (`pip install "lionmem[testing]"`). See [ADR-0093][adr-0093].
 from __future__ import annotations
 
 import asyncio
-import math
 import tempfile
 import time
 from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -34,7 +32,6 @@ else:
     from hypothesis.stateful import run_state_machine_as_test as _run_as_test
 
 from lionmem._internal.arguments import kind_of
-from lionmem.protocols.filters import AllOf, AnyOf, Condition, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
 from lionmem.protocols.profile import (
@@ -42,108 +39,37 @@ from lionmem.protocols.profile import (
     FidelityProfile,
     FilterEquality,
     Forgetting,
-    LimitPolicy,
     OnExistingId,
-    ResultOrder,
     RoundTrip,
     TagMatch,
     TextMatch,
     Visibility,
 )
-from lionmem.testing._harness import StoreFactory, StoreHung, same_values, show, store_from_factory, within
+from lionmem.testing._draws import (
+    ALL,
+    CUTOFFS,
+    conditions_at,
+    limits_for,
+    numbered_id,
+    ordered_results,
+    strategies,
+    values_near,
+)
+from lionmem.testing._harness import (
+    StoreFactory,
+    StoreHung,
+    first_difference,
+    same_values,
+    show,
+    store_from_factory,
+    within,
+)
 
 __all__ = ["compare_with_reference"]
 
 T = TypeVar("T")
 
 _EVENTUAL_WAIT = 2.0
-# Each value is here to tell a wrong rule from the reference's: "Straße" lower-cases
-# as it is but folds to "strasse"; "t12" holds "t1" and "T1" differs from it by case
-# only, as "K" does from "k"; True, 1.0, -0.0 and 2**70 are what a store keeping
-# bare JSON or SQL numbers gives back changed; lists and objects that hold, reorder or
-# nest another's values catch containment, set-like and textual comparisons.
-_WORDS = ["alpha", "Beta", "gamma", "über", "Straße", "50%", "a_b", "x\\y", ""]
-_TAGS = ["t1", "t2", "T1", "t12"]
-_KEYS = ["k", "j", "K"]
-_NUMBERS = [True, False, 2.5, 1.0, -0.0, 2**70]
-_TIMES = [1767225600.1234567, 1767225600.0, 0.5, -0.0]
-# Each time and the next float above it as a cutoff, so that "before" is told from
-# "at or before"; and one as a datetime.
-_CUTOFFS: list[float | datetime] = [
-    *_TIMES,
-    *(math.nextafter(t, math.inf) for t in _TIMES),
-    datetime.fromtimestamp(1767225600.0, UTC),
-]
-_ALL = 2**64
-"""A limit beyond any SQL LIMIT, which must still mean every match."""
-# A query may name what no item holds, such as U+0000 (which some databases cannot
-# store) or a lone surrogate (which no UTF-8 text holds); the reference answers it like
-# any other value.
-_QUERY_TAGS = [*_TAGS, "t\x00", "t\ud800"]
-_QUERY_KEYS = [*_KEYS, "k\x00", "k\udfff"]
-_QUERY_STRINGS = ["v\x00", "v\udc00"]
-
-
-def _ordered(profile: FidelityProfile) -> bool:
-    """Whether results can be compared with the reference's as lists, not sets."""
-    return profile.result_order is ResultOrder.INSERTION and profile.on_existing_id is OnExistingId.REPLACE_IN_PLACE
-
-
-def _item_id(n: int) -> UUID:
-    """The id of the `n`th item stored: numbered for the reports, but not in the
-    order stored (5, 10, 4, 9, ...), so a store sorting by id differs from one keeping
-    insertion order."""
-    return UUID(int=n // 11 * 11 + n * 5 % 11)
-
-
-# Seam for tests: `_strategies`, searched for the queries that tell wrong rules apart.
-def _strategies(profile: FidelityProfile) -> tuple[st.SearchStrategy[MemoryItem], st.SearchStrategy[MemoryQuery]]:
-    plain = [
-        None, 0, 1, 2.5, -0.0, 2**70, "v", "V", "", [], {}, [1, "v"], [1], [1.0], [1, 3], [3, 1],
-        {"n": 1}, {"n": 1, "m": 2}, {"m": 2, "n": 1},
-    ]  # fmt: skip
-    if profile.filter_equality is FilterEquality.PYTHON:
-        plain += [True, False, 1.0]
-    if not profile.none_filter_matches_missing:
-        plain.remove(None)
-    values = st.sampled_from(plain)
-    content = st.one_of(
-        st.sampled_from(_WORDS),
-        st.lists(st.sampled_from(_WORDS), max_size=3).map(lambda w: " ".join(w)),
-        st.integers(-5, 500),
-        st.sampled_from(_NUMBERS),
-        st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(_WORDS), max_size=2),
-        st.lists(st.sampled_from([*_WORDS, *_NUMBERS]), max_size=2),
-        st.none(),
-    )
-    items = st.builds(
-        MemoryItem,
-        content=content,
-        tags=st.lists(st.sampled_from(_TAGS), max_size=3),
-        metadata=st.dictionaries(st.sampled_from(_KEYS), values, max_size=2),
-        created_at=st.sampled_from(_TIMES),
-    )
-    text = st.none()
-    if profile.text_match is TextMatch.CASE_INSENSITIVE_SUBSTRING:
-        needles = ["a", "A", "", "a ", "ss", "%", "_", "\\", "Ü", "5", "[", "'", "alpha b", "a\x00", "a\ud800"]
-        text = st.one_of(st.none(), st.sampled_from(needles))
-    tags = st.none()
-    if profile.tag_match is TagMatch.ANY_OF:
-        tags = st.one_of(st.none(), st.lists(st.sampled_from(_QUERY_TAGS), max_size=2))
-    filters = st.none()
-    if profile.filter_equality is not FilterEquality.UNSUPPORTED:
-        wanted = st.sampled_from([*plain, *_QUERY_STRINGS])
-        filters = st.one_of(st.none(), st.dictionaries(st.sampled_from(_QUERY_KEYS), wanted, max_size=2))
-    queries = st.builds(MemoryQuery, text=text, tags=tags, filters=filters, limit=_limits(profile))
-    return items, queries
-
-
-def _limits(profile: FidelityProfile) -> st.SearchStrategy[int]:
-    """Small limits, negative ones where they slice; every match where results cannot
-    be compared in order, since which ones a limit keeps is then the store's choice."""
-    if not _ordered(profile):
-        return st.just(_ALL)
-    return st.integers(-6 if profile.limit_policy is LimitPolicy.SLICE else 0, 8)
 
 
 class _AgainstReference(RuleBasedStateMachine):
@@ -228,7 +154,7 @@ class _AgainstReference(RuleBasedStateMachine):
     def store_new(self, data: st.DataObject) -> None:
         drawn = data.draw(self.items)
         item = MemoryItem(
-            id=_item_id(len(self.ids) + 1),
+            id=numbered_id(len(self.ids) + 1),
             content=drawn.content,
             tags=drawn.tags,
             metadata=drawn.metadata,
@@ -282,7 +208,7 @@ class _AgainstReference(RuleBasedStateMachine):
         except Exception as exc:
             raise AssertionError(f"closing the store and opening it again raised {type(exc).__name__}: {exc}") from exc
         self.opened = reopened
-        self._search(MemoryQuery(limit=_ALL))
+        self._search(MemoryQuery(limit=ALL))
 
     @precondition(lambda self: bool(self.ids))
     @rule(data=st.data())
@@ -311,7 +237,7 @@ class _AgainstReference(RuleBasedStateMachine):
     @rule()
     def retrieve_unknown(self) -> None:
         # The id the next new item will get: a store may answer from a key it made up.
-        unknown = _item_id(len(self.ids) + 1)
+        unknown = numbered_id(len(self.ids) + 1)
 
         def compare() -> str | None:
             got: object = self.on_store(self.store.retrieve(unknown), lambda: f"retrieve({show(unknown)})")
@@ -343,44 +269,18 @@ class _AgainstReference(RuleBasedStateMachine):
             predicates["tags"] = [data.draw(st.sampled_from([tag, tag.swapcase(), tag[:-1]]))]
         if self.profile.filter_equality is not FilterEquality.UNSUPPORTED and item.metadata:
             key = data.draw(st.sampled_from(sorted(item.metadata)))
-            value = data.draw(st.sampled_from(self._near(item.metadata[key])))
+            value = data.draw(st.sampled_from(values_near(self.profile, item.metadata[key])))
             predicates["filters"] = {data.draw(st.sampled_from([key, key.swapcase()])): value}
         for name, predicate in predicates.items():
-            self._search(MemoryQuery(**{name: predicate}, limit=_ALL))
+            self._search(MemoryQuery(**{name: predicate}, limit=ALL))
         # Then all of them at once, under a limit, which a store may apply too early.
         self._search(MemoryQuery(**predicates, limit=data.draw(self.limits)))
         if "filters" in predicates:
             # And each declared operator at the edge of the value, where a wrong one
             # parts from the right: random bounds rarely fall there.
             ((key, _),) = predicates["filters"].items()
-            for edge in self._conditions_at(item.metadata.get(key)):
-                self._search(MemoryQuery(filters={key: edge}, limit=_ALL))
-
-    def _near(self, value: object) -> list[object]:
-        """`value`, and values a wrong rule would take for it: a list reordered or cut
-        short, an object reordered or cut short, integers as floats, and `None`."""
-        near: list[object] = [value]
-        if isinstance(value, list):
-            values = cast("list[object]", value)
-            near += [values[::-1], values[:1], [float(v) if type(v) is int else v for v in values]]
-        elif isinstance(value, dict):
-            pairs = list(cast("dict[str, object]", value).items())
-            near += [dict(pairs[::-1]), dict(pairs[:1])]
-        elif type(value) is int and -(2**53) <= value <= 2**53:
-            near.append(float(value))
-        if self.profile.none_filter_matches_missing:
-            near.append(None)
-        return near
-
-    def _conditions_at(self, value: object) -> list[Condition]:
-        """The declared operators at `value`'s edge: an order with it as the bound,
-        membership of it and of a string it holds, and presence (`value` may be `None`)."""
-        near: list[Condition] = [Present(), Missing(), Ne(value), In([value]), NotIn([value])]
-        if isinstance(value, int | float | str):
-            near += [Ge(value), Gt(value), Le(value), Lt(value), AllOf(Ge(value), Le(value))]
-        if isinstance(value, str) and value:
-            near += [In([value[:-1]]), AnyOf(value[:-1], Gt(value))]
-        return [c for c in near if type(c) in self.profile.filter_operators]
+            for edge in conditions_at(self.profile, item.metadata.get(key)):
+                self._search(MemoryQuery(filters={key: edge}, limit=ALL))
 
     def _search(self, query: MemoryQuery) -> None:
         want = [i.id.int for i in self.run(self.reference.search(query))]
@@ -417,7 +317,7 @@ class _AgainstReference(RuleBasedStateMachine):
             # A deletion concerns the items a store shows: wait until it shows every write.
             for item_id in self.ids:
                 self._settled(partial(self._retrieved_differently, item_id, "returned None"))
-        known = st.sampled_from([*self.ids, _item_id(len(self.ids) + 1)])
+        known = st.sampled_from([*self.ids, numbered_id(len(self.ids) + 1)])
         call = data.draw(st.sampled_from(["delete", "delete_many", "delete_matching", "count", "scan", "age"]))
         if call == "delete":
             target = data.draw(known)
@@ -426,7 +326,7 @@ class _AgainstReference(RuleBasedStateMachine):
             if existed and data.draw(st.booleans()):
                 # Stored again at once, as a new item: it must come last.
                 self.replace(data, target)
-                self._search(MemoryQuery(limit=_ALL))
+                self._search(MemoryQuery(limit=ALL))
         elif call == "delete_many":
             targets = data.draw(st.lists(known, min_size=1, max_size=4))
             deleted = self.on_store(store.delete_many(targets), lambda: f"delete_many({show(targets)})")
@@ -441,7 +341,7 @@ class _AgainstReference(RuleBasedStateMachine):
         elif call == "scan":
             self._scan(store, data.draw(st.integers(1, 4)))
         elif self.profile.created_at is RoundTrip.EXACT:
-            cutoff = data.draw(st.sampled_from(_CUTOFFS))
+            cutoff = data.draw(st.sampled_from(CUTOFFS))
             deleted = self.on_store(store.delete_created_before(cutoff), lambda: f"delete_created_before({cutoff!r})")
             want = self.run(self.reference.delete_created_before(cutoff))
             self._returned(f"delete_created_before({cutoff!r})", deleted, want)
@@ -451,7 +351,7 @@ class _AgainstReference(RuleBasedStateMachine):
         assert type(got) is type(want) and got == want, f"{call} returned {got!r}, the reference {want!r}"
 
     def _scan(self, store: ForgettingStore, batch_size: int) -> None:
-        want = [i.id.int for i in self.run(self.reference.search(MemoryQuery(limit=_ALL)))]
+        want = [i.id.int for i in self.run(self.reference.search(MemoryQuery(limit=ALL)))]
 
         async def every_batch() -> list[list[MemoryItem]]:
             return [batch async for batch in store.scan(batch_size)]
@@ -491,7 +391,7 @@ def compare_with_reference(
             `timeout` seconds; that ends the comparison at once, unshrunk, and
             the exception's `__cause__` has the calls so far as its `__notes__`.
     """
-    items, queries = _strategies(profile)
+    items, queries = strategies(profile)
     machine = type(
         "AgainstReference",
         (_AgainstReference,),
@@ -500,8 +400,8 @@ def compare_with_reference(
             "profile": profile,
             "items": items,
             "queries": queries,
-            "limits": _limits(profile),
-            "ordered": _ordered(profile),
+            "limits": limits_for(profile),
+            "ordered": ordered_results(profile),
             "timeout": timeout,
         },
     )
@@ -528,18 +428,5 @@ def compare_with_reference(
         raise AssertionError(str(hung)) from hung
     except Flaky as exc:
         raise AssertionError(
-            f"a difference that did not repeat when the calls were replayed: {_first_difference(exc)}"
+            f"a difference that did not repeat when the calls were replayed: {first_difference(exc)}"
         ) from exc
-
-
-# Seam for tests: `_first_difference`, given each shape of failure it reports.
-def _first_difference(error: BaseException) -> str:
-    """The first line of the first AssertionError within `error`, else of `error`."""
-    pending = [error]
-    while pending:
-        current = pending.pop(0)
-        if isinstance(current, AssertionError):
-            return next(iter(str(current).splitlines()), "AssertionError")
-        if isinstance(current, BaseExceptionGroup):
-            pending[:0] = cast("BaseExceptionGroup[BaseException]", current).exceptions
-    return next(iter(str(error).splitlines()), type(error).__name__)
