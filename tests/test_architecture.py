@@ -123,3 +123,16 @@ def test_tests_reach_internals_only_through_seams_the_code_documents() -> None:
     undocumented = {name: sorted(files) for name, files in reached.items() if name not in documented}
     assert undocumented == {}
     assert documented <= set(reached), "a documented seam no test uses any more"
+
+
+MOST_LINES = 450
+"""The longest a module of lionmem may be: past it, a module holds more than one concept."""
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    lengths = {
+        str(path.relative_to(ROOT / "src")): len(path.read_text(encoding="utf-8").splitlines())
+        for path in (ROOT / "src" / "lionmem").rglob("*.py")
+    }
+    assert len(lengths) > 60  # the source was found
+    assert {path: n for path, n in lengths.items() if n > MOST_LINES} == {}

@@ -4,6 +4,9 @@ packages were layered: each old path gives the very object the new one does."""
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
+import warnings
 
 import pytest
 
@@ -45,7 +48,10 @@ MOVED: list[tuple[str, str, str]] = [
 
 @pytest.mark.parametrize(("name", "old", "new"), MOVED, ids=[f"{old}.{name}" for name, old, new in MOVED])
 def test_a_moved_name_is_the_same_object_at_its_old_path(name: str, old: str, new: str) -> None:
-    old_module, new_module = importlib.import_module(old), importlib.import_module(new)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the deprecated path warns; tested below
+        old_module = importlib.import_module(old)
+    new_module = importlib.import_module(new)
     assert getattr(old_module, name) is getattr(new_module, name)
     assert name in old_module.__all__
 
@@ -56,3 +62,17 @@ def test_both_durable_stores_declare_the_one_durable_profile() -> None:
     from lionmem.adapters.sqlite import SQLITE_PROFILE
 
     assert SQLITE_PROFILE is POSTGRES_PROFILE is DURABLE_PROFILE
+
+
+def test_the_profile_alias_module_warns_that_it_is_deprecated() -> None:
+    # In a fresh interpreter: the warning comes once, at the first import.
+    code = (
+        "import warnings; warnings.simplefilter('error')\n"
+        "try:\n    import lionmem.testing.profile\n"
+        "except DeprecationWarning as w:\n    print(w)\n"
+        "import lionmem.protocols.types  # the record's own re-export path: no warning"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == (
+        "lionmem.testing.profile is deprecated; import the profile from lionmem.testing or lionmem.protocols.profile\n"
+    )

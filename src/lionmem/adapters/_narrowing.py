@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Generic, LiteralString, NamedTuple, TypeVar
 
@@ -153,7 +154,8 @@ FIRST_SLICE = 16
 """The fewest rows `matching` decodes at once."""
 
 
-class Plan(NamedTuple, Generic[S]):
+@dataclass(frozen=True, slots=True)
+class Plan(Generic[S]):
     """A search as one statement, in the store's own SQL type `S`, and what Python
     decides on the rows it returns; both stores' planners return one, and the store
     that made it runs it."""

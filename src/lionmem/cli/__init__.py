@@ -1,11 +1,13 @@
 """The `lionmem` command line: stores named by URL, a demo, and the conformance check.
 
-`put`, `get` and `search` work on any store a URL names (see
-[`open_store`][lionmem.adapters.urls.open_store] and [ADR-0098][adr-0098]) and print
-items as JSON lines; `check` runs the kit of [ADR-0093][adr-0093] against a store
-factory or URL template. Exit status: 0 done, 1 nothing found or a store error, 2 bad
-usage, 130 interrupted (Ctrl-C). The parser, the commands, the check and the input
-and output each have a private module here.
+`put`, `get`, `search`, `delete`, `forget`, `export`, `import`, `copy` and `stats`
+work on any store a URL names (see [`open_store`][lionmem.adapters.urls.open_store]
+and [ADR-0098][adr-0098]) and print items as JSON lines; `check` runs the kit of
+[ADR-0093][adr-0093] against a store factory or URL template. Exit status: 0 done, 1
+nothing found or a store error (any `LionmemError`, `OSError` or driver error), 2 bad
+usage, 130 interrupted (Ctrl-C). Private modules here hold the parser (`_parser`),
+the store commands (`_commands`), `check` (`_check`), `copy` (`_copy`), `export` and
+`import` (`_transfer`), and reading input and writing output (`_input`, `_output`).
 """
 
 from __future__ import annotations

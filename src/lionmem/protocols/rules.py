@@ -2,10 +2,7 @@
 
 These are the rules every store reproduces and an adapter author must: for items
 stored in insertion order, `search(query)` returns
-
-```python
-[item for item in items if matches(item, query)][: query.limit]
-```
+`[item for item in items if matches(item, query)][:query.limit]`.
 
 `InMemoryStore` applies them to its items, and the durable stores to the rows their
 SQL cannot decide alone; the conformance kit compares a store with them. The

@@ -1,6 +1,9 @@
 """One eager import path for the memory contract and its primitives.
 
-See [ADR-0092][adr-0092-d1] and, for the lazy alternative, [ADR-0094][adr-0094].
+The reference record names this surface (the reference's `protocols.types` re-exports
+the four memory names), so it stays beside the lazy face; each name is the object its
+own module defines. See [ADR-0092][adr-0092-d1] and, for the lazy alternative,
+[ADR-0094][adr-0094].
 """
 
 from lionmem.protocols.forgetting import ForgettingStore
