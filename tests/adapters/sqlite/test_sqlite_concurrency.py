@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
+import sys
 import textwrap
 from pathlib import Path
 
@@ -67,3 +70,51 @@ def test_a_long_search_does_not_hold_the_event_loop(tmp_path: Path) -> None:
         assert after - before > 10  # the loop kept running while the thread searched
 
     with_store(tmp_path / "m.db", body)
+
+
+def test_a_second_store_opened_and_closed_on_the_file_keeps_every_process_write(tmp_path: Path) -> None:
+    """Closing any descriptor of a file drops every POSIX lock this process holds on it,
+    the first store's included; another process then writes as if nobody else did.
+    Opening a second store, which checks the file before SQLite opens it, must take no
+    descriptor of its own that closing could use so."""
+    path = tmp_path / "m.db"
+    url = f"sqlite:///{path}"
+
+    async def scenario() -> tuple[list[str], int]:
+        async with SQLiteMemoryStore.open(path) as first:
+            await first.store(MemoryItem(content="first"))
+            async with SQLiteMemoryStore.open(path) as second:
+                await second.search(MemoryQuery(limit=1))
+            assert all(log.exists() for log in (path.with_name("m.db-wal"), path.with_name("m.db-shm")))
+            puts = [
+                await asyncio.create_subprocess_exec(
+                    sys.executable,
+                    "-m",
+                    "lionmem",
+                    "put",
+                    url,
+                    f"other {n}",
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                )
+                for n in range(5)
+            ]
+            written = 1
+            while any(put.returncode is None for put in puts):
+                await first.store_many([MemoryItem(content=f"mine {written + n}") for n in range(20)])
+                written += 20
+                await asyncio.sleep(0.002)
+            outputs = [await put.communicate() for put in puts]
+            assert [put.returncode for put in puts] == [0] * 5, [err.decode() for _, err in outputs]
+            ids = [out.decode().strip() for out, _ in outputs]
+            assert all(log.exists() for log in (path.with_name("m.db-wal"), path.with_name("m.db-shm")))
+            found = {str(item.id) for item in await first.search(MemoryQuery(limit=100_000))}
+            assert set(ids) <= found, "a write another process acknowledged is gone"
+            return ids, written
+
+    ids, written = asyncio.run(scenario())
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        (count,) = db.execute("SELECT count(*) FROM items").fetchone()
+        stored = {row[0] for row in db.execute("SELECT id FROM items")}
+    assert count == written + 5 and set(ids) <= stored

@@ -15,7 +15,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from lionmem.adapters.sqlite._files import log_files, not_writable, refuse_foreign_file
+from lionmem.adapters.sqlite._files import log_files, not_writable, refuse_foreign_file, refuse_non_database
 from lionmem.adapters.sqlite.schema import APPLICATION_ID, migrate
 from lionmem.errors import IncompatibleDatabaseError, MissingSchemaError
 
@@ -74,6 +74,7 @@ def _connect_and_migrate(path: Path, uri: str, busy_ms: int, synchronous: str, c
     for place in (path, *log_files(path)):
         if place.exists() and not os.access(place, os.W_OK):
             raise not_writable(path, place)
+    refuse_non_database(path)
     try:
         return _connect_writer(path, uri, busy_ms, synchronous, create)
     except sqlite3.OperationalError as exc:

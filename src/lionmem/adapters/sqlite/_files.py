@@ -7,13 +7,12 @@ Governed by [ADR-0096][adr-0096].
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from pathlib import Path
 from typing import Final
 
 from lionmem.errors import IncompatibleDatabaseError
-
-_HEADER = b"SQLite format 3\x00"
 
 
 def database_path(path: object) -> Path:
@@ -75,7 +74,32 @@ def refuse_foreign_file(path: Path, create: bool) -> None:
         )
     if not create and not path.exists():
         raise FileNotFoundError(f"there is no database at {path}; nothing was created")
-    if path.exists() and path.stat().st_size > 0:
-        with path.open("rb") as handle:
-            if handle.read(len(_HEADER)) != _HEADER:
-                raise IncompatibleDatabaseError(f"{path} is not an SQLite database; left untouched")
+    if path.exists() and 0 < path.stat().st_size < _SMALLEST_DATABASE:
+        raise IncompatibleDatabaseError(f"{path} is not an SQLite database; left untouched")
+
+
+_SMALLEST_DATABASE = 512
+"""No SQLite database file is shorter than one page, and no page shorter than this."""
+
+
+def refuse_non_database(path: Path) -> None:
+    """Refuse a file that is not an SQLite database, read through SQLite.
+
+    Not with Python's `open()`: closing any descriptor of a file drops every POSIX
+    lock this process holds on it, so reading the file of a store open in this
+    process would let other processes write past its locks and corrupt it. SQLite
+    shares one descriptor per file among a process's connections, and keeps it open
+    while any of them holds a lock. A read-only connection writes nothing, and a
+    file that is not a database fails at its header, before any log is made; any
+    other failure is left for the writer's open to report.
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    probe = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    try:
+        probe.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if exc.sqlite_errorcode == sqlite3.SQLITE_NOTADB:
+            raise IncompatibleDatabaseError(f"{path} is not an SQLite database; left untouched") from None
+    finally:
+        probe.close()
