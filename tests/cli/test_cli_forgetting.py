@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any, cast
 from uuid import uuid4
 
 import pytest
 
-from lionmem import MemoryItem
+from lionmem import MemoryItem, MemoryQuery
+from lionmem.adapters.postgres import PostgresMemoryStore
+from lionmem.adapters.sqlite import SQLiteMemoryStore
 from tests.support.cli_support import fill, lines_of, run_cli, with_namespace
 
 MARKER = "qzqzxjxjwvwv"
@@ -113,3 +118,40 @@ def test_delete_on_a_missing_file_creates_nothing(tmp_path: Path, capsys: pytest
     status, out, err = run_cli(capsys, "forget", f"sqlite:///{tmp_path / 'none.db'}", "--dry-run")
     assert (status, out) == (1, "") and "(`put` creates a store; this command creates none)" in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_forget_older_than_keeps_an_item_replaced_after_it_was_counted(
+    backend: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    """Another process replaces an old item with a new one between the count `forget`
+    prints and its delete. The delete decides the age itself, so the new item stays;
+    deleting the ids the count found lost it in every run."""
+    if backend == "sqlite":
+        url, store_class = f"sqlite:///{tmp_path / 'm.db'}", cast(type[Any], SQLiteMemoryStore)
+    else:
+        url, store_class = (
+            with_namespace(request.getfixturevalue("pg_url"), f"age-{uuid4().hex[:12]}"),
+            PostgresMemoryStore,
+        )
+    old = time.time() - 10 * 86_400
+    items = [MemoryItem(content=f"old {n}", created_at=old + n) for n in range(3)]
+    fill(url, items)
+    replaced = items[1].id
+    search = store_class.search
+
+    async def search_then_replace(store: Any, query: MemoryQuery) -> list[MemoryItem]:
+        found: list[MemoryItem] = await search(store, query)
+        put = ["put", url, "fresh", "--id", str(replaced)]
+        done = subprocess.run([sys.executable, "-m", "lionmem", *put], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        return found
+
+    monkeypatch.setattr(store_class, "search", search_then_replace)
+    assert run_cli(capsys, "forget", url, "--older-than", "1d") == (0, "3 items match\ndeleted 2 items\n", "")
+    monkeypatch.setattr(store_class, "search", search)
+    assert _contents(capsys, url) == ["fresh"]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import weakref
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 from uuid import uuid4
 
@@ -476,3 +478,29 @@ def test_the_store_can_be_weakly_referenced() -> None:
     assert weakref.ref(store)() is store and state[store] == "calls: 0"
     del store
     assert len(state) == 0
+
+
+def test_delete_matching_by_age_deletes_what_a_search_of_the_older_items_returns() -> None:
+    async def scenario() -> None:
+        store = InMemoryStore()
+        items = [MemoryItem(content=f"n{n}", tags=["odd" if n % 2 else "even"], created_at=float(n)) for n in range(8)]
+        for item in items:
+            await store.store(item)
+        # Of the items created before 6, the odd ones, the first two: 1 and 3; 5 stays.
+        odd = MemoryQuery(tags=["odd"], limit=2)
+        assert await store.delete_matching(odd, created_before=6) == 2
+        left = [i.content for i in await store.search(MemoryQuery(limit=100))]
+        assert left == ["n0", "n2", "n4", "n5", "n6", "n7"]
+        moment = datetime(1970, 1, 1, 0, 0, 5, tzinfo=UTC)  # 5.0: n4 is before it, n5 is not
+        assert await store.delete_matching(MemoryQuery(limit=100), created_before=moment) == 3
+        assert [i.content for i in await store.search(MemoryQuery(limit=100))] == ["n5", "n6", "n7"]
+        assert (
+            await store.delete_matching(MemoryQuery(limit=-1), created_before=7) == 1
+        )  # n5, n6 older; all but the last
+        with pytest.raises(ValueError, match="^created_before must be a finite timestamp, got nan$"):
+            await store.delete_matching(MemoryQuery(), created_before=math.nan)
+        with pytest.raises(TypeError, match="^created_before must be a timestamp or a datetime, got a str$"):
+            await store.delete_matching(MemoryQuery(), created_before="5")  # type: ignore[arg-type]
+        assert [i.content for i in await store.search(MemoryQuery(limit=100))] == ["n6", "n7"]
+
+    asyncio.run(scenario())

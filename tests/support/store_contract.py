@@ -580,7 +580,7 @@ async def assert_forgetting_agrees_with_the_reference(store: MemoryStore, *, see
     rng = random.Random(seed)
     ids = [uuid4() for _ in range(30)]
     for step in range(rounds):
-        kind = rng.choice(["store", "store", "store", "delete", "many", "matching", "before", "count"])
+        kind = rng.choice(["store", "store", "store", "delete", "many", "matching", "aged", "before", "count"])
         if kind == "store":
             item = MemoryItem(
                 id=rng.choice(ids),
@@ -606,6 +606,13 @@ async def assert_forgetting_agrees_with_the_reference(store: MemoryStore, *, see
             outcome = (await store.delete_many(chosen_ids), await reference.delete_many(chosen_ids))
         elif kind == "matching":
             outcome = (await store.delete_matching(query), await reference.delete_matching(query))
+        elif kind == "aged":
+            # lionmem's own stores take the age in delete_matching (ADR-0100 D10).
+            cutoff = rng.choice([rng.uniform(0, step), float(rng.randrange(step + 1))])
+            outcome = (
+                await cast(Any, store).delete_matching(query, created_before=cutoff),
+                await reference.delete_matching(query, created_before=cutoff),
+            )
         elif kind == "before":
             cutoff = rng.uniform(0, step)
             outcome = (await store.delete_created_before(cutoff), await reference.delete_created_before(cutoff))

@@ -26,10 +26,12 @@ __all__ = [
     "SQL_FILTERS",
     "Narrowing",
     "Plan",
+    "aged_matches",
     "matching",
     "settle_unstorable",
     "settled",
     "sql_limit",
+    "unlimited",
 ]
 
 S = TypeVar("S")
@@ -152,6 +154,17 @@ def matching(
 
 FIRST_SLICE = 16
 """The fewest rows `matching` decodes at once."""
+
+
+def unlimited(query: MemoryQuery) -> MemoryQuery:
+    """`query` without its limit: every match."""
+    return query.model_copy(update={"limit": MAX_SQL_LIMIT})
+
+
+def aged_matches(found: list[MemoryItem], before: float, limit: int) -> list[MemoryItem]:
+    """Of every match `found`, in order, those created before `before`, cut by `limit`:
+    what a search returns of a store holding only the items created before it."""
+    return [item for item in found if item.created_at < before][:limit]
 
 
 @dataclass(frozen=True, slots=True)

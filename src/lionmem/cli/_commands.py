@@ -14,7 +14,7 @@ from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 from uuid import UUID, uuid5
 
 from lionmem.adapters.urls import open_store
@@ -157,23 +157,33 @@ _EVERY = 2**63 - 1
 """`forget`'s limit when none is given: every match."""
 
 
+class _ForgettingByAge(ForgettingStore, Protocol):
+    """A `ForgettingStore` whose `delete_matching` also takes an age, as each of
+    lionmem's stores does, and so every store a URL names ([ADR-0100][adr-0100-d10])."""
+
+    async def delete_matching(self, query: MemoryQuery, *, created_before: float | None = None) -> int: ...
+
+
 async def _forget(query: MemoryQuery, older_than: float | None, dry_run: bool, store: ForgettingStore) -> int:
     """Say how many items `query` (and the age) selects, then delete them unless
-    `dry_run`. Without an age, the count and the delete are those of `count` and
-    `delete_matching`; with one, the items a search returns are narrowed by age and
-    deleted by id."""
+    `dry_run`: those `delete_matching` deletes, of the items older than the age when
+    given, which it decides in the same step as the delete, so that an item replaced
+    by a newer one since the count is kept (ADR-0100 D10)."""
     if older_than is None:
-        ids = None
+        cutoff = None
         selected = len(range(await store.count(query))[: query.limit])
     else:
         cutoff = time.time() - older_than
-        ids = [item.id for item in await store.search(query) if item.created_at < cutoff]
-        selected = len(ids)
+        every = await store.search(query.model_copy(update={"limit": _EVERY}))
+        selected = len([item for item in every if item.created_at < cutoff][: query.limit])
     print(f"{_items(selected)} match" if selected != 1 else "1 item matches")
     if dry_run:
         print("dry run: nothing deleted")
         return 0
-    deleted = await (store.delete_matching(query) if ids is None else store.delete_many(ids))
+    if cutoff is None:
+        deleted = await store.delete_matching(query)
+    else:
+        deleted = await cast(_ForgettingByAge, store).delete_matching(query, created_before=cutoff)
     print(f"deleted {_items(deleted)}")
     return 0
 

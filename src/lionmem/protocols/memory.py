@@ -197,16 +197,26 @@ class InMemoryStore:
         """
         return len(self._items.exclude_ids(as_uuids(item_ids, "item_ids")))
 
-    async def delete_matching(self, query: MemoryQuery) -> int:
+    async def delete_matching(self, query: MemoryQuery, *, created_before: float | datetime | None = None) -> int:
         """Delete exactly the items `search(query)` would return, `limit` included,
-        in one step; return how many ([ADR-0100][adr-0100]).
+        in one step; return how many ([ADR-0100][adr-0100]). With `created_before`,
+        the items it would return if the store held only those created before it.
 
         Raises:
-            TypeError: `query` is not a `MemoryQuery`.
+            TypeError: `query` is not a `MemoryQuery`, or `created_before` is neither
+                a number nor a datetime.
+            ValueError: `created_before` is NaN or infinite.
         """
         require_type(query, "query", MemoryQuery)
         predicates = _predicates(query)
-        return len(self._items.exclude_where(lambda items: _matches(items, predicates, query.limit)))
+        if created_before is None:
+            return len(self._items.exclude_where(lambda items: _matches(items, predicates, query.limit)))
+        before = as_cutoff(created_before, "created_before")
+        return len(
+            self._items.exclude_where(
+                lambda items: _matches([i for i in items if i.created_at < before], predicates, query.limit)
+            )
+        )
 
     async def count(self, query: MemoryQuery) -> int:
         """The number of items `query`'s text, tags and filters match; `limit` is

@@ -77,11 +77,3 @@ async def write_batch(
         # deadlock; one batch per namespace at a time cannot.
         await cursor.execute(BATCH_LOCK, [lock_key, namespace])
         await cursor.executemany(UPSERT, rows)
-
-
-async def delete_where(
-    conn: psycopg.AsyncConnection[Any], *, namespace: str, where: LiteralString, params: list[object]
-) -> int:
-    """Delete the items of `namespace` that `where` selects; return how many."""
-    cursor = await conn.execute("DELETE FROM lionmem_items WHERE namespace = %s AND " + where, [namespace, *params])
-    return cursor.rowcount

@@ -22,14 +22,15 @@ from psycopg_pool import AsyncConnectionPool
 from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.timeouts import MAX_TIMEOUT, milliseconds
 from lionmem.adapters._codec import DURABLE_PROFILE, as_batch, decode_item, encode_batch
-from lionmem.adapters._narrowing import MAX_SQL_LIMIT
+from lionmem.adapters._narrowing import unlimited
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
 from lionmem.adapters.postgres._connect import connect
+from lionmem.adapters.postgres._deletes import delete_found, delete_where
 from lionmem.adapters.postgres._dsn import checked_conninfo, redacted
 from lionmem.adapters.postgres._planner import plan_search
-from lionmem.adapters.postgres._pool import Connections, fetch
+from lionmem.adapters.postgres._pool import Connections
 from lionmem.adapters.postgres._reads import PAGE, STATS, decode_all, read_search, stats_of
-from lionmem.adapters.postgres._writes import UPSERT, delete_where, item_row, write_batch
+from lionmem.adapters.postgres._writes import UPSERT, item_row, write_batch
 from lionmem.adapters.postgres.schema import LOCK_KEY
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.stats import StoreStats
@@ -310,15 +311,18 @@ class PostgresMemoryStore(ClosesOnExit):
         keys = as_uuids(item_ids, "item_ids")
         return await self._delete("id = ANY(%s)", [keys]) if keys else 0
 
-    async def delete_matching(self, query: MemoryQuery) -> int:
+    async def delete_matching(self, query: MemoryQuery, *, created_before: float | datetime | None = None) -> int:
         """Delete exactly the items `search(query)` would return, `limit` included,
-        in one transaction; return how many ([ADR-0100][adr-0100]).
+        in one transaction; return how many ([ADR-0100][adr-0100]). With
+        `created_before`, of the items created before it.
 
         The search and the delete read one snapshot (repeatable read): an item another
         client changes in between fails the call rather than being deleted unseen.
 
         Raises:
-            TypeError: `query` is not a `MemoryQuery`.
+            TypeError: `query` is not a `MemoryQuery`, or `created_before` is neither
+                a number nor a datetime.
+            ValueError: `created_before` is NaN or infinite.
             StoreUnavailableError: the server did not answer in time.
             psycopg.Error: the server refused the delete, such as
                 `psycopg.errors.SerializationFailure` when another client changed a
@@ -328,22 +332,8 @@ class PostgresMemoryStore(ClosesOnExit):
                 the store, or in a process forked from the one that opened it.
         """
         require_type(query, "query", MemoryQuery)
-
-        async def delete(conn: psycopg.AsyncConnection[Any]) -> int:
-            async with conn.transaction():
-                await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                found = await read_search(
-                    self.namespace, query, lambda statement, params: fetch(conn, statement, params, False)
-                )
-                if not found:
-                    return 0
-                cursor = await conn.execute(
-                    "DELETE FROM lionmem_items WHERE namespace = %s AND id = ANY(%s)",
-                    [self.namespace, [item.id for item in found]],
-                )
-                return cursor.rowcount
-
-        return await self._on_connection(delete)
+        before = None if created_before is None else as_cutoff(created_before, "created_before")
+        return await self._on_connection(partial(delete_found, namespace=self.namespace, query=query, before=before))
 
     async def count(self, query: MemoryQuery) -> int:
         """The number of items in this namespace that `query`'s text, tags and filters
@@ -360,7 +350,7 @@ class PostgresMemoryStore(ClosesOnExit):
         if not (query.text or query.tags or query.filters):
             rows = await self._execute("SELECT count(*) FROM lionmem_items WHERE namespace = %s", [self.namespace])
             return int(rows[0][0])
-        return len(await self.search(query.model_copy(update={"limit": MAX_SQL_LIMIT})))
+        return len(await self.search(unlimited(query)))
 
     async def delete_created_before(self, cutoff: float | datetime) -> int:
         """Delete every item in this namespace whose `created_at` is before `cutoff`,

@@ -12,7 +12,7 @@ from pathlib import Path
 from uuid import UUID
 
 from lionmem.adapters._codec import decode_in_slices
-from lionmem.adapters._narrowing import MAX_SQL_LIMIT, settled
+from lionmem.adapters._narrowing import aged_matches, settled, unlimited
 from lionmem.adapters.sqlite._checkpoint import Checkpoints
 from lionmem.adapters.sqlite._files import log_files
 from lionmem.adapters.sqlite._planner import plan_search
@@ -67,7 +67,7 @@ class Worker:
         if not (query.text or query.tags or query.filters):
             (counted,) = self.db.execute("SELECT count(*) FROM items").fetchone()
             return int(counted)
-        return len(self.search(query.model_copy(update={"limit": MAX_SQL_LIMIT})))
+        return len(self.search(unlimited(query)))
 
     def page(self, after: int, size: int) -> tuple[int, list[MemoryItem]]:
         """The next `size` items after position `after`, and the position they end at."""
@@ -99,11 +99,17 @@ class Worker:
         with write_transaction(self.db):
             return self._deleted(self._delete_keys(keys))
 
-    def delete_matching(self, query: MemoryQuery) -> int:
-        """Delete what `search(query)` finds, in one transaction; return how many."""
+    def delete_matching(self, query: MemoryQuery, before: float | None = None) -> int:
+        """Delete what `search(query)` finds, in one transaction, of the items created
+        before `before` when given; return how many."""
         with write_transaction(self.db):
-            # Read inside the transaction, so the items deleted are those it found.
-            return self._deleted(self._delete_keys([item.id for item in self.search(query)]))
+            # Read inside the transaction, so the items deleted are those it found:
+            # one replaced by another process since is found as it is now.
+            if before is None:
+                found = self.search(query)
+            else:
+                found = aged_matches(self.search(unlimited(query)), before, query.limit)
+            return self._deleted(self._delete_keys([item.id for item in found]))
 
     def delete_where(self, where: str, params: list[object]) -> int:
         """Delete the items `where` selects, in one transaction; return how many."""

@@ -343,19 +343,24 @@ class SQLiteMemoryStore(ClosesOnExit):
         keys = as_uuids(item_ids, "item_ids")
         return await self._on_writer(self._worker.delete_ids, keys)
 
-    async def delete_matching(self, query: MemoryQuery) -> int:
+    async def delete_matching(self, query: MemoryQuery, *, created_before: float | datetime | None = None) -> int:
         """Delete exactly the items `search(query)` would return, `limit` included,
-        in one transaction; return how many ([ADR-0100][adr-0100]).
+        in one transaction; return how many ([ADR-0100][adr-0100]). With
+        `created_before`, of the items created before it, decided in the same
+        transaction.
 
         Raises:
-            TypeError: `query` is not a `MemoryQuery`.
+            TypeError: `query` is not a `MemoryQuery`, or `created_before` is neither
+                a number nor a datetime.
+            ValueError: `created_before` is NaN or infinite.
             sqlite3.OperationalError: as for `store`; nothing is deleted.
             StoreClosedError: the store is closed.
             RuntimeError: called in a process forked from the one that opened
                 the store.
         """
         require_type(query, "query", MemoryQuery)
-        return await self._on_writer(self._worker.delete_matching, query)
+        before = None if created_before is None else as_cutoff(created_before, "created_before")
+        return await self._on_writer(self._worker.delete_matching, query, before)
 
     async def count(self, query: MemoryQuery) -> int:
         """The number of items `query`'s text, tags and filters match; `limit` is
