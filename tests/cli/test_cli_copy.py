@@ -20,7 +20,7 @@ import pytest
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
-from tests.support.cli_support import PIPED_ENV, fail_store_many_at, run_cli, with_namespace
+from tests.support.cli_support import PIPED_ENV, fail_store_many_at, fill, run_cli, with_namespace
 
 
 def _fill(url: str, count: int) -> list[MemoryItem]:
@@ -147,3 +147,18 @@ def test_copy_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
         os.close(leader)
     assert done.returncode == 0 and done.stdout.startswith("copied 1500 items")
     assert b"1500/1500" in shown and b"100%" in shown
+
+
+def test_copy_names_the_item_the_destination_refuses_and_its_rule(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = f"sqlite:///{tmp_path / 'nul.db'}"
+    refused = MemoryItem(content="a U+0000: \x00")
+    fill(source, [MemoryItem(content="fine"), refused])
+    target = with_namespace(pg_url, f"copy-{uuid4().hex[:12]}")
+    status, _, err = run_cli(capsys, "copy", source, target)
+    assert status == 1
+    assert (
+        f"error: the store refused item {refused.id}: content holds the character U+0000, which this store cannot keep"
+        in err
+    )

@@ -182,3 +182,124 @@ def test_the_published_schema_describes_what_export_writes(tmp_path: Path, capsy
         assert set(line) == set(item["required"])
         for field, rule in item["properties"].items():
             assert "type" not in rule or isinstance(line[field], kinds[rule["type"]]), (field, line)
+
+
+def _line(**fields: Any) -> str:
+    item = {"id": str(uuid4()), "created_at": 1.0, "metadata": {}, "content": "x", "tags": [], **fields}
+    return json.dumps(item, allow_nan=True) + "\n"
+
+
+HEADER = '{"format":"lionmem-export","version":1}\n'
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ('{"k": NaN}', "metadata['k'] is nan; NaN and infinity are not JSON values"),
+        ("Infinity", "content is inf; NaN and infinity are not JSON values"),
+        ("[" * 600 + "]" * 600, "nests lists and objects more than 500 levels deep"),
+        ("[" * 10_000 + "]" * 10_000, "nests lists and objects deeper than Python reads"),
+        ('"lone \\ud800"', "holds the lone surrogate U+D800"),
+    ],
+    ids=["NaN", "Infinity", "600 levels", "10,000 levels", "lone surrogate"],
+)
+def test_an_item_the_store_would_refuse_is_refused_at_the_check_by_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: str, message: str
+) -> None:
+    """Line 702 of the file holds what the store refuses; the store holds one item
+    before the import and after it, and the message names the file, line and item."""
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    fill(url, [MemoryItem(content="before")])
+    good = "".join(_line(content=f"n{n}") for n in range(700))
+    item_id = str(uuid4())
+    line = '{"id": "' + item_id + '", "created_at": 1.0, "tags": [], '
+    if bad.startswith('{"k"'):
+        line += f'"metadata": {bad}, "content": "x"}}\n'
+    else:
+        line += f'"metadata": {{}}, "content": {bad}}}\n'
+    path = tmp_path / "bad.jsonl"
+    path.write_text(HEADER + good + line + _line(), encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(capsys, "import", url, str(path))
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert f"{path} line 702: " in err and message in err, err
+    assert "Traceback" not in err
+    if "Python reads" not in message:
+        assert f"item {item_id}: the store refuses it" in err
+    assert [i.content for i in _everything(url)] == ["before"]
+
+
+def test_u0000_is_refused_for_postgres_and_kept_by_sqlite(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "nul.jsonl"
+    path.write_text(HEADER + _line(content="a") + _line(content="nul \x00 here"), encoding="utf-8")
+    postgres = with_namespace(pg_url, f"nul-{uuid4().hex[:12]}")
+    with pytest.raises(SystemExit):
+        run_cli(capsys, "import", postgres, str(path))
+    err = capsys.readouterr().err
+    assert "line 3: item " in err and "holds the character U+0000, which this store cannot keep" in err
+    sqlite = f"sqlite:///{tmp_path / 'm.db'}"
+    assert run_cli(capsys, "import", sqlite, str(path)) == (0, "imported 2 items\n", "")
+
+
+def test_an_id_given_twice_is_refused_naming_both_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    twice = str(uuid4())
+    path = tmp_path / "twice.jsonl"
+    path.write_text(HEADER + _line(id=twice) + _line() + _line(id=twice, content="later"), encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with pytest.raises(SystemExit):
+        run_cli(capsys, "import", url, str(path))
+    err = capsys.readouterr().err
+    assert f"{path} line 4: the id {twice} again, first given on line 2" in err
+    assert not (tmp_path / "m.db").exists()
+
+
+@pytest.mark.parametrize("where", ["header", "item"])
+def test_text_that_is_not_utf8_is_refused_naming_the_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    path = tmp_path / "latin.jsonl"
+    if where == "header":
+        path.write_bytes(b'{"format":"lionmem-export","version":1} caf\xe9\n')
+        expected = f"{path} line 1: not a lionmem export, not UTF-8 text (byte 0xe9 at column 44)"
+    else:
+        path.write_bytes(HEADER.encode() + _line().encode() + _line(content="caf").encode().replace(b"caf", b"caf\xc3"))
+        expected = f"{path} line 3: not UTF-8 text (byte 0xc3 at column "
+    with pytest.raises(SystemExit):
+        run_cli(capsys, "import", f"sqlite:///{tmp_path / 'm.db'}", str(path))
+    assert expected in capsys.readouterr().err
+
+
+def test_importing_a_database_file_is_refused_as_not_an_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "some.db"
+    fill(f"sqlite:///{source}", [MemoryItem(content="x")])
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(capsys, "import", f"sqlite:///{tmp_path / 'm.db'}", str(source))
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and f"{source} line 1: not a lionmem export" in err and "Traceback" not in err
+
+
+def test_a_refusal_left_at_write_time_names_the_lines_and_the_first_item(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file check applies the store's rules; a refusal the check did not foresee
+    # (here, a store that refuses every batch) still names where in the file it was.
+    items = _items(3)
+    path = tmp_path / "all.jsonl"
+    path.write_text(HEADER + "".join(_line(id=str(i.id), content=str(i.content)) for i in items), encoding="utf-8")
+
+    async def refuses(store: SQLiteMemoryStore, batch: Any) -> list[Any]:
+        raise ValueError("the disk says no")
+
+    monkeypatch.setattr(SQLiteMemoryStore, "store_many", refuses)
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    status, out, err = run_cli(capsys, "import", url, str(path))
+    assert (status, out) == (1, "")
+    assert err == (
+        f"python -m lionmem: error: the store refused a batch of {len(items)} items from item {items[0].id} "
+        f"(lines 2-{len(items) + 1}): the disk says no\n"
+    )

@@ -16,16 +16,18 @@ parameters to libpq. Governed by
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from functools import partial
 from typing import Any, Final
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from lionmem._internal.arguments import require_type
-from lionmem.adapters._codec import DURABLE_PROFILE
+from lionmem.adapters._codec import DURABLE_PROFILE, encode_item
 from lionmem.protocols.forgetting import ForgettingStore
-from lionmem.protocols.memory import InMemoryStore
+from lionmem.protocols.memory import InMemoryStore, MemoryItem, check_matchable
 from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
 
-__all__ = ["SCHEMES", "open_store", "profile_of"]
+__all__ = ["SCHEMES", "item_check", "open_store", "profile_of"]
 
 SCHEMES: Final = ("memory", "sqlite", "postgresql", "postgres")
 """The URL schemes `open_store` knows."""
@@ -89,6 +91,24 @@ def profile_of(url: str) -> FidelityProfile:
         ValueError: an unknown scheme.
     """
     return REFERENCE_PROFILE if _scheme(url) == "memory" else DURABLE_PROFILE
+
+
+def item_check(url: str) -> Callable[[MemoryItem], object]:
+    """What the store `url` names refuses at `store`, without opening it: a function
+    that raises the `TypeError` or `ValueError` that store's `store` would raise for
+    an item, naming the rule, and returns otherwise. `memory:` refuses content whose
+    `str()` raises; SQLite refuses what is not a JSON value within the nesting and size
+    limits; PostgreSQL refuses that and U+0000 as well, which its text cannot hold
+    ([ADR-0096][adr-0096], [ADR-0097][adr-0097]).
+
+    Raises:
+        TypeError: `url` is not a str.
+        ValueError: an unknown scheme.
+    """
+    scheme = _scheme(url)
+    if scheme == "memory":
+        return check_matchable
+    return partial(encode_item, allow_nul=scheme == "sqlite")
 
 
 def _scheme(url: str) -> str:

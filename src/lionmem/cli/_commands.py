@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 from uuid import UUID, uuid5
 
-from lionmem.adapters.urls import open_store
+from lionmem.adapters.urls import item_check, open_store
 from lionmem.cli._copy import copy, state_path
 from lionmem.cli._input import filters, json_value, pairs, seconds_of, uuid_of
 from lionmem.cli._output import print_items
-from lionmem.cli._transfer import CommandError, batches, check_file, export, refusals, store_batch
+from lionmem.cli._transfer import Check, CommandError, batches, check_file, export, refusals, store_batch
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.protocols.stats import StatsStore
@@ -112,22 +112,24 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         return delete
     if args.command == "copy":
         target = open_store(args.target)  # the URL is checked now; nothing opens yet
+        check = item_check(args.target)
         state = state_path(args.url, args.target)
 
         async def copy_into(store: ForgettingStore) -> int:
             async with target as destination:
-                return await copy(store, destination, state)
+                return await copy(store, destination, state, check)
 
         return copy_into
     if args.command == "stats":
         return _stats
     if args.command == "import":
         path = Path(args.file)
+        check = item_check(args.url)
         try:
-            check_file(path)  # every line, before a store is opened
+            check_file(path, check)  # every line, by the store's rules, before a store is opened
         except OSError as exc:
             raise ValueError(f"cannot read {path}: {exc.strerror}") from None
-        return partial(_import, path)
+        return partial(_import, path, check)
     query = MemoryQuery(
         text=args.text,
         tags=args.tag,
@@ -195,13 +197,13 @@ async def _export(query: MemoryQuery | None, output: Path | None, store: Forgett
     return 0
 
 
-async def _import(path: Path, store: ForgettingStore) -> int:
+async def _import(path: Path, check: Check, store: ForgettingStore) -> int:
     """Store the items of `path`, checked already, in batches; by id, so a second run
     replaces each item by itself, and a run after an interrupted one completes it."""
     imported = 0
     for batch in batches(path):
-        await store_batch(store, batch)
-        imported += len(batch)
+        await store_batch(store, batch.items, check=check, first_line=batch.first_line)
+        imported += len(batch.items)
     print(f"imported {_items(imported)}")
     return 0
 

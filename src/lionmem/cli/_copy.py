@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lionmem.cli._output import item_line
-from lionmem.cli._transfer import BATCH, store_batch
+from lionmem.cli._transfer import BATCH, Check, store_batch
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
@@ -29,7 +29,7 @@ def state_path(source_url: str, target_url: str) -> Path:
     return Path(f".lionmem-copy-{digest}.json")
 
 
-async def copy(source: ForgettingStore, target: ForgettingStore, state: Path) -> int:
+async def copy(source: ForgettingStore, target: ForgettingStore, state: Path, check: Check | None = None) -> int:
     """Copy `source` into `target` and check the result; return the exit status.
 
     An empty target is filled; one that holds items is refused, unless `state`
@@ -50,10 +50,10 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path) ->
     from tqdm import tqdm  # only here: `import lionmem` and --help never load it
 
     with tqdm(total=total, unit="item", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
-        source_digest = await _fill(source, target, state, done if held >= done else 0, last, bar.update)
+        source_digest = await _fill(source, target, state, done if held >= done else 0, last, bar.update, check)
         if source_digest is None:
             bar.reset()
-            source_digest = await _fill(source, target, state, 0, "", bar.update)
+            source_digest = await _fill(source, target, state, 0, "", bar.update, check)
     assert source_digest is not None  # a copy from the start has no resume point to miss
     target_digest = await _digest(target)
     state.unlink(missing_ok=True)
@@ -77,6 +77,7 @@ async def _fill(
     done: int,
     last: str,
     advance: Callable[[int], object],
+    check: Check | None,
 ) -> tuple[int, str] | None:
     """Write the source's items after the first `done` into the target, recording
     progress after each batch; return the count and digest of every item read from
@@ -105,7 +106,9 @@ async def _fill(
                     skip = done - start
                 await writing
                 writing = asyncio.ensure_future(
-                    _write(target, batch[skip:], state, position, str(batch[-1].id), partial(advance, len(batch)))
+                    _write(
+                        target, batch[skip:], state, position, str(batch[-1].id), partial(advance, len(batch)), check
+                    )
                 )
             await writing
     finally:
@@ -120,10 +123,11 @@ async def _write(
     position: int,
     last: str,
     advance: Callable[[], object],
+    check: Check | None,
 ) -> None:
     """Store `items`, then record that the first `position` source items are copied."""
     if items:
-        await store_batch(target, items)
+        await store_batch(target, items, check=check)
     _record(state, position, last)
     advance()
 

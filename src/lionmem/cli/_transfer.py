@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, NamedTuple, cast
 
 from pydantic import ValidationError
 
@@ -82,52 +82,122 @@ def refusals(what: str) -> Generator[None, None, None]:
         raise CommandError(f"the store refused {what}: {exc}") from exc
 
 
-async def store_batch(store: ForgettingStore, batch: list[MemoryItem]) -> None:
+Check = Callable[[MemoryItem], object]
+"""A store's rules for an item: raises `TypeError` or `ValueError` naming the rule."""
+
+
+async def store_batch(
+    store: ForgettingStore, batch: list[MemoryItem], *, check: Check | None = None, first_line: int | None = None
+) -> None:
     """Store `batch` in one call where the store takes batches (atomically, in the
-    durable stores), else one item at a time."""
-    what = f"item {batch[0].id}" if len(batch) == 1 else f"a batch of {len(batch)} items from {batch[0].id}"
-    with refusals(what):
+    durable stores), else one item at a time. A refusal names the item `check` finds
+    at fault, else the batch; with its line in the file, from `first_line`."""
+    try:
         if isinstance(store, BatchingStore):
             await store.store_many(batch)
         else:
             for item in batch:
                 await store.store(item)
+    except (TypeError, ValueError) as exc:
+        raise CommandError(_refused(batch, exc, check, first_line)) from exc
 
 
-def check_file(path: Path) -> None:
-    """Read every line of `path` as the format says, before anything is written.
+def _refused(batch: list[MemoryItem], error: Exception, check: Check | None, first_line: int | None) -> str:
+    def at(index: int) -> str:
+        return "" if first_line is None else f" (line {first_line + index})"
+
+    if check is not None:
+        for index, item in enumerate(batch):
+            try:
+                check(item)
+            except (TypeError, ValueError) as rule:
+                return f"the store refused item {item.id}{at(index)}: {rule}"
+    if len(batch) == 1:
+        return f"the store refused item {batch[0].id}{at(0)}: {error}"
+    lines = "" if first_line is None else f" (lines {first_line}-{first_line + len(batch) - 1})"
+    return f"the store refused a batch of {len(batch)} items from item {batch[0].id}{lines}: {error}"
+
+
+class Batch(NamedTuple):
+    """Items of an import file, in order, and the line the first is on."""
+
+    items: list[MemoryItem]
+    first_line: int
+
+
+def check_file(path: Path, check: Check) -> int:
+    """Read every line of `path` as the format says, and each item by the rules of
+    the store it goes to (`check`), before anything is written; return how many items
+    it holds. An id may come once.
 
     Raises:
-        ImportFileError: no header, a newer format, or a line that is not an item,
-            named by its number.
+        ImportFileError: no header, a newer format, text that is not UTF-8, a line
+            that is not an item, an item the store refuses, or an id given twice;
+            each named by its line.
         OSError: the file cannot be read.
     """
-    for _ in batches(path):
-        pass
+    seen: set[int] = set()
+    for batch in batches(path, check):
+        for offset, item in enumerate(batch.items):
+            if item.id.int in seen:
+                earlier = next(n for n, i in _items(path) if i.id == item.id)
+                raise ImportFileError(
+                    f"{path} line {batch.first_line + offset}: the id {item.id} again, first given on line "
+                    f"{earlier}; an export holds each item once, so the file was not written by export"
+                )
+            seen.add(item.id.int)
+    return len(seen)
 
 
-def batches(path: Path) -> Iterator[list[MemoryItem]]:
-    """The items of `path`, in order, in lists of at most `BATCH`."""
-    with path.open(encoding="utf-8") as file:
+def batches(path: Path, check: Check | None = None) -> Iterator[Batch]:
+    """The items of `path`, in order, in lists of at most `BATCH`, each checked by
+    `check` when given."""
+    batch: list[MemoryItem] = []
+    first = 2
+    for number, item in _items(path, check):
+        if not batch:
+            first = number
+        batch.append(item)
+        if len(batch) == BATCH:
+            yield Batch(batch, first)
+            batch = []
+    if batch:
+        yield Batch(batch, first)
+
+
+def _items(path: Path, check: Check | None = None) -> Iterator[tuple[int, MemoryItem]]:
+    with path.open("rb") as file:
         lines = enumerate(file, start=1)
         first = next(lines, None)
         if first is None:
             raise ImportFileError(f"{path} is empty, not a lionmem export")
-        _check_header(path, first[1])
-        batch: list[MemoryItem] = []
-        for number, line in lines:
-            batch.append(_item(path, number, line))
-            if len(batch) == BATCH:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+        _check_header(path, _text(path, *first))
+        for number, raw in lines:
+            item = _item(path, number, _text(path, number, raw))
+            if check is not None:
+                try:
+                    check(item)
+                except (TypeError, ValueError) as rule:
+                    raise ImportFileError(
+                        f"{path} line {number}: item {item.id}: the store refuses it: {rule}"
+                    ) from None
+            yield number, item
+
+
+def _text(path: Path, number: int, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        what = "not a lionmem export, " if number == 1 else ""
+        raise ImportFileError(
+            f"{path} line {number}: {what}not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+        ) from None
 
 
 def _check_header(path: Path, line: str) -> None:
     try:
         found: object = loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         found = None
     fields = cast("dict[str, object]", found) if isinstance(found, dict) else {}
     if fields.get("format") != FORMAT:
@@ -147,6 +217,10 @@ def _item(path: Path, number: int, line: str) -> MemoryItem:
         fields: object = loads(line)
     except ValueError as exc:
         raise ImportFileError(f"{path} line {number}: not JSON ({exc})") from None
+    except RecursionError:
+        raise ImportFileError(
+            f"{path} line {number}: nests lists and objects deeper than Python reads; a store keeps 500 levels"
+        ) from None
     if not isinstance(fields, dict) or frozenset(cast("dict[str, object]", fields)) != _FIELDS:
         raise ImportFileError(
             f"{path} line {number}: not an item; an item is a JSON object with exactly the "

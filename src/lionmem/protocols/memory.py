@@ -135,7 +135,7 @@ class InMemoryStore:
                 ([ADR-0092][adr-0092-notes]).
         """
         if type(getattr(item, "content", None)) is not str and isinstance(item, MemoryItem):
-            _check_matchable(item)
+            check_matchable(item)
         self._items.include(item)
         return item.id
 
@@ -275,7 +275,7 @@ def _matches(snapshot: list[MemoryItem], predicates: list[_Predicate], limit: in
     return matches if limit is None else matches[:limit]
 
 
-def _check_matchable(item: MemoryItem) -> None:
+def check_matchable(item: MemoryItem) -> None:
     """Raise `ValueError` unless the text rule, `str(content)`, can read `item`.
 
     Stored, such an item would make every later text search of the store raise.
