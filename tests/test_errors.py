@@ -18,6 +18,7 @@ BASES: dict[type[Exception], type[Exception]] = {
     errors.StoreClosedError: RuntimeError,
     errors.IncompatibleDatabaseError: RuntimeError,
     errors.MissingSchemaError: errors.IncompatibleDatabaseError,
+    errors.DatabaseCorruptError: errors.IncompatibleDatabaseError,
     errors.StoreUnavailableError: ConnectionError,
     errors.ImportFileError: ValueError,
     ConformanceFailure: AssertionError,

@@ -7,7 +7,8 @@ Exception
 └── LionmemError
     ├── StoreClosedError ............ also RuntimeError
     ├── IncompatibleDatabaseError ... also RuntimeError
-    │   └── MissingSchemaError
+    │   ├── MissingSchemaError
+    │   └── DatabaseCorruptError
     ├── StoreUnavailableError ....... also ConnectionError
     ├── ImportFileError ............. also ValueError
     └── ConformanceFailure .......... also AssertionError (lionmem.testing)
@@ -24,6 +25,7 @@ a `LionmemError`: they are the caller's to fix, not a state of a store. The
 from __future__ import annotations
 
 __all__ = [
+    "DatabaseCorruptError",
     "ImportFileError",
     "IncompatibleDatabaseError",
     "LionmemError",
@@ -53,6 +55,13 @@ class MissingSchemaError(IncompatibleDatabaseError):
     Opening it with `create=True`, the default, makes it a store
     ([ADR-0096][adr-0096], [ADR-0097][adr-0097]).
     """
+
+
+class DatabaseCorruptError(IncompatibleDatabaseError):
+    """The database file is damaged: SQLite met a page it cannot read, at open or at
+    any call after. The message names the file and how to recover what it holds; a
+    store that met the damage refuses every write after it, so that nothing is
+    written into a file that may lose it ([ADR-0096][adr-0096-damage])."""
 
 
 class StoreUnavailableError(LionmemError, ConnectionError):

@@ -15,7 +15,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from lionmem.adapters.sqlite._files import log_files, not_writable, refuse_foreign_file, refuse_non_database
+from lionmem.adapters.sqlite._files import damage, log_files, not_writable, refuse_foreign_file, refuse_non_database
 from lionmem.adapters.sqlite.schema import APPLICATION_ID, migrate
 from lionmem.errors import IncompatibleDatabaseError, MissingSchemaError
 
@@ -100,11 +100,9 @@ def _connect_writer(path: Path, uri: str, busy_ms: int, synchronous: str, create
         migrate(db, path)
     except sqlite3.DatabaseError as exc:
         db.close()
-        if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
-            raise IncompatibleDatabaseError(
-                f"{path} is damaged (SQLite: {exc}); left as it was. Restore it from a "
-                f"backup, or see what can be saved with: sqlite3 {path} .recover"
-            ) from None
+        damaged = damage(path, exc)
+        if damaged is not None:
+            raise damaged from None
         raise
     except BaseException:
         db.close()

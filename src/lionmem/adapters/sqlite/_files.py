@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from lionmem.errors import IncompatibleDatabaseError
+from lionmem.errors import DatabaseCorruptError, IncompatibleDatabaseError
 
 
 def database_path(path: object) -> Path:
@@ -103,3 +103,17 @@ def refuse_non_database(path: Path) -> None:
             raise IncompatibleDatabaseError(f"{path} is not an SQLite database; left untouched") from None
     finally:
         probe.close()
+
+
+def damage(path: Path, error: sqlite3.Error) -> DatabaseCorruptError | None:
+    """The `DatabaseCorruptError` that `error` means for the file at `path`, or `None`
+    when it is not damage: a page SQLite cannot read, a header that is no database's,
+    or a text column that is not UTF-8, which lionmem never writes."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    undecodable = isinstance(error, sqlite3.OperationalError) and str(error).startswith("Could not decode to UTF-8")
+    if code not in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) and not undecodable:
+        return None
+    return DatabaseCorruptError(
+        f"{path} is damaged (SQLite: {error}); left as it was. Restore it from a "
+        f"backup, or see what can be saved with: sqlite3 {path} .recover"
+    )

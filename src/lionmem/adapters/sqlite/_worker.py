@@ -7,16 +7,18 @@ Governed by [ADR-0096][adr-0096] and, for deletes, [ADR-0100][adr-0100].
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from uuid import UUID
 
 from lionmem.adapters._codec import decode_in_slices
 from lionmem.adapters._narrowing import aged_matches, settled, unlimited
 from lionmem.adapters.sqlite._checkpoint import Checkpoints
-from lionmem.adapters.sqlite._files import log_files
+from lionmem.adapters.sqlite._files import damage, log_files
 from lionmem.adapters.sqlite._planner import plan_search
 from lionmem.adapters.sqlite._writes import Write, delete_rows, put, put_many, write_transaction
+from lionmem.errors import DatabaseCorruptError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.stats import StoreStats
 
@@ -41,9 +43,30 @@ class Worker:
         self.checkpoints = Checkpoints(path)
         """The checkpoint thread the writes ask for checkpoints."""
         self._forgot = False  # whether a delete ran, so closing must merge the text index
+        self.damaged: DatabaseCorruptError | None = None
+        """The damage a call met, after which every write is refused."""
+
+    @contextmanager
+    def noting_damage(self) -> Generator[None, None, None]:
+        """Raise the damage an SQLite error in the block shows as `DatabaseCorruptError`,
+        noted so that every write is refused from now on; any other error as it is.
+        For any connection of the store, on any thread."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            damaged = damage(self.path, exc)
+            if damaged is None:
+                raise
+            self.damaged = damaged
+            raise damaged from None
+
+    def _writable(self) -> None:
+        if self.damaged is not None:
+            raise DatabaseCorruptError(f"refusing to write: {self.damaged}")
 
     def write(self, writes: Sequence[Write]) -> None:
         """Store `writes` in one transaction, then ask for a checkpoint if it is due."""
+        self._writable()
         with write_transaction(self.db):
             if len(writes) == 1:
                 put(self.db, writes[0])
@@ -96,12 +119,14 @@ class Worker:
 
     def delete_ids(self, keys: list[UUID]) -> int:
         """Delete the items with these ids in one transaction; return how many."""
+        self._writable()
         with write_transaction(self.db):
             return self._deleted(self._delete_keys(keys))
 
     def delete_matching(self, query: MemoryQuery, before: float | None = None) -> int:
         """Delete what `search(query)` finds, in one transaction, of the items created
         before `before` when given; return how many."""
+        self._writable()
         with write_transaction(self.db):
             # Read inside the transaction, so the items deleted are those it found:
             # one replaced by another process since is found as it is now.
@@ -113,6 +138,7 @@ class Worker:
 
     def delete_where(self, where: str, params: list[object]) -> int:
         """Delete the items `where` selects, in one transaction; return how many."""
+        self._writable()
         with write_transaction(self.db):
             return self._deleted(delete_rows(self.db, where, params))
 
@@ -130,13 +156,14 @@ class Worker:
 
     def optimize(self) -> None:
         """Merge the text index into one segment, in one transaction."""
+        self._writable()
         with write_transaction(self.db):
             self.db.execute("INSERT INTO items_text (items_text) VALUES ('optimize')")
 
     def close(self) -> None:
         """Close the writer, first merging the text index if anything was deleted,
         then the checkpoint thread, which empties the log."""
-        if self._forgot:
+        if self._forgot and self.damaged is None:
             # The text index drops a deleted row's words only when its segments are
             # merged; merged into one, none of them is left (ADR-0100).
             self.optimize()

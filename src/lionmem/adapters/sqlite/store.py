@@ -193,7 +193,8 @@ class SQLiteMemoryStore(ClosesOnExit):
     async def _on_writer(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         self._live_reader()
         self._refuse_forked()
-        return await asyncio.get_running_loop().run_in_executor(self._executor, partial(function, *args, **kwargs))
+        with self._worker.noting_damage():
+            return await asyncio.get_running_loop().run_in_executor(self._executor, partial(function, *args, **kwargs))
 
     # -- the protocol -------------------------------------------------------------
 
@@ -276,7 +277,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         """
         key = str(as_uuid(item_id, "item_id"))
         self._refuse_forked()
-        with self._reading:
+        with self._reading, self._worker.noting_damage():
             row = self._live_reader().execute(f"SELECT {COLUMNS} FROM items WHERE id = ?", (key,)).fetchone()
         return None if row is None else decode_item(*row)
 
