@@ -3,9 +3,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import re
+import sqlite3
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any, cast
 from uuid import uuid4
@@ -15,6 +20,7 @@ import pytest
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
+from lionmem.protocols.forgetting import ErasureWarning
 from tests.support.cli_support import fill, lines_of, run_cli, with_namespace
 
 MARKER = "qzqzxjxjwvwv"
@@ -155,3 +161,64 @@ def test_forget_older_than_keeps_an_item_replaced_after_it_was_counted(
     assert run_cli(capsys, "forget", url, "--older-than", "1d") == (0, "3 items match\ndeleted 2 items\n", "")
     monkeypatch.setattr(store_class, "search", search)
     assert _contents(capsys, url) == ["fresh"]
+
+
+def test_erasure_that_closing_cannot_prove_is_said_with_status_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another connection reading the file keeps its write-ahead log: the deleted
+    marker may still be there when the command returns, and the command says so."""
+    path = tmp_path / "m.db"
+    url = f"sqlite:///{path}"
+    marked = MemoryItem(content=f"secret {MARKER}")
+    fill(url, [marked, MemoryItem(content="kept")])
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as reader:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM items").fetchone()  # a read snapshot held open
+        status, out, err = run_cli(capsys, "delete", url, str(marked.id))
+        wal = path.with_name("m.db-wal")
+        assert status == 1 and out == "deleted 1 of 1 item\n"
+        assert err.startswith(
+            f"python -m lionmem: warning: erasure of what was deleted is not proven: the write-ahead log {wal} still holds "
+        )
+        assert err.endswith("open and close it with lionmem again to finish the erasure (ADR-0100 D3)\n")
+        reader.execute("COMMIT")
+    # With the other connection gone, opening and closing finishes it: a delete of
+    # nothing still empties the log.
+    status, out, err = run_cli(capsys, "forget", url, "--text", MARKER)
+    assert (status, err) == (0, "")
+    assert not path.with_name("m.db-wal").exists()
+    assert MARKER.encode() not in path.read_bytes()
+
+
+def test_a_store_that_closes_with_its_log_emptied_gives_no_warning(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with SQLiteMemoryStore.open(tmp_path / "m.db") as store:
+            item = MemoryItem(content="gone")
+            await store.store(item)
+            assert await store.delete(item.id)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        asyncio.run(scenario())
+    assert not (tmp_path / "m.db-wal").exists()
+
+
+def test_the_store_warns_once_when_erasure_is_not_proven(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+
+    async def scenario() -> None:
+        store = await SQLiteMemoryStore.open(path)
+        item = MemoryItem(content="gone")
+        await store.store(item)
+        await store.delete(item.id)
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as reader:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM items").fetchone()
+            with pytest.warns(ErasureWarning, match=f"the write-ahead log {re.escape(str(path))}-wal still holds"):
+                await store.close()
+            await store.close()  # closing again says nothing more
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        asyncio.run(scenario())

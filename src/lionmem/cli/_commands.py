@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
@@ -22,7 +23,7 @@ from lionmem.cli._copy import copy, state_path
 from lionmem.cli._input import filters, json_value, pairs, seconds_of, uuid_of
 from lionmem.cli._output import print_items
 from lionmem.cli._transfer import Check, CommandError, batches, check_file, export, refusals, store_batch
-from lionmem.protocols.forgetting import ForgettingStore
+from lionmem.protocols.forgetting import ErasureWarning, ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.protocols.stats import StatsStore
 
@@ -253,5 +254,16 @@ async def note_if_empty(store: MemoryStore) -> None:
 async def run(
     opening: AbstractAsyncContextManager[ForgettingStore], command: Callable[[ForgettingStore], Awaitable[int]]
 ) -> int:
-    async with opening as store:
-        return await command(store)
+    """Open the store, run `command` on it and close it. Erasure that closing cannot
+    prove is said on stderr and makes the status 1 (ADR-0100 D3)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ErasureWarning)
+        async with opening as store:
+            status = await command(store)
+    for warning in caught:
+        if issubclass(warning.category, ErasureWarning):
+            print(f"python -m lionmem: warning: {warning.message}", file=sys.stderr)
+            status = status or 1
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return status

@@ -13,7 +13,7 @@ from uuid import UUID
 
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
-__all__ = ["ForgettingStore"]
+__all__ = ["ErasureWarning", "ForgettingStore"]
 
 
 @runtime_checkable
@@ -59,3 +59,10 @@ class ForgettingStore(MemoryStore, Protocol):
         scan comes at its end, or not at all.
         """
         ...
+
+
+class ErasureWarning(UserWarning):
+    """A store closed after deleting, but cannot show that the deleted bytes left its
+    files: SQLite's write-ahead log could be neither emptied nor removed, because
+    another connection has the file open or its directory forbids it. The message
+    names the file and how to finish ([ADR-0100][adr-0100-d3])."""

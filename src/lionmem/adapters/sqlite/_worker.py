@@ -160,13 +160,28 @@ class Worker:
         with write_transaction(self.db):
             self.db.execute("INSERT INTO items_text (items_text) VALUES ('optimize')")
 
-    def close(self) -> None:
-        """Close the writer, first merging the text index if anything was deleted,
-        then the checkpoint thread, which empties the log."""
+    def close(self) -> str | None:
+        """Close the writer, first merging the text index and emptying the log if
+        anything was deleted, then the checkpoint thread; return why erasure is not
+        proven, if what was deleted may still be in the write-ahead log."""
         if self._forgot and self.damaged is None:
             # The text index drops a deleted row's words only when its segments are
-            # merged; merged into one, none of them is left (ADR-0100).
+            # merged; merged into one, none of them is left (ADR-0100). The log is
+            # emptied where it stands, even where its directory forbids removing it.
             self.optimize()
+            # Without waiting: a reader elsewhere would hold it up for the busy
+            # timeout, and leave the log as it is all the same.
+            self.db.execute("PRAGMA busy_timeout = 0")
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.db.close()
         # No write is left to ask for a checkpoint; the last one empties the log.
         self.checkpoints.close()
+        log = log_files(self.path)[0]
+        if not self._forgot or not log.exists() or (size := log.stat().st_size) == 0:
+            return None
+        return (
+            f"erasure of what was deleted is not proven: the write-ahead log {log} still holds "
+            f"{size:,} bytes, which may hold it, since another connection has {self.path} open or "
+            "its directory forbids removing the log; once no connection has it open, open and "
+            "close it with lionmem again to finish the erasure (ADR-0100 D3)"
+        )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
@@ -30,6 +31,7 @@ from lionmem.adapters.sqlite._planner import COLUMNS
 from lionmem.adapters.sqlite._worker import CREATED_AT, Worker
 from lionmem.adapters.sqlite._writes import Write
 from lionmem.errors import StoreClosedError
+from lionmem.protocols.forgetting import ErasureWarning
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.stats import StoreStats
 
@@ -96,7 +98,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         # thread asked for, or none.
         self._reading = threading.Lock()
         self._worker = Worker(path, writer)
-        self._closing: Future[None] | None = None
+        self._closing: Future[str | None] | None = None
         self._pid = process_id()
 
     @classmethod
@@ -168,14 +170,17 @@ class SQLiteMemoryStore(ClosesOnExit):
                 parent's.
         """
         self._refuse_forked()
+        first = False
         with self._reading:
             if self._closing is None:
                 cast(sqlite3.Connection, self._reader).close()
                 self._reader = None
-                self._closing = self._executor.submit(self._close_on_worker)
+                self._closing, first = self._executor.submit(self._close_on_worker), True
             closing = self._closing
-        await asyncio.shield(asyncio.wrap_future(closing))
+        unproven = await asyncio.shield(asyncio.wrap_future(closing))
         self._executor.shutdown(wait=True)
+        if first and unproven is not None:
+            warnings.warn(ErasureWarning(unproven), stacklevel=2)
 
     # Seam for tests: `_live_reader`, `_on_writer`: the reader, and a way to run a function
     # of the tests' own on the store's worker thread.
@@ -428,10 +433,11 @@ class SQLiteMemoryStore(ClosesOnExit):
                 return
 
     # Seam for tests: `_close_on_worker`, replaced to make closing slow or fail.
-    def _close_on_worker(self) -> None:
-        self._worker.close()
+    def _close_on_worker(self) -> str | None:
+        unproven = self._worker.close()
         # Ends this thread once this call returns, should close() no longer be waiting.
         self._executor.shutdown(wait=False)
+        return unproven
 
 
 async def _open(path: Path, busy_ms: int, synchronous: str, create: bool) -> SQLiteMemoryStore:
