@@ -22,6 +22,7 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from lionmem._internal.arguments import require_type
+from lionmem._internal.tracebacks import without_locals_on_refusal
 from lionmem.adapters._codec import DURABLE_PROFILE, encode_item
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, check_matchable
@@ -35,6 +36,7 @@ SCHEMES: Final = ("memory", "sqlite", "postgresql", "postgres")
 _SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout"})
 
 
+@without_locals_on_refusal
 def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
     """The store `url` names, to open with `async with`, which also closes it.
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,8 @@ from lionmem.adapters.postgres import (
     PostgresMemoryStore,
     StoreUnavailableError,
 )
-from lionmem.adapters.postgres._dsn import SECRET_OPTIONS, masked_secrets
+from lionmem.adapters.postgres._dsn import SECRET_OPTIONS, masked_secrets, redacted
+from lionmem.adapters.urls import open_store
 from lionmem.cli import main
 from tests.support.postgres_support import execute, open_only, run, unused_port, with_store
 
@@ -218,3 +221,61 @@ def test_an_empty_secret_masks_nothing() -> None:
     message = 'connection to server at "127.0.0.1", port 1 failed'
     assert masked_secrets(message, "host=127.0.0.1 password='' sslpassword=''") == message
     assert masked_secrets(message + " KEY", "host=127.0.0.1 sslpassword=KEY") == message + " ***"
+
+
+def _refusal(call: Callable[[], object]) -> ValueError:
+    try:
+        call()
+    except ValueError as refused:
+        return refused
+    raise AssertionError("not refused")  # pragma: no cover
+
+
+def _everything_shown(error: BaseException) -> str:
+    """What an error tracker shows but the source lines: the message and its chain,
+    and every local of every frame the traceback passed through, as
+    `TracebackException(capture_locals=True)` gives them."""
+    shown: traceback.TracebackException | None = traceback.TracebackException.from_exception(error, capture_locals=True)
+    parts: list[str] = []
+    while shown is not None:
+        parts.append("".join(shown.format_exception_only()))
+        parts += [repr(frame.locals) for frame in shown.stack]
+        shown = shown.__cause__ or shown.__context__
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        # Each password is written in two pieces, so that no source line a traceback
+        # shows holds it whole.
+        lambda: PostgresMemoryStore.open("host=db.invalid password=a" + 'bc de"Quot' + '_k25"fg', namespace="n"),
+        lambda: open_store("postgresql://me:Quot" + "_k25abc@db.invalid/x?namespace=n&colour=red"),
+        lambda: PostgresMemoryStore.open(
+            "postgresql://me:Quot" + "_k25abc@db.invalid/x?connect_timeout=3", namespace="n"
+        ),
+    ],
+    ids=["quotes and a space in a key=value password", "a URL with an unknown option", "a timeout the store sets"],
+)
+def test_no_part_of_a_password_is_in_the_message_or_any_frame(call: Callable[[], object]) -> None:
+    refused = _refusal(call)
+    shown = _everything_shown(refused)
+    assert "Quot_k25" not in shown and "abc" not in shown, shown
+    assert "fg" not in str(refused) and " de" not in str(refused)
+
+
+def test_messages_show_only_the_options_known_to_be_safe() -> None:
+    conninfo = make_conninfo(
+        "host=db.example port=5433 dbname=notes user=me password=pw sslrootcert=/secret/ca.pem",
+        options="-c search_path=tenant_42",
+    )
+    shown = redacted(conninfo)
+    assert conninfo_to_dict(shown) == {
+        "host": "db.example",
+        "port": "5433",
+        "dbname": "notes",
+        "user": "me",
+        "password": "***",
+        "sslrootcert": "***",
+        "options": "***",
+    }

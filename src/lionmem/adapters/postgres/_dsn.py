@@ -118,15 +118,28 @@ def without_password(message: str, dsn: str) -> str:
         is_key = re.search(rf"(^|\s){re.escape(text)}\s*=", dsn) is not None
         return word.group() if is_key or text == "=" else '"***"'
 
+    # Where libpq cannot read a string, it cannot say where a password ends either:
+    # every word from a secret key to the next key is masked where it stands apart,
+    # quotes and all.
+    for key in SECRET_OPTIONS:
+        for tail in re.findall(rf"(?:^|\s){key}\s*=\s*(.*?)(?=\s+\w+\s*=|$)", dsn):
+            for word in sorted(set(re.split(r"[\s\"'=\\]+", tail)) - {""}, key=len, reverse=True):
+                message = _masked(message, word)
     return _QUOTED.sub(masked, message)
 
 
+SAFE_OPTIONS: frozenset[str] = frozenset(
+    {"host", "hostaddr", "port", "dbname", "user", "connect_timeout", "sslmode", "target_session_attrs"}
+)
+"""The connection options a message may show: where the server is and who connects.
+Any other (`options`, which may set a search path; a certificate's file; a
+password) shows as `***`."""
+
+
 def redacted(conninfo: str) -> str:
-    """`conninfo` with the value of each secret option shown as `***`."""
+    """`conninfo` with the value of every option but the `SAFE_OPTIONS` shown as `***`."""
     parts = conninfo_to_dict(conninfo)
-    for option in SECRET_OPTIONS & parts.keys():
-        parts[option] = "***"
-    return make_conninfo("", **parts)
+    return make_conninfo("", **{key: value if key in SAFE_OPTIONS else "***" for key, value in parts.items()})
 
 
 def masked_secrets(message: str, conninfo: str) -> str:

@@ -21,6 +21,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.timeouts import MAX_TIMEOUT, milliseconds
+from lionmem._internal.tracebacks import without_locals_on_refusal
 from lionmem.adapters._codec import DURABLE_PROFILE, as_batch, decode_item, encode_batch
 from lionmem.adapters._narrowing import unlimited
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
@@ -91,6 +92,7 @@ class PostgresMemoryStore(ClosesOnExit):
         """Whether text search can use a `pg_trgm` index (else it scans)."""
 
     @classmethod
+    @without_locals_on_refusal
     def open(
         cls,
         dsn: str,
