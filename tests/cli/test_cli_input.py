@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lionmem.cli._input import filters
+from lionmem.cli._input import FORMS, filters
 from lionmem.filters import Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present
 from tests.support.cli_support import KNOWN, lines_of, run_cli
 
@@ -62,7 +62,9 @@ def test_values_typed_in_a_shell_round_trip_and_find_their_item(
     assert stored["metadata"] == {key: value, f"{key}_t": text}
     # In --filter a key holding an operator (`>`, ` in `...) is written as a JSON string.
     quoted, quoted_t = json.dumps(key), json.dumps(f"{key}_t")
-    found = run_cli(capsys, "search", url, f"--filter={quoted}:={as_json}", f"--filter={quoted_t}={text}")[1]
+    # Exact text, spaces and all, is a JSON string: KEY=TEXT trims it (ADR-0099 D8).
+    exact = json.dumps(text)
+    found = run_cli(capsys, "search", url, f"--filter={quoted}:={as_json}", f"--filter={quoted_t}:={exact}")[1]
     assert [line["id"] for line in lines_of(found)] == [out.strip()]
 
 
@@ -80,7 +82,12 @@ def test_values_typed_in_a_shell_round_trip_and_find_their_item(
         ('kind not in ["a,b", 1, null]', "kind", NotIn(["a,b", 1, None])),
         ("user id present", "user id", Present()),
         ("deleted_at missing", "deleted_at", Missing()),
-        ("k>=nan", "k", Ge("nan")),  # not JSON, so the text
+        ("k>=nancy", "k", Ge("nancy")),  # not JSON, so the text
+        ("importance >= 3", "importance", Ge(3)),  # spaces around the operator
+        ("kind  in a , b", "kind", In(["a", "b"])),
+        (" kind = fact ", "kind", "fact"),
+        ("n:= 3 ", "n", 3),
+        ("x  missing", "x", Missing()),
         ("a>=b=c", "a", Ge("b=c")),  # the first operator ends the key
         ("a=b>=c", "a", "b>=c"),
         ("n:=3", "n", 3),
@@ -107,6 +114,22 @@ def test_each_filter_expression_reads_as_its_condition(expression: str, key: str
         (['"a>b"3'], """--filter '"a>b"3': no operator follows the key 'a>b'"""),
         (['"a>b'], """--filter '"a>b' opens a quoted key it does not close"""),
         (["k>1", "k<5"], "--filter gives the key 'k' twice"),
+        (["importance=>3"], "--filter 'importance=>3': '=>' is no operator; for '>=' write importance>=V"),
+        (["importance=<3"], "--filter 'importance=<3': '=<' is no operator; for '<=' write importance<=V"),
+        (["k==3"], "--filter 'k==3': '==' is no operator; for '=' write k=V"),
+        (["importance>="], "--filter 'importance>=': gives an empty value"),
+        (["k="], "--filter 'k=': gives an empty value"),
+        (["k:= "], "--filter 'k:= ': gives an empty value"),
+        (["k in 1,,2"], "--filter 'k in 1,,2': gives an empty value"),
+        (
+            ["importance>=1e999"],
+            "--filter 'importance>=1e999': '1e999' is not JSON: 1e999 is beyond the range of a float",
+        ),
+        (["k>=NaN"], "--filter 'k>=NaN': 'NaN' is not JSON: NaN is not a JSON value"),
+        (["k>=Infinity"], "--filter 'k>=Infinity': 'Infinity' is not JSON: Infinity is not a JSON value"),
+        (["k > -inf"], "--filter 'k > -inf': '-inf' is not JSON"),
+        (["kind in [a,b"], "--filter 'kind in [a,b': the list is not JSON"),
+        (['k<"open'], """--filter 'k<"open': '"open' is not JSON"""),
     ],
 )
 def test_a_filter_that_cannot_be_read_is_a_usage_error_naming_it(expressions: list[str], message: str) -> None:
@@ -127,3 +150,28 @@ def test_search_applies_the_operators_on_a_durable_store(tmp_path: Path, capsys:
         run_cli(capsys, "search", url, "--filter", "importance>=[3]")
     assert usage.value.code == 2
     assert "error: --filter 'importance>=[3]': Ge takes a number or a string, got list" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "expression", ["importance=>3", "importance>=", "importance>=1e999", "k>=NaN", "kind in [a,b", "k in a,,b"]
+)
+def test_a_filter_outside_the_rule_is_a_usage_error_showing_the_valid_forms(
+    capsys: pytest.CaptureFixture[str], expression: str
+) -> None:
+    # Each of these once matched nothing, or the wrong items, with status 0.
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(capsys, "search", "memory:", "--filter", expression)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert err.startswith("usage: python -m lionmem search ")
+    assert err.rstrip().endswith(f"; {FORMS}")
+
+
+def test_spaces_around_an_operator_find_what_the_expression_means(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+    for n, kind in enumerate(["a", "b", "c"]):
+        run_cli(capsys, "put", url, f"item {n}", "--meta", f"importance:={n + 2}", "--meta", f"kind={kind}")
+    found = run_cli(capsys, "search", url, "--filter", "importance >= 3", "--filter", "kind  in  a , b")[1]
+    assert [line["content"] for line in lines_of(found)] == ["item 1"]

@@ -76,12 +76,15 @@ _PRESENCE: list[tuple[str, Callable[[], Condition]]] = [(" present", Present), (
 
 
 def filters(given: list[str] | None) -> dict[str, Any]:
-    """`--filter` expressions: `KEY=TEXT` and `KEY:=JSON` for equality, as `pairs`
-    reads them; `KEY!=V`, `KEY>V`, `KEY>=V`, `KEY<V` and `KEY<=V`; `KEY in V,V...` and
-    `KEY not in V,V...` (or a JSON list); `KEY present` and `KEY missing`. A `V` is JSON
-    where it reads as JSON (`3`, `true`, `"3"`), else the text as it is. The first
-    operator ends the key; a key holding one is written as a JSON string
-    (`'"a>b">=3'`)."""
+    """`--filter` expressions: `KEY=TEXT` and `KEY:=JSON` for equality; `KEY!=V`,
+    `KEY>V`, `KEY>=V`, `KEY<V` and `KEY<=V`; `KEY in V,V...` and `KEY not in V,V...`
+    (or a JSON list); `KEY present` and `KEY missing`. Spaces around the key, the
+    operator and each value are trimmed. A `V` is JSON where it reads as JSON (`3`,
+    `true`, `"3"`), else the text as it is; a value that looks like a number, a list
+    or a quoted string but does not read as one is an error, as are an empty value
+    and an operator written backwards (`=>`). The first operator ends the key; a key
+    holding one is written as a JSON string (`'"a>b">=3'`). See
+    [ADR-0099][adr-0099-d8]."""
     found: dict[str, Any] = {}
     for expression in given or ():
         key, condition = _filter(expression)
@@ -91,69 +94,100 @@ def filters(given: list[str] | None) -> dict[str, Any]:
     return found
 
 
+FORMS = (
+    "write KEY=TEXT, KEY:=JSON, 'KEY>=V' (or != > < <=), 'KEY in V,V', 'KEY not in V,V', 'KEY present' or 'KEY missing'"
+)
+"""The forms `--filter` reads, for its errors."""
+
 _KEY_ENDS = (":=", "=", *(symbol for symbol, _ in _SYMBOLS), *(word for word, _ in _MEMBERSHIP))
 """Where a key ends, unquoted: at the first of these, or at a `_PRESENCE` word that ends the expression."""
 
+_BACKWARDS = {"=>": ">=", "=<": "<=", "=!": "!=", "==": "="}
+"""Operators written backwards, each with the one meant."""
+
+_LOOKS_LIKE_JSON = re.compile(r"[-+]?(?:[0-9]|\.[0-9])|[-+]?(?i:nan|inf|infinity)$|[\[{\"]")
+"""The start of a value meant as a number, a list, an object or a quoted string."""
+
 
 def _filter(expression: str) -> tuple[str, Any]:
-    if expression.startswith('"'):
+    stripped = expression.strip()
+    if stripped.startswith('"'):
         try:
-            key, end = json.JSONDecoder().raw_decode(expression)
+            key, end = json.JSONDecoder().raw_decode(stripped)
         except ValueError:
             raise ValueError(f"--filter {expression!r} opens a quoted key it does not close") from None
     else:
-        ends = [expression.find(token) for token in _KEY_ENDS if token in expression]
-        ends += [len(expression) - len(word) for word, _ in _PRESENCE if expression.endswith(word)]
+        ends = [stripped.find(token) for token in _KEY_ENDS if token in stripped]
+        ends += [len(stripped) - len(word) for word, _ in _PRESENCE if stripped.endswith(word)]
+        ends += [0 for word, _ in _PRESENCE if stripped == word.strip()]
         end = min(ends, default=-1)
-        key = expression[: max(end, 0)]
+        key = stripped[: max(end, 0)].strip()
     if end < 0 or not key:
         problem = "has no operator" if end < 0 else "names no key"
-        raise ValueError(
-            f"--filter {expression!r} {problem}; write KEY=TEXT, KEY:=JSON, 'KEY>=V' (or != > < <=), "
-            "'KEY in V,V', 'KEY not in V,V', 'KEY present' or 'KEY missing'"
-        )
-    rest = expression[end:]
-    if rest.startswith(":="):
-        return key, json_value(rest.removeprefix(":="), f"--filter {key!r}")
-    if rest.startswith("="):
-        return key, rest.removeprefix("=")
+        raise ValueError(f"--filter {expression!r} {problem}; {FORMS}")
+    rest = stripped[end:].lstrip()
     try:
-        return key, _condition(rest, key)
+        if rest.startswith(":="):
+            given = _given(rest.removeprefix(":="))
+        else:
+            return key, _condition(rest, key)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"--filter {expression!r}: {exc}") from None
+        raise ValueError(f"--filter {expression!r}: {exc}; {FORMS}") from None
+    return key, json_value(given, f"--filter {key!r}")
 
 
-def _condition(rest: str, key: str) -> Condition:
-    """The operator and value that follow the key."""
+def _condition(rest: str, key: str) -> Any:
+    """The operator and value that follow the key: a `Condition`, or the value that
+    equality compares with."""
+    for backwards, meant in _BACKWARDS.items():
+        if rest.startswith(backwards):
+            raise ValueError(f"{backwards!r} is no operator; for {meant!r} write {key}{meant}V")
+    if rest.startswith("="):
+        return _given(rest.removeprefix("="))
     for word, absent in _PRESENCE:
-        if rest == word:
+        if rest == word.strip():
             return absent()
     for word, members in _MEMBERSHIP:
-        if rest.startswith(word):
-            return members(_members(rest.removeprefix(word)))
+        if rest.startswith(word.lstrip()):
+            return members(_members(rest.removeprefix(word.lstrip())))
     for symbol, compared in _SYMBOLS:
         if rest.startswith(symbol):
-            return compared(_loose_value(rest.removeprefix(symbol)))
+            return compared(_value(rest.removeprefix(symbol)))
     raise ValueError(f"no operator follows the key {key!r}")
 
 
-def _loose_value(text: str) -> Any:
-    """`text` read as JSON where `json_value` takes it, else the text itself."""
+def _given(text: str) -> str:
+    """`text` trimmed; an empty value is an error."""
+    value = text.strip()
+    if not value:
+        raise ValueError("gives an empty value")
+    return value
+
+
+def _value(text: str) -> Any:
+    """`text`, trimmed, as JSON where it reads as JSON, else the text itself; one that
+    looks like JSON but does not read as it is an error."""
+    value = _given(text)
     try:
-        return json_value(text, "")
+        return json_value(value, repr(value))
     except ValueError:
-        return text
+        if _LOOKS_LIKE_JSON.match(value):
+            raise
+        return value
 
 
 def _members(text: str) -> list[Any]:
-    """A JSON list, or values separated by commas, each read as `_loose_value` reads it."""
-    value = _loose_value(text)
-    if isinstance(value, list):
+    """A JSON list, or values separated by commas, each read as `_value` reads it."""
+    given = _given(text)
+    if given.startswith("["):
+        value = json_value(given, "the list")
+        if not isinstance(value, list):  # pragma: no cover - a JSON text starting with [ is a list
+            raise ValueError(f"{given!r} is not a list")
         return cast("list[object]", value)
-    return [_loose_value(part) for part in text.split(",")]
+    return [_value(part) for part in given.split(",")]
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
+_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)([smhdw])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800}
 
 
