@@ -58,7 +58,10 @@ def test_copy_fills_an_empty_store_in_order_and_checks_it(tmp_path: Path, capsys
     assert _exactly(target) == _exactly(source)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "b.db"]  # no resume file left
     status, out, err = run_cli(capsys, "copy", source, target)
-    assert (status, out) == (1, "") and "the destination holds 10000 items; copy fills an empty store" in err
+    assert (status, out) == (1, "") and "the destination holds 10,000 items; copy fills an empty store" in err
+    # Where an interrupted copy would have left its progress, named for a run elsewhere.
+    assert err.rstrip().endswith("in the directory it ran in: run it again from there")
+    assert ".lionmem-copy-" in err
 
 
 def test_an_interrupted_copy_goes_on_where_it_stopped(
@@ -82,8 +85,11 @@ def test_an_interrupted_copy_goes_on_where_it_stopped(
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".lionmem-copy-")] != []
     fail = False
     written.clear()
+    progress = next(p for p in tmp_path.iterdir() if p.name.startswith(".lionmem-copy-"))
     status, out, _ = run_cli(capsys, "copy", source, target)
-    assert status == 0 and out.startswith("copied 2300 items; both stores hold 2300 items")
+    resumed, copied = out.splitlines()
+    assert resumed == f"resuming: 1,000 items copied by an earlier run, as {progress} records"
+    assert status == 0 and copied.startswith("copied 2300 items; both stores hold 2300 items")
     assert written == [500, 500, 300]  # only what the first run had not written
     assert _exactly(target) == _exactly(source)
 
@@ -104,8 +110,11 @@ def test_a_copy_whose_source_changed_since_it_stopped_starts_over_and_says_what_
     asyncio.run(forget_one())
     status, out, err = run_cli(capsys, "copy", source, target)
     # Started over, by id: the item copied before it was deleted is still there.
-    assert (status, out) == (1, "")
+    assert status == 1 and out.startswith("resuming: 500 items copied by an earlier run")
     assert "does not hold the source's items exactly: 1199 items" in err and "1200 items, sha256" in err
+    # The difference is named: the deleted item's place in the source.
+    assert f"item 11 is {items[11].id} in the source but {items[10].id} in the destination" in err
+    assert err.rstrip().endswith("Empty the destination (python -m lionmem forget TARGET) and copy again")
 
 
 def test_copy_from_sqlite_to_postgres(tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -162,3 +171,50 @@ def test_copy_names_the_item_the_destination_refuses_and_its_rule(
         f"error: the store refused item {refused.id}: content holds the character U+0000, which this store cannot keep"
         in err
     )
+
+
+def test_copy_from_a_directory_it_cannot_write_in_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+    _fill(source, 600)
+
+    def read_only(path: Path, *args: Any, **kwargs: Any) -> int:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(Path, "write_text", read_only)  # as in a directory that is not writable
+    status, out, err = run_cli(capsys, "copy", source, target)
+    assert (status, out) == (1, "") and "Permission denied" in err and ".lionmem-copy-" in err
+    monkeypatch.undo()
+    assert _exactly(target) == []
+
+
+EXTRA = MemoryItem(content="only in the destination")
+
+
+@pytest.mark.parametrize("seen", ["short", "longer"])
+def test_the_first_difference_names_an_item_the_destination_lacks_or_has_more_of(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, seen: str
+) -> None:
+    source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+    items = _fill(source, 3)
+    scan = SQLiteMemoryStore.scan
+
+    def as_seen(store: SQLiteMemoryStore, batch_size: int = 500) -> Any:
+        # The destination read back one item short, or with one more, than was written.
+        async def batches() -> Any:
+            async for batch in scan(store, batch_size):
+                if store.path.name != "b.db":
+                    yield batch
+                else:
+                    yield batch[:2] if seen == "short" else [*batch, EXTRA]
+
+        return batches()
+
+    monkeypatch.setattr(SQLiteMemoryStore, "scan", as_seen)
+    status, _, err = run_cli(capsys, "copy", source, target)
+    assert status == 1
+    if seen == "short":
+        assert f"the destination ends before item {items[2].id}, number 3 in the source" in err
+    else:
+        assert f"the destination holds item {EXTRA.id}, which the source does not, after the source's last" in err

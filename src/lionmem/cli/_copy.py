@@ -41,11 +41,18 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path, ch
     held = await target.count(MemoryQuery())
     if held and not done:
         print(
-            f"python -m lionmem: error: the destination holds {held} items; copy fills an "
-            "empty store, or resumes its own interrupted copy",
+            f"python -m lionmem: error: the destination holds {_count(held)}; copy fills an "
+            "empty store, or resumes its own interrupted copy. An interrupted copy keeps its "
+            f"progress in {state.name} in the directory it ran in: run it again from there",
             file=sys.stderr,
         )
         return 1
+    if done and held >= done:
+        print(f"resuming: {_count(done)} copied by an earlier run, as {state.absolute()} records")
+    else:
+        # The progress file is written before any item is, so that a directory it
+        # cannot be written in stops the copy before it starts.
+        _record(state, 0, "")
     total = await source.count(MemoryQuery())
     from tqdm import tqdm  # only here: `import lionmem` and --help never load it
 
@@ -61,7 +68,9 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path, ch
         print(
             "python -m lionmem: error: the destination does not hold the source's items exactly: "
             f"{source_digest[0]} items, sha256 {source_digest[1]} in the source; "
-            f"{target_digest[0]} items, sha256 {target_digest[1]} in the destination",
+            f"{target_digest[0]} items, sha256 {target_digest[1]} in the destination; "
+            f"{await _first_difference(source, target)}. Empty the destination (python -m lionmem "
+            "forget TARGET) and copy again",
             file=sys.stderr,
         )
         return 1
@@ -151,6 +160,36 @@ async def _settle(future: asyncio.Future[Any]) -> None:
         await asyncio.wait([future])
     if not future.cancelled():
         future.exception()  # retrieved: it is not the error to report
+
+
+def _count(items: int) -> str:
+    return "1 item" if items == 1 else f"{items:,} items"
+
+
+async def _first_difference(source: ForgettingStore, target: ForgettingStore) -> str:
+    """The first item, in order, where the two stores differ."""
+    theirs = _each(target)
+    async for position, mine in _enumerate(_each(source)):
+        other = await anext(theirs, None)
+        if other is None:
+            return f"the destination ends before item {mine.id}, number {position + 1} in the source"
+        if item_line(other) != item_line(mine):
+            return f"item {position + 1} is {mine.id} in the source but {other.id} in the destination"
+    extra = await anext(theirs)  # the digests differ, so the destination holds more
+    return f"the destination holds item {extra.id}, which the source does not, after the source's last"
+
+
+async def _each(store: ForgettingStore) -> AsyncIterator[MemoryItem]:
+    async for batch in store.scan(BATCH):
+        for item in batch:
+            yield item
+
+
+async def _enumerate(items: AsyncIterator[MemoryItem]) -> AsyncIterator[tuple[int, MemoryItem]]:
+    position = 0
+    async for item in items:
+        yield position, item
+        position += 1
 
 
 def _resume_point(state: Path) -> tuple[int, str]:
