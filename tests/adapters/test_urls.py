@@ -212,3 +212,12 @@ def test_profile_of_names_each_stores_declaration_without_loading_it() -> None:
 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "[]\n"
+
+
+def test_sqlite_file_is_the_path_a_sqlite_url_names() -> None:
+    from lionmem.adapters.urls import sqlite_file
+
+    assert sqlite_file("sqlite:///notes.db") == Path("notes.db")
+    assert sqlite_file("sqlite:////var/lib/a%20b.db?synchronous=FULL") == Path("/var/lib/a b.db")
+    assert sqlite_file("memory:") is None
+    assert sqlite_file("postgresql://h/db?namespace=n") is None

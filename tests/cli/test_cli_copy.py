@@ -58,7 +58,7 @@ def test_copy_fills_an_empty_store_in_order_and_checks_it(tmp_path: Path, capsys
     assert _exactly(target) == _exactly(source)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "b.db"]  # no resume file left
     status, out, err = run_cli(capsys, "copy", source, target)
-    assert (status, out) == (1, "") and "the destination holds 10,000 items; copy fills an empty store" in err
+    assert (status, out) == (1, "") and "the destination holds 10000 items; copy fills an empty store" in err
     # Where an interrupted copy would have left its progress, named for a run elsewhere.
     assert err.rstrip().endswith("in the directory it ran in: run it again from there")
     assert ".lionmem-copy-" in err
@@ -88,7 +88,7 @@ def test_an_interrupted_copy_goes_on_where_it_stopped(
     progress = next(p for p in tmp_path.iterdir() if p.name.startswith(".lionmem-copy-"))
     status, out, _ = run_cli(capsys, "copy", source, target)
     resumed, copied = out.splitlines()
-    assert resumed == f"resuming: 1,000 items copied by an earlier run, as {progress} records"
+    assert resumed == f"resuming: 1000 items copied by an earlier run, as {progress} records"
     assert status == 0 and copied.startswith("copied 2300 items; both stores hold 2300 items")
     assert written == [500, 500, 300]  # only what the first run had not written
     assert _exactly(target) == _exactly(source)

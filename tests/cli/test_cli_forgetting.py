@@ -222,3 +222,32 @@ def test_the_store_warns_once_when_erasure_is_not_proven(tmp_path: Path) -> None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         asyncio.run(scenario())
+
+
+def test_older_than_takes_ascii_digits_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # \d accepts other scripts' digits: an Arabic-Indic three and "d" was three days.
+    for given in ("\u0663d", "\uff13d", "1.\u0665h"):  # Arabic-Indic, fullwidth
+        with pytest.raises(SystemExit) as exit_info:
+            run_cli(capsys, "forget", f"sqlite:///{tmp_path / 'm.db'}", "--older-than", given)
+        assert exit_info.value.code == 2
+        assert f"--older-than {given!r} is not a duration" in capsys.readouterr().err
+
+
+def test_a_serialization_failure_says_to_run_the_command_again(
+    pg_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    url = with_namespace(pg_url, f"retry-{uuid4().hex[:12]}")
+    fill(url, [MemoryItem(content="a")])
+
+    async def conflicted(store: PostgresMemoryStore, query: MemoryQuery, **kwargs: Any) -> int:
+        raise psycopg.errors.SerializationFailure("could not serialize access due to concurrent update")
+
+    monkeypatch.setattr(PostgresMemoryStore, "delete_matching", conflicted)
+    status, _, err = run_cli(capsys, "forget", url, "--text", "a")
+    assert status == 1
+    assert err == (
+        "python -m lionmem: error: could not serialize access due to concurrent update (another client changed "
+        "a matching item meanwhile; nothing was deleted: run the command again)\n"
+    )

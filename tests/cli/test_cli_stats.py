@@ -30,7 +30,7 @@ def test_stats_of_an_sqlite_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert rows["items"] == "2"
     # Measured while the store is open, its log beside it: the adapter's tests check the sum.
     size = re.fullmatch(
-        r"([\d,]+) bytes \((\d+\.\d) MiB\): the database file, its write-ahead log and the log's index",
+        r"([\d,]+) bytes \((\d+\.\d) MiB\): the database file and its write-ahead log",
         rows["size on disk"],
     )
     assert size is not None, rows["size on disk"]

@@ -303,3 +303,26 @@ def test_a_refusal_left_at_write_time_names_the_lines_and_the_first_item(
         f"python -m lionmem: error: the store refused a batch of {len(items)} items from item {items[0].id} "
         f"(lines 2-{len(items) + 1}): the disk says no\n"
     )
+
+
+@pytest.mark.parametrize("own", ["m.db", "m.db-wal", "m.db-shm", "./m.db"])
+def test_an_export_over_the_stores_own_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, own: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    fill("sqlite:///m.db", [MemoryItem(content="kept")])
+    before = (tmp_path / "m.db").read_bytes()
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(capsys, "export", f"sqlite:///{tmp_path / 'm.db'}", "--output", own)
+    assert exit_info.value.code == 2
+    assert f"--output {Path(own)} is the store's own file; write the export to another" in capsys.readouterr().err
+    assert (tmp_path / "m.db").read_bytes() == before
+
+
+def test_a_copy_of_one_item_says_one_item(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    fill("sqlite:///a.db", [MemoryItem(content="only")])
+    status, out, _ = run_cli(capsys, "copy", "sqlite:///a.db", "sqlite:///b.db")
+    assert status == 0 and out.startswith("copied 1 item; both stores hold 1 item, sha256 ")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any, Final
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
@@ -28,7 +29,7 @@ from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, check_matchable
 from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
 
-__all__ = ["SCHEMES", "item_check", "open_store", "profile_of"]
+__all__ = ["SCHEMES", "item_check", "open_store", "profile_of", "sqlite_file"]
 
 SCHEMES: Final = ("memory", "sqlite", "postgresql", "postgres")
 """The URL schemes `open_store` knows."""
@@ -120,6 +121,15 @@ def _scheme(url: str) -> str:
         known = ", ".join(f"{name}:" for name in SCHEMES)
         raise ValueError(f"a store URL starts with one of {known}; got {scheme + colon!r}")
     return scheme
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The database file a `sqlite:///` URL names, as written (relative to the current
+    directory or absolute); `None` for a URL of another scheme. The URL's options are
+    not checked here; `open_store` checks them."""
+    if not url.startswith("sqlite:///"):
+        return None
+    return Path(unquote(url[len("sqlite:///") :].partition("?")[0].partition("#")[0]))
 
 
 def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:

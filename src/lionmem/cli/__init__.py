@@ -74,9 +74,17 @@ def _main(argv: Sequence[str] | None) -> int:
         # Every command but `put` and `demo` opens with create=False, which the user
         # never typed: say instead which command makes the store they expected.
         missing = args.command not in _CREATING and isinstance(exc, (FileNotFoundError, MissingSchemaError))
-        hint = " (`put` creates a store; this command creates none)" if missing else ""
+        hint = " (`put` creates a store; this command creates none)" if missing else _retry_hint(exc)
         print(f"{parser.prog}: error: {exc}{hint}", file=sys.stderr)
         return 1
+
+
+def _retry_hint(error: Exception) -> str:
+    """What to do about a PostgreSQL serialization failure: nothing was done, and a
+    second run reads the other client's change."""
+    if type(error).__name__ != "SerializationFailure":
+        return ""
+    return " (another client changed a matching item meanwhile; nothing was deleted: run the command again)"
 
 
 _CREATING = ("put", "demo", "import")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 from uuid import UUID, uuid5
 
-from lionmem.adapters.urls import item_check, open_store
+from lionmem.adapters.urls import item_check, open_store, sqlite_file
 from lionmem.cli._copy import copy, state_path
 from lionmem.cli._input import filters, json_value, pairs, seconds_of, uuid_of
 from lionmem.cli._output import print_items
@@ -141,6 +141,7 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         # With no search option, every item, read in batches (scan) rather than at once.
         everything = not (args.text or args.tag or args.filter or args.limit is not None)
         output = None if args.output is None else Path(args.output)
+        _refuse_overwriting_the_store(args.url, output)
         return partial(_export, None if everything else query, output)
     if args.command == "forget":
         older_than = None if args.older_than is None else seconds_of(args.older_than)
@@ -154,6 +155,17 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         return 0
 
     return search
+
+
+def _refuse_overwriting_the_store(url: str, output: Path | None) -> None:
+    """Refuse an export written over the SQLite store it reads, or over its log or
+    journal: renaming it into place would replace the database under its own store."""
+    database = sqlite_file(url)
+    if output is None or database is None:
+        return
+    own = [database, *(database.with_name(database.name + end) for end in ("-wal", "-shm", "-journal"))]
+    if output.resolve() in {path.resolve() for path in own}:
+        raise ValueError(f"--output {output} is the store's own file; write the export to another")
 
 
 _EVERY = 2**63 - 1

@@ -75,7 +75,7 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path, ch
         )
         return 1
     copied = source_digest[0]
-    print(f"copied {copied} items; both stores hold {copied} items, sha256 {source_digest[1]}")
+    print(f"copied {_count(copied)}; both stores hold {_count(copied)}, sha256 {source_digest[1]}")
     return 0
 
 
@@ -163,7 +163,7 @@ async def _settle(future: asyncio.Future[Any]) -> None:
 
 
 def _count(items: int) -> str:
-    return "1 item" if items == 1 else f"{items:,} items"
+    return "1 item" if items == 1 else f"{items} items"
 
 
 async def _first_difference(source: ForgettingStore, target: ForgettingStore) -> str:

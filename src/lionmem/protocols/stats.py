@@ -23,10 +23,10 @@ class StoreStats:
     bytes_on_disk: int
     """The bytes that `size_covers` names."""
     size_covers: str
-    """What `bytes_on_disk` counts: on SQLite, the database file, its write-ahead log
-    and the log's index; on PostgreSQL, the items table and the table of metadata
-    values that order comparisons read, with their indexes and TOAST data, which
-    every namespace of the database shares."""
+    """What `bytes_on_disk` counts: on SQLite, the database file and its write-ahead
+    log (not the log's index, a map shared in memory); on PostgreSQL, the items table
+    and the table of metadata values that order comparisons read, with their indexes
+    and TOAST data, which every namespace of the database shares."""
     schema_version: int
     """The version of lionmem's schema the database records."""
     oldest: float | None

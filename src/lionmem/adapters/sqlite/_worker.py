@@ -106,12 +106,14 @@ class Worker:
             f"SELECT count(*), min({CREATED_AT}), max({CREATED_AT}) FROM items"
         ).fetchone()
         (version,) = self.db.execute("PRAGMA user_version").fetchone()
-        files = [self.path, *log_files(self.path)]
+        # Not the log's index (-shm): a fixed-size map of the log shared in memory,
+        # which holds no item and goes with the last connection.
+        files = [self.path, log_files(self.path)[0]]
         size = sum(path.stat().st_size for path in files if path.exists())
         return StoreStats(
             items=items,
             bytes_on_disk=size,
-            size_covers="the database file, its write-ahead log and the log's index",
+            size_covers="the database file and its write-ahead log",
             schema_version=version,
             oldest=oldest,
             newest=newest,
