@@ -88,3 +88,51 @@ def test_an_item_the_store_refuses_is_named_with_status_1(tmp_path: Path, capsys
     err = capsys.readouterr().err
     assert err.startswith(f"python -m lionmem: error: the store refused item {item_id}: ")
     assert "surrogate" in err
+
+
+def test_the_parser_names_the_kits_checks() -> None:
+    from lionmem.cli._parser import CHECKS as NAMED
+    from lionmem.testing import CHECKS
+
+    assert NAMED == CHECKS
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["search", "--help"], ["search", "memory:", "--txt", "x"]])
+def test_help_and_usage_errors_load_no_store_kit_or_model(argv: list[str]) -> None:
+    # --help took 0.31-0.36 s, 283 ms of it imports of the stores, the kit and pydantic.
+    code = (
+        "import sys\nfrom lionmem.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('pydantic', 'lionmem.adapters', 'lionmem.testing',"
+        " 'lionmem.protocols', 'sqlite3', 'asyncio')))\nprint(loaded, file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    assert done.stderr.splitlines()[-1] == "[]"
+
+
+def test_an_unknown_option_shows_the_commands_own_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["search", "memory:", "--txt", "x"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert err.startswith("usage: python -m lionmem search ")
+    assert err.endswith("python -m lionmem search: error: unrecognized arguments: --txt x\n")
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("sqlite:///:memory:", "an SQLite store needs a file: ':memory:' would give its writer and its reader"),
+        ("sqlite:///no/such/dir/m.db", "no/such/dir is not a directory; the store creates its database file"),
+    ],
+)
+def test_messages_speak_of_the_store_not_the_class(
+    url: str, message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    status: object = None
+    try:
+        status = main(["put", url, "x"])
+    except SystemExit as exit_info:
+        status = exit_info.code
+    err = capsys.readouterr().err
+    assert status in (1, 2) and message in err and "MemoryStore" not in err.replace("memory: (InMemoryStore)", "")

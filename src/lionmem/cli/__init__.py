@@ -13,18 +13,12 @@ the store commands (`_commands`), `check` (`_check`), `copy` (`_copy`), `export`
 from __future__ import annotations
 
 import argparse
-import asyncio
 import io
 import os
-import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import cast
 
-from lionmem.adapters.urls import open_store
-from lionmem.cli._check import check
-from lionmem.cli._commands import command_for, run
-from lionmem.cli._output import stdout_takes_any_text
 from lionmem.cli._parser import build_parser
 from lionmem.errors import LionmemError, MissingSchemaError
 
@@ -46,8 +40,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
     usage: argparse.ArgumentParser = args.usage
+    if unknown:
+        # The command's own usage, not the top-level one argparse would show.
+        usage.error(f"unrecognized arguments: {' '.join(unknown)}")
+    # Loaded only now, for the command that runs: --help and a usage error load no
+    # store, no kit and no model.
+    import asyncio
+
+    from lionmem.adapters.urls import open_store
+    from lionmem.cli._check import check
+    from lionmem.cli._commands import command_for, run
+    from lionmem.cli._output import stdout_takes_any_text
+
     if not stdout_takes_any_text():
         # The demo's and the check's text then shows what stdout cannot take as
         # escapes, as stderr does, instead of failing on it.
@@ -96,6 +102,8 @@ def _store_errors() -> tuple[type[Exception], ...]:
     an outage: status 1, not a traceback. lionmem's own errors are all
     `LionmemError`s; psycopg's errors count once a URL has made it load. Anything
     else is a bug, and shows its traceback."""
+    import sqlite3
+
     errors: tuple[type[Exception], ...] = (LionmemError, OSError, sqlite3.Error)
     psycopg = sys.modules.get("psycopg")
     return errors if psycopg is None else (*errors, psycopg.Error)

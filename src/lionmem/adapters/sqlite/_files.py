@@ -34,8 +34,8 @@ def database_path(path: object) -> Path:
         raise ValueError(f"path {named!r} ends with a separator, as a directory's does; name the file")
     if named == ":memory:":
         raise ValueError(
-            "SQLiteMemoryStore needs a file: ':memory:' would give its writer and its "
-            "reader separate databases; use InMemoryStore for memory that ends with the process"
+            "an SQLite store needs a file: ':memory:' would give its writer and its reader "
+            "separate databases; use memory: (InMemoryStore) for memory that ends with the process"
         )
     return Path(named)
 
@@ -69,8 +69,7 @@ def refuse_foreign_file(path: Path, create: bool) -> None:
         raise IncompatibleDatabaseError(f"{path} is {kind}, not a database file")
     if not path.parent.is_dir():
         raise FileNotFoundError(
-            f"{path.parent} is not a directory; SQLiteMemoryStore creates its database file, "
-            "not the directories above it"
+            f"{path.parent} is not a directory; the store creates its database file, not the directories above it"
         )
     if not create and not path.exists():
         raise FileNotFoundError(f"there is no database at {path}; nothing was created")
