@@ -13,8 +13,10 @@ import sys
 import threading
 from collections.abc import Iterator
 from functools import partial
+from html.parser import HTMLParser
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
@@ -224,3 +226,65 @@ def test_the_performance_page_shows_the_committed_langgraph_benchmark() -> None:
     page = (ROOT / "docs" / "performance.md").read_text()
     assert table(results) in page
     assert CHART.read_text(encoding="utf-8") == chart(results)
+
+
+class _Links(HTMLParser):
+    """The links, sources and ids of one page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if (value is not None and name in ("href", "src") and tag != "a") or (name == "href" and value is not None):
+                self.links.append(value)
+            if name in ("id", "name") and value is not None:
+                self.ids.add(value)
+
+
+def _broken_links(site: Path) -> tuple[list[str], int]:
+    """Every internal link or source of the site at `site`, served at the root of its
+    host, that names no file of the site, or a fragment that no id of its page holds;
+    and how many pages were read."""
+    parsed: dict[Path, _Links] = {}
+
+    def page(path: Path) -> _Links:
+        if path not in parsed:
+            parsed[path] = _Links()
+            parsed[path].feed(path.read_text(encoding="utf-8"))
+        return parsed[path]
+
+    broken: list[str] = []
+    for html in sorted(site.rglob("*.html")):
+        url = "/" + html.relative_to(site).as_posix()
+        for link in page(html).links:
+            target = urljoin(url, link)
+            parts = urlsplit(target)
+            if parts.scheme or parts.netloc:
+                continue
+            file = site / unquote(parts.path).lstrip("/")
+            if file.is_dir():
+                file = file / "index.html"
+            if not file.exists():
+                broken.append(f"{url}: {link} (no {file.relative_to(site)})")
+            elif parts.fragment and file.suffix == ".html" and unquote(parts.fragment) not in page(file).ids:
+                broken.append(f"{url}: {link} (no #{parts.fragment})")
+    return broken, len(parsed)
+
+
+def test_the_link_checker_finds_a_missing_page_and_a_missing_anchor(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "index.html").write_text('<a href="a/">a</a><a href="b/">b</a><a href="a/#here">x</a><a id="top"></a>')
+    (tmp_path / "a" / "index.html").write_text('<a href="../#top">up</a><a href="https://example.org/">out</a>')
+    assert _broken_links(tmp_path) == (["/index.html: b/ (no b)", "/index.html: a/#here (no #here)"], 2)
+
+
+def test_every_link_of_the_site_resolves_to_a_page_and_anchor(site: Path) -> None:
+    """A link checker over the built site, served at the root of its host as it will
+    be. The 404 page's links are root-absolute, as those of a page served at any path
+    must be, so the site must be served at a host's root."""
+    broken, pages = _broken_links(site)
+    assert pages > 50
+    assert broken == []
