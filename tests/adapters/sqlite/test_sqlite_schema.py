@@ -21,7 +21,8 @@ from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
 from lionmem.adapters.sqlite import schema as sqlite_schema
-from tests.support.sqlite_support import SRC, connect, version_one_file, with_store
+from lionmem.cli import main
+from tests.support.sqlite_support import SRC, connect, digest, version_one_file, with_store
 from tests.support.together import start_together
 
 
@@ -236,3 +237,27 @@ def test_version_three_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
 
     with_store(path, body)
     assert connect(path).execute("PRAGMA user_version").fetchone() == (4,) == (SCHEMA_VERSION,)
+
+
+def test_an_opener_that_only_reads_leaves_an_older_schema_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file whose user_version was lowered by hand, or written by an older lionmem:
+    the command line's reads (create=False) refuse it and leave every byte; a write
+    migrates it."""
+    path = tmp_path / "m.db"
+    item = MemoryItem(content="kept")
+    version_one_file(path, [item])
+    before = digest(path)
+    with pytest.raises(IncompatibleDatabaseError, match=r"holds schema version 1, older than this lionmem's"):
+        with_store(path, lambda store: store.retrieve(item.id), create=False)
+    for command in (
+        ["get", f"sqlite:///{path}", str(item.id)],
+        ["search", f"sqlite:///{path}"],
+        ["stats", f"sqlite:///{path}"],
+    ):
+        assert main(command) == 1
+        assert "opened to read (create=False), it was left as it was" in capsys.readouterr().err
+    assert digest(path) == before and not path.with_name("m.db-wal").exists()
+    assert with_store(path, lambda store: store.retrieve(item.id)) == item  # a writer migrates it
+    assert with_store(path, lambda store: store.retrieve(item.id), create=False) == item

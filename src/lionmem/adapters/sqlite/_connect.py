@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from lionmem.adapters.sqlite._files import damage, log_files, not_writable, refuse_foreign_file, refuse_non_database
-from lionmem.adapters.sqlite.schema import APPLICATION_ID, migrate
+from lionmem.adapters.sqlite.schema import APPLICATION_ID, migrate, refuse_older
 from lionmem.errors import IncompatibleDatabaseError, MissingSchemaError
 
 # SQLite's default page cache holds a small part of a large database, so a search
@@ -90,6 +90,8 @@ def _connect_writer(path: Path, uri: str, busy_ms: int, synchronous: str, create
     try:
         db.execute(f"PRAGMA busy_timeout = {busy_ms}")
         _refuse_foreign_schema(db, path, create)
+        if not create:
+            refuse_older(db, path)
         _switch_to_wal(db, busy_ms)
         db.execute(f"PRAGMA synchronous = {synchronous}")
         # Deleted and replaced rows, and freed pages, are overwritten with zeros, so

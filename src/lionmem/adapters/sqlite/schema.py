@@ -122,6 +122,19 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
+def refuse_older(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse a database of an older schema to an opener that only reads
+    (`create=False`), before anything is written to it, the journal mode included:
+    migrating it would rewrite a file the caller asked only to read."""
+    if not _current(db, path):
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        raise IncompatibleDatabaseError(
+            f"{path} holds schema version {version}, older than this lionmem's {SCHEMA_VERSION}; "
+            "opened to read (create=False), it was left as it was. Open it once to write (the "
+            "command line's put or import) to migrate it"
+        )
+
+
 def _current(db: sqlite3.Connection, path: Path) -> bool:
     """Whether the database holds this lionmem's schema, read in one snapshot.
 
