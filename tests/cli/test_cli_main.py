@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -103,7 +104,7 @@ def test_help_and_usage_errors_load_no_store_kit_or_model(argv: list[str]) -> No
     code = (
         "import sys\nfrom lionmem.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
         "loaded = sorted(m for m in sys.modules if m.startswith(('pydantic', 'lionmem.adapters', 'lionmem.testing',"
-        " 'lionmem.protocols', 'sqlite3', 'asyncio')))\nprint(loaded, file=sys.stderr)"
+        " 'lionmem.protocols', 'asyncio', 'psycopg')))\nprint(loaded, file=sys.stderr)"
     )
     done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
     assert done.stderr.splitlines()[-1] == "[]"
@@ -136,3 +137,20 @@ def test_messages_speak_of_the_store_not_the_class(
         status = exit_info.code
     err = capsys.readouterr().err
     assert status in (1, 2) and message in err and "MemoryStore" not in err.replace("memory: (InMemoryStore)", "")
+
+
+def test_a_warning_other_than_erasure_passes_through_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+    assert main(["put", url, "x"]) == 0
+    search = SQLiteMemoryStore.search
+
+    async def warns(store: SQLiteMemoryStore, query: MemoryQuery) -> list[MemoryItem]:
+        warnings.warn("a store's own warning", UserWarning, stacklevel=1)
+        return await search(store, query)
+
+    monkeypatch.setattr(SQLiteMemoryStore, "search", warns)
+    with pytest.warns(UserWarning, match="^a store's own warning$"):
+        assert main(["search", url]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -326,3 +326,21 @@ def test_a_copy_of_one_item_says_one_item(
     fill("sqlite:///a.db", [MemoryItem(content="only")])
     status, out, _ = run_cli(capsys, "copy", "sqlite:///a.db", "sqlite:///b.db")
     assert status == 0 and out.startswith("copied 1 item; both stores hold 1 item, sha256 ")
+
+
+def test_a_refusal_of_a_one_item_batch_names_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    only = MemoryItem(content="alone")
+    path = tmp_path / "one.jsonl"
+    path.write_text(HEADER + _line(id=str(only.id)), encoding="utf-8")
+
+    async def refuses(store: SQLiteMemoryStore, batch: Any) -> list[Any]:
+        raise TypeError("the disk says no")
+
+    monkeypatch.setattr(SQLiteMemoryStore, "store_many", refuses)
+    status, _, err = run_cli(capsys, "import", f"sqlite:///{tmp_path / 'm.db'}", str(path))
+    assert (status, err) == (
+        1,
+        f"python -m lionmem: error: the store refused item {only.id} (line 2): the disk says no\n",
+    )

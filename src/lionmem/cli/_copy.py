@@ -29,7 +29,7 @@ def state_path(source_url: str, target_url: str) -> Path:
     return Path(f".lionmem-copy-{digest}.json")
 
 
-async def copy(source: ForgettingStore, target: ForgettingStore, state: Path, check: Check | None = None) -> int:
+async def copy(source: ForgettingStore, target: ForgettingStore, state: Path, check: Check) -> int:
     """Copy `source` into `target` and check the result; return the exit status.
 
     An empty target is filled; one that holds items is refused, unless `state`
@@ -86,7 +86,7 @@ async def _fill(
     done: int,
     last: str,
     advance: Callable[[int], object],
-    check: Check | None,
+    check: Check,
 ) -> tuple[int, str] | None:
     """Write the source's items after the first `done` into the target, recording
     progress after each batch; return the count and digest of every item read from
@@ -132,7 +132,7 @@ async def _write(
     position: int,
     last: str,
     advance: Callable[[], object],
-    check: Check | None,
+    check: Check,
 ) -> None:
     """Store `items`, then record that the first `position` source items are copied."""
     if items:

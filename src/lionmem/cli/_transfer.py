@@ -87,7 +87,7 @@ Check = Callable[[MemoryItem], object]
 
 
 async def store_batch(
-    store: ForgettingStore, batch: list[MemoryItem], *, check: Check | None = None, first_line: int | None = None
+    store: ForgettingStore, batch: list[MemoryItem], *, check: Check, first_line: int | None = None
 ) -> None:
     """Store `batch` in one call where the store takes batches (atomically, in the
     durable stores), else one item at a time. A refusal names the item `check` finds
@@ -102,16 +102,15 @@ async def store_batch(
         raise CommandError(_refused(batch, exc, check, first_line)) from exc
 
 
-def _refused(batch: list[MemoryItem], error: Exception, check: Check | None, first_line: int | None) -> str:
+def _refused(batch: list[MemoryItem], error: Exception, check: Check, first_line: int | None) -> str:
     def at(index: int) -> str:
         return "" if first_line is None else f" (line {first_line + index})"
 
-    if check is not None:
-        for index, item in enumerate(batch):
-            try:
-                check(item)
-            except (TypeError, ValueError) as rule:
-                return f"the store refused item {item.id}{at(index)}: {rule}"
+    for index, item in enumerate(batch):
+        try:
+            check(item)
+        except (TypeError, ValueError) as rule:
+            return f"the store refused item {item.id}{at(index)}: {rule}"
     if len(batch) == 1:
         return f"the store refused item {batch[0].id}{at(0)}: {error}"
     lines = "" if first_line is None else f" (lines {first_line}-{first_line + len(batch) - 1})"

@@ -98,10 +98,13 @@ def refuse_non_database(path: Path) -> None:
     try:
         probe.execute("PRAGMA schema_version").fetchone()
     except sqlite3.DatabaseError as exc:
-        if exc.sqlite_errorcode == sqlite3.SQLITE_NOTADB:
-            raise IncompatibleDatabaseError(f"{path} is not an SQLite database; left untouched") from None
+        foreign = exc.sqlite_errorcode == sqlite3.SQLITE_NOTADB
+    else:
+        foreign = False
     finally:
         probe.close()
+    if foreign:
+        raise IncompatibleDatabaseError(f"{path} is not an SQLite database; left untouched")
 
 
 def damage(path: Path, error: sqlite3.Error) -> DatabaseCorruptError | None:
