@@ -110,7 +110,9 @@ class Ownership(RuleBasedStateMachine):
             assert _unchanged(before, self._state())
             return
         assert all(a is b for a, b in zip(session.branches.values(), free))  # noqa: B905 (a new default comes after them)
-        assert session.default_branch is (free[-1] if default_last and free else session.branches.values()[0])
+        # Given no default, the session makes one of its own after the given branches.
+        assert session.default_branch is (free[-1] if default_last and free else session.branches.values()[-1])
+        assert len(session.branches) == len(free) + (0 if default_last and free else 1)
         assert store is None or session.memory is store
         for branch in without_store:
             assert branch.memory is session.memory

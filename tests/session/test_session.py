@@ -46,7 +46,7 @@ class SpyStore:
 
 
 def test_memory_is_lazy_cached_and_read_only() -> None:
-    session = Session(branches=[Branch(memory=InMemoryStore())])
+    session = Session(default_branch=Branch(memory=InMemoryStore()))
     assert session._memory is None
     store = session.memory
     assert isinstance(store, InMemoryStore) and session.memory is store
@@ -62,11 +62,16 @@ def test_no_argument_session_shares_one_store_with_its_default_branch() -> None:
     assert session.default_branch.memory is session.memory
 
 
-def test_without_a_default_the_first_given_branch_is_the_default() -> None:
+def test_without_a_default_the_session_makes_its_own_after_the_given_branches() -> None:
+    """As lionagi's: ADR-0092 D4 has validation create a default when none is given."""
     first, second = Branch(name="first"), Branch(name="second")
     session = Session(branches=[first, second])
-    assert session.default_branch is first
-    assert session.branches.values() == [first, second]
+    made = session.default_branch
+    assert made is not None and made not in (first, second) and made.name is None
+    assert session.branches.values() == [first, second, made]
+    assert made.memory is session.memory is first.memory is second.memory
+    explicit_none = Session(branches=[first.model_copy(update={"id": uuid4()})], default_branch=None)
+    assert len(explicit_none.branches) == 2 and explicit_none.default_branch is explicit_none.branches.values()[1]
 
 
 def test_explicit_store_rewires_branches_wired_to_the_temporary_store() -> None:
@@ -75,7 +80,8 @@ def test_explicit_store_rewires_branches_wired_to_the_temporary_store() -> None:
     session = Session(memory=store, branches=[plain])
     assert session.memory is store
     assert plain.memory is store
-    assert session.default_branch is plain
+    made = session.default_branch
+    assert made is not None and made is not plain and made.memory is store
 
 
 def test_explicit_store_leaves_a_branch_with_its_own_store() -> None:
@@ -449,7 +455,7 @@ def test_first_reads_from_two_threads_get_one_store(owner: str, monkeypatch: pyt
         return InMemoryStore()
 
     # A session made with a branch that has its store: nothing reads the session's yet.
-    holder: Branch | Session = Branch() if owner == "branch" else Session(branches=[Branch(memory=InMemoryStore())])
+    holder: Branch | Session = Branch() if owner == "branch" else Session(default_branch=Branch(memory=InMemoryStore()))
     monkeypatch.setattr(ownership_module, "InMemoryStore", slow_store)
     seen: list[object] = []
     readers = [threading.Thread(target=lambda: seen.append(holder.memory)) for _ in range(2)]

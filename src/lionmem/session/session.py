@@ -65,7 +65,8 @@ class Session(Element):
     a store it was built with, or adopted from an earlier session, stays: the first
     claim wins. `branches` changes only through `include_branches` and
     `remove_branch`, and `default_branch` is always a branch the session holds:
-    `None` while it holds none, and the first to join after that. A shallow copy
+    `None` while it holds none, and the first to join after that. Given no default, a
+    new session makes one of its own, after any branches given, as lionagi's does. A shallow copy
     (`model_copy()`, `copy.copy`) shares the store and owns copies of the branches;
     a deep copy or a pickle copies the store too. See [ADR-0092][adr-0092-d4].
 
@@ -137,18 +138,20 @@ class Session(Element):
 
     def model_post_init(self, context: Any, /) -> None:
         """Include the given branches and the default branch, creating a default when
-        there is no branch, unless `branches` was given empty and `default_branch` as
-        `None`, as the dump of a session holding none has them."""
+        none is given, unless `branches` was given empty and `default_branch` as `None`,
+        as the dump of a session holding none has them."""
         # Every branch, the default one included, joins through include_branches so
         # that validation applies the same ownership rules as a later inclusion.
-        # With no default given, include_branches makes the batch's first branch the default.
         pending = self.branches.values()
         default = self.default_branch
-        if default is None and not pending and not _EMPTY <= self.model_fields_set:
+        if default is None and (pending or not _EMPTY <= self.model_fields_set):
+            # As lionagi's: given branches but no default, the session makes one of its own,
+            # after them (ADR-0092 D4).
             default = Branch()
         if default is not None and self.branches.get(default.id, None) is not default:
             pending.append(default)  # include_branches refuses a twin
         self._set("branches", Pile(item_type=Branch))
+        self._set("default_branch", default)
         self.include_branches(pending)
 
     def __setattr__(self, name: str, value: Any) -> None:
