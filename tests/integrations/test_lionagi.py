@@ -256,15 +256,6 @@ def test_the_user_link_is_the_same_in_both_libraries(library: str) -> None:
     assert linked.user is None and reassigned.user == "someone-else"
 
 
-def test_a_branch_keeps_the_user_it_arrives_with_where_lionagi_overwrites_it() -> None:
-    """The declared difference of ADR-0092's notes."""
-    theirs, ours = Session(), lionmem.Session()
-    their_branch, our_branch = Branch(user="ada"), lionmem.Branch(user="ada")
-    theirs.include_branches(their_branch)
-    ours.include_branches(our_branch)
-    assert their_branch.user == theirs.id and our_branch.user == "ada"
-
-
 # -- the kit, through the bridges -------------------------------------------------
 
 WITHOUT_FORGETTING = dataclasses.replace(REFERENCE_PROFILE, forgetting=Forgetting.NOT_OFFERED)
