@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import lionmem
+from lionmem import testing
 
 ROOT = Path(__file__).resolve().parent.parent
 STUB = ROOT / "src" / "lionmem" / "__init__.pyi"
@@ -65,6 +66,56 @@ def test_pyright_finds_every_public_symbol_typed_and_documented() -> None:
     assert report["completenessScore"] == 1
     assert report["missingFunctionDocStringCount"] == 0
     assert report["missingClassDocStringCount"] == 0
+
+
+def _without_lionagi(root: Path) -> Path:
+    """An interpreter that sees this one's packages but lionagi's, as a machine with
+    only `lionmem[testing]` installed does; it is a venv linking to each package."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    (site,) = (root / "lib").glob("python3.*/site-packages")
+    for entry in Path(sys.prefix).glob("lib/python3.*/site-packages/*"):
+        if not entry.name.startswith("lionagi"):
+            (site / entry.name).symlink_to(entry)
+    return root / "bin" / "python"
+
+
+def test_the_kits_types_are_whole_without_lionagi(tmp_path: Path) -> None:
+    """The kit's public names, `memory_store_contract` among them, are fully known
+    without the lionagi extra: a strict user importing them gets no error."""
+    python = _without_lionagi(tmp_path / "venv")
+    assert subprocess.run([python, "-c", "import lionagi"], capture_output=True).returncode != 0
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "pyrightconfig.json").write_text('{"typeCheckingMode": "strict"}', encoding="utf-8")
+    (user / "adapter_test.py").write_text(
+        f"from lionmem.testing import {', '.join(testing.__all__)}\n"
+        "from lionmem.testing.pytest_plugin import MemoryStoreContract, memory_store_contract\n"
+        "from lionmem import InMemoryStore\n"
+        "TestStore = memory_store_contract(InMemoryStore, REFERENCE_PROFILE)\n"
+        f"print({', '.join(testing.__all__)}, MemoryStoreContract)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [pyright(), "--pythonpath", str(python), "adapter_test.py"], cwd=user, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "0 errors" in done.stdout, done.stdout + done.stderr
+    path = f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    verified = subprocess.run(
+        [pyright(), "--verifytypes", "lionmem.testing", "--ignoreexternal", "--outputjson"],
+        cwd=user,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": path},
+    )
+    report = json.loads(verified.stdout)["typeCompleteness"]
+    unknown = [
+        f"{symbol['name']}: {diagnostic['message']}"
+        for symbol in report["symbols"]
+        for diagnostic in symbol.get("diagnostics", [])
+        if diagnostic["severity"] == "error"
+    ]
+    assert unknown == [] and report["completenessScore"] == 1
+    assert report["exportedSymbolCounts"]["withKnownType"] > 50  # the package was found
 
 
 def test_stubtest_finds_the_stub_equal_to_the_runtime() -> None:

@@ -12,6 +12,7 @@ from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
 from lionmem.testing import REFERENCE_PROFILE, ConformanceKit
+from lionmem.testing.pytest_plugin import MemoryStoreContract, memory_store_contract
 
 
 class BareStore:
@@ -102,6 +103,8 @@ def conformance_kits() -> None:
     ConformanceKit(BareStore, REFERENCE_PROFILE, timeout=5)
     ConformanceKit(InMemoryStore, REFERENCE_PROFILE, stateful_examples=10, timeout=None)
     ConformanceKit(on_workspace, REFERENCE_PROFILE, timeout=2.5)
+    assert_type(memory_store_contract(BareStore, REFERENCE_PROFILE), type[MemoryStoreContract])
+    memory_store_contract(on_workspace, REFERENCE_PROFILE, stateful_examples=10, timeout=None)
 
 
 def filter_operators() -> None:
@@ -149,4 +152,5 @@ async def lionagi_bridges() -> None:
     assert_type(await bridge.retrieve(uuid4()), LionagiItem | None)
     checked: StoreFromLionagi = from_lionagi(LionagiStore())
     ConformanceKit(LionagiStore, REFERENCE_PROFILE, lionagi=True)
+    memory_store_contract(LionagiStore, REFERENCE_PROFILE, lionagi=True)
     ConformanceKit(lambda: checked, REFERENCE_PROFILE)

@@ -81,7 +81,7 @@ def test_the_contract_class_carries_the_kits_options() -> None:
     assert issubclass(made, MemoryStoreContract)
     (marker,) = made.pytestmark  # type: ignore[attr-defined]
     assert (marker.name, marker.args) == ("memory_store", (InMemoryStore, REFERENCE_PROFILE))
-    assert marker.kwargs == {"timeout": 7.5, "stateful_examples": 3}
+    assert marker.kwargs == {"timeout": 7.5, "stateful_examples": 3, "lionagi": False}
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def test_bad_arguments_are_refused_when_the_class_is_made(
     arguments: tuple[object, object], options: dict[str, object], message: str
 ) -> None:
     with pytest.raises(TypeError, match=message):
-        memory_store_contract(*arguments, **options)  # type: ignore[arg-type]
+        memory_store_contract(*arguments, **options)  # type: ignore[call-overload]
 
 
 class TestByMarker(MemoryStoreContract):

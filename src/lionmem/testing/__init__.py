@@ -20,7 +20,7 @@ from lionmem.protocols.profile import (
     TextMatch,
     Visibility,
 )
-from lionmem.testing._harness import LionagiStoreFactory, StoreFactory
+from lionmem.testing._harness import LionagiStore, LionagiStoreFactory, StoreFactory
 from lionmem.testing.kit import CHECKS, CheckResult, ConformanceFailure, ConformanceKit
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "FilterEquality",
     "Forgetting",
     "LimitPolicy",
+    "LionagiStore",
     "LionagiStoreFactory",
     "OnExistingId",
     "ResultOrder",

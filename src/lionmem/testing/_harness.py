@@ -9,16 +9,14 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
+from typing import Any, Protocol, TypeAlias, TypeVar, cast
 from uuid import UUID
 
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
-if TYPE_CHECKING:
-    from lionagi.protocols.memory import MemoryStore as LionagiStore
-
 __all__ = [
+    "LionagiStore",
     "LionagiStoreFactory",
     "Recorder",
     "StoreFactory",
@@ -39,8 +37,30 @@ parameter, else with none; may return a store, an awaitable of one, or an async
 context manager. A store returned as it is gets its `close()` awaited afterwards, if
 that is a coroutine method."""
 
+
+class LionagiStore(Protocol):
+    """A store written against lionagi's types, as the kit sees it: lionagi's three
+    methods, whose item and query are lionagi's classes.
+
+    Declared here, so that the kit's types are whole without lionagi installed; a
+    store that fits lionagi's `MemoryStore` fits this ([ADR-0101][adr-0101]).
+    """
+
+    async def store(self, item: Any) -> UUID:
+        """Store lionagi's `MemoryItem` and return its id."""
+        ...
+
+    async def retrieve(self, item_id: UUID) -> Any:
+        """lionagi's `MemoryItem` with `item_id`, or `None`."""
+        ...
+
+    async def search(self, query: Any) -> list[Any]:
+        """The lionagi `MemoryItem`s matching lionagi's `MemoryQuery`."""
+        ...
+
+
 LionagiStoreFactory: TypeAlias = Callable[
-    ..., "LionagiStore | Awaitable[LionagiStore] | AbstractAsyncContextManager[LionagiStore]"
+    ..., LionagiStore | Awaitable[LionagiStore] | AbstractAsyncContextManager[LionagiStore]
 ]
 """Builds a store written against lionagi's types, as a `StoreFactory` builds one of
 lionmem's; the kit checks it with `lionagi=True` ([ADR-0101][adr-0101])."""
@@ -115,7 +135,7 @@ def through_lionagi(factory: LionagiStoreFactory) -> StoreFactory:
     async def bridged(workspace: Path) -> AsyncGenerator[MemoryStore, None]:
         # store_from_factory opens any factory's store alike; this one's takes lionagi's types.
         async with store_from_factory(cast(StoreFactory, factory), workspace) as store:
-            yield from_lionagi(cast("LionagiStore", store))
+            yield from_lionagi(cast(Any, store))
 
     return bridged
 

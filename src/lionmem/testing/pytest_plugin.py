@@ -20,7 +20,7 @@ for a `MemoryStoreContract` subclass; a subclass may instead give the fixtures
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 import pytest
 
@@ -86,21 +86,49 @@ class MemoryStoreContract:
         memory_store_kit.assert_check(check)
 
 
+@overload
 def memory_store_contract(
-    factory: StoreFactory | LionagiStoreFactory, profile: FidelityProfile, **kit_options: Any
+    factory: StoreFactory,
+    profile: FidelityProfile,
+    *,
+    stateful_examples: int = 60,
+    timeout: float | None = 30.0,
+    lionagi: Literal[False] = False,
+) -> type[MemoryStoreContract]: ...
+
+
+@overload
+def memory_store_contract(
+    factory: LionagiStoreFactory,
+    profile: FidelityProfile,
+    *,
+    stateful_examples: int = 60,
+    timeout: float | None = 30.0,
+    lionagi: Literal[True],
+) -> type[MemoryStoreContract]: ...
+
+
+def memory_store_contract(
+    factory: StoreFactory | LionagiStoreFactory,
+    profile: FidelityProfile,
+    *,
+    stateful_examples: int = 60,
+    timeout: float | None = 30.0,
+    lionagi: bool = False,
 ) -> type[MemoryStoreContract]:
     """A `MemoryStoreContract` class for `factory`'s stores, to bind to a name that
     pytest collects (one starting with `Test`).
 
-    `kit_options` are [`ConformanceKit`][lionmem.testing.kit.ConformanceKit]'s
-    keyword arguments, `stateful_examples`, `timeout` and `lionagi` (for a store
-    written against lionagi's types).
+    The options are [`ConformanceKit`][lionmem.testing.kit.ConformanceKit]'s, and
+    typed as its are: a factory of lionmem stores goes without `lionagi`, one of
+    stores written against lionagi's types with `lionagi=True`.
 
     Raises:
         TypeError: as `ConformanceKit` does, for a factory that is not callable, a
-            profile that is not a `FidelityProfile`, or an option it does not take;
+            profile that is not a `FidelityProfile`, or an option of the wrong type;
             at once, not when the tests run.
     """
-    ConformanceKit(factory, profile, **kit_options)  # refuse bad arguments here
-    marked = pytest.mark.memory_store(factory, profile, **kit_options)
+    options: dict[str, Any] = {"stateful_examples": stateful_examples, "timeout": timeout, "lionagi": lionagi}
+    ConformanceKit(factory, profile, **options)  # refuse bad arguments here
+    marked = pytest.mark.memory_store(factory, profile, **options)
     return marked(type("MemoryStoreContractFor", (MemoryStoreContract,), {}))
