@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import string
 from typing import Any, cast
 from uuid import UUID
@@ -197,6 +198,10 @@ BROKEN: list[tuple[StoreFactory, FidelityProfile, str]] = [
 ]
 
 
+SEARCHED = {"text_match", "tag_match", "filter_equality", "none_filter_matches_missing", "result_order"}
+"""The checks whose failures show a search's ids against the declared rule's."""
+
+
 @pytest.mark.parametrize(("factory", "profile", "dimension"), BROKEN, ids=[b[0].__name__ for b in BROKEN])
 def test_a_broken_store_is_caught_with_the_right_dimension(
     factory: StoreFactory, profile: FidelityProfile, dimension: str
@@ -209,9 +214,14 @@ def test_a_broken_store_is_caught_with_the_right_dimension(
     failed = failure.value.result
     assert (failed.dimension, failed.declared, failed.passed) == (dimension, result.declared, False)
     message = str(failure.value)
-    assert message.startswith(f"{dimension}: declared {result.declared}, observed {result.observed}")
-    steps = "\n".join(f"    {line}" for line in failed.reproduction.splitlines())
-    assert message.endswith(f"\nminimal reproduction, on a fresh store:\n{steps}")
+    assert message == str(failed)
+    assert message.startswith(f"{dimension}: declared {result.declared}, observed {result.observed}\n")
+    assert failed.ways_out.startswith("change the store") and f"\n  to pass: {failed.ways_out}\n" in message
+    if dimension in SEARCHED:
+        assert re.fullmatch(r"a search with .+ found \[[\d, ]*\], where .+", failed.difference), failed.difference
+        assert f"\n  {failed.difference}\n" in message
+    steps = "\n".join(f"      {line}" for line in failed.reproduction.splitlines())
+    assert message.endswith(f"\n  minimal reproduction, on a fresh store:\n{steps}")
     if dimension != "protocol" or factory is WrongReturnType:
         assert "await store." in message
 
@@ -219,8 +229,12 @@ def test_a_broken_store_is_caught_with_the_right_dimension(
 def test_a_misordered_search_with_a_predicate_fails_result_order_not_the_match_checks() -> None:
     kit = ConformanceKit(SortsPredicateResults, DICT_PROFILE)
     order = kit.check("result_order")
-    assert (order.passed, order.observed) == (
-        False,
-        "insertion when listing, another with text 'o', tags ['o'], filters {'o': 1}",
+    assert (order.passed, order.observed) == (False, "ranked")
+    assert (
+        order.difference
+        == "a search with text 'o' found [95, 96, 97, 98, 99, 100], where insertion order is [100, 99, 98, 97, 96, 95]"
+    )
+    assert order.ways_out == (
+        "change the store to do what ResultOrder.INSERTION says, or declare result_order=ResultOrder.RANKED"
     )
     assert [kit.check(name).passed for name in ("text_match", "tag_match", "filter_equality")] == [True] * 3

@@ -88,11 +88,11 @@ def test_an_operator_applied_wrongly_fails_the_check_naming_it(factory: StoreFac
     [
         (
             GeAsGt,
-            "search(MemoryQuery(filters={'k': Ge(0)}, limit=18446744073709551616)) returned ids [], the reference [5]",
+            "search(MemoryQuery(filters={'k': Ge(0)}, limit=18446744073709551616)) returned ids [], the reference [5] (most likely filter_operators)",
         ),
         (
             PresentMatchesNull,
-            "search(MemoryQuery(filters={'k': Present()}, limit=18446744073709551616)) returned ids [5], the reference []",
+            "search(MemoryQuery(filters={'k': Present()}, limit=18446744073709551616)) returned ids [5], the reference [] (most likely filter_operators)",
         ),
     ],
     ids=["GeAsGt", "PresentMatchesNull"],

@@ -81,7 +81,7 @@ def test_a_store_that_does_not_open_or_close_fails_the_check() -> None:
     closing = ConformanceKit(HangingClose, DICT_PROFILE, timeout=QUICK).check("protocol")
     assert not closing.passed
     assert closing.observed == (
-        "as declared; own UUID, equal retrieve, None, a list; then closing the store did not finish within 0.2 s"
+        "async store(item), retrieve(item_id), search(query); then closing the store did not finish within 0.2 s"
     )
     reopening = ConformanceKit(HangingClose, DICT_PROFILE, timeout=QUICK).check("durability")
     assert (

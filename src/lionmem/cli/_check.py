@@ -127,7 +127,6 @@ def check(
         results.append(result)
     failed = [r for r in results if not r.passed]
     for result in failed:
-        print(f"\n{result.dimension}: declared {result.declared}, observed {result.observed}")
-        print("\n".join(f"    {line}" for line in result.reproduction.splitlines()))
+        print(f"\n{result}")
     print(f"\n{len(results) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0

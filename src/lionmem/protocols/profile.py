@@ -37,7 +37,8 @@ class TextMatch(Enum):
     CASE_SENSITIVE_SUBSTRING = "case-sensitive substring of str(content)"
     """`text in str(content)`."""
     OTHER = "another rule"
-    """A rule the kit cannot check (semantic, tokenised...); results must still be items."""
+    """Declare it for a rule the kit cannot predict (semantic, tokenised...): the kit
+    checks only that each result is an item that was stored."""
     UNSUPPORTED = "unsupported"
     """A text predicate is refused with `NotImplementedError`."""
 
@@ -65,14 +66,21 @@ class FilterEquality(Enum):
 
 
 class ResultOrder(Enum):
-    """The order of `search` results."""
+    """The order of `search` results. The kit runs each search twice and observes
+    which of the three a store keeps."""
 
     INSERTION = "insertion"
-    """The order in which ids were first stored."""
+    """The reference rule. Declare it when every search lists its matches in the order
+    their ids were first stored, with or without predicates, every time."""
     UNORDERED = "unordered"
-    """No promise; results are compared as sets."""
+    """Declare it when the store promises no order: the same search may list its
+    matches differently each time. The kit compares results as sets and never fails
+    an order."""
     RANKED = "ranked"
-    """A relevance order of the store's own; results are compared as sets."""
+    """Declare it when the store lists matches in an order of its own (relevance,
+    recency, ...) that the same search on the same items repeats. The kit compares
+    results as sets, and fails the declaration when a search gives two orders
+    (declare `UNORDERED`) or every search keeps insertion order (declare `INSERTION`)."""
 
 
 class OnExistingId(Enum):
@@ -92,7 +100,8 @@ class Visibility(Enum):
     IMMEDIATE = "immediate"
     """As soon as `store` returns."""
     EVENTUAL = "eventual"
-    """Within a few seconds."""
+    """Declare it when a stored item may take a moment to show: the kit waits up to 5
+    seconds for `retrieve` and `search` to see each write."""
 
 
 class ReturnedObjects(Enum):
@@ -110,7 +119,8 @@ class LimitPolicy(Enum):
     SLICE = "slice"
     """The reference rule: `results[:limit]`, so a negative limit drops trailing matches."""
     REJECT_NEGATIVE = "reject negative"
-    """`0` gives `[]`, a positive limit caps, a negative one raises `ValueError`."""
+    """Declare it when `0` gives `[]`, a positive limit caps the results, and a
+    negative one raises `ValueError` ([ADR-0095][adr-0095])."""
 
 
 class Durability(Enum):
@@ -138,7 +148,8 @@ class RoundTrip(Enum):
     EXACT = "exact"
     """Equal and of the same types (`created_at` bit-exact, tags in order with duplicates)."""
     LOST = "lost"
-    """Not preserved."""
+    """Declare it when the field may come back different, or not at all; the kit then
+    does not compare it."""
 
 
 class Forgetting(Enum):

@@ -21,7 +21,7 @@ from lionmem.protocols.profile import (
     Visibility,
 )
 from lionmem.testing._harness import LionagiStore, LionagiStoreFactory, StoreFactory
-from lionmem.testing.kit import CHECKS, CheckResult, ConformanceFailure, ConformanceKit
+from lionmem.testing.kit import CHECKS, CheckResult, ConformanceFailure, ConformanceKit, raise_for_failures
 
 __all__ = [
     "CHECKS",
@@ -45,4 +45,5 @@ __all__ = [
     "TagMatch",
     "TextMatch",
     "Visibility",
+    "raise_for_failures",
 ]

@@ -17,7 +17,7 @@ from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.protocols.profile import FidelityProfile, FilterEquality, ResultOrder, TagMatch, TextMatch, Visibility
 from lionmem.testing._harness import Recorder
 
-__all__ = ["ALL", "POSITIVE_LIMITS", "Probe", "Reopen", "Verdict", "ids", "numbered"]
+__all__ = ["ALL", "POSITIVE_LIMITS", "Probe", "Reopen", "Verdict", "described", "ids", "numbered"]
 
 T = TypeVar("T")
 R = TypeVar("R", bound=Enum)
@@ -55,6 +55,14 @@ class Probe(Recorder):
         super().__init__(store, timeout)
         self.profile = profile
         """What the store declares."""
+        self.difference = ""
+        """For a failing check, the first call whose result differs from what the
+        declaration predicts: what it found against what was expected."""
+
+    def differs(self, query: MemoryQuery, found: list[int], expected: str) -> None:
+        """Note the first difference: `query` found the ids `found`, where `expected`."""
+        if not self.difference:
+            self.difference = f"{described(query)} found {found}, where {expected}"
 
     @property
     def ordered(self) -> bool:
@@ -126,6 +134,7 @@ class Probe(Recorder):
             found = await self.search(query)
         except NotImplementedError:
             return "refused", True
+        self.differs(query, ids(found), "a predicate declared unsupported raises NotImplementedError")
         return f"the predicate was not refused: it returned {ids(found)}", False
 
     async def rule_that_holds(
@@ -133,12 +142,29 @@ class Probe(Recorder):
         items: Sequence[MemoryItem],
         queries: Iterable[MemoryQuery],
         rules: dict[R, Callable[[MemoryQuery, MemoryItem], bool]],
+        declared: Enum,
     ) -> R | None:
-        """Run every query and return the first rule predicting all the results."""
+        """Run every query and return the first rule predicting all the results,
+        noting the first query whose results the `declared` rule does not predict."""
         holds = dict.fromkeys(rules, True)
         for query in queries:
             found = await self.search(query)
             for rule, predicate in rules.items():
                 expected = [stored for stored in items if predicate(query, stored)]
-                holds[rule] = holds[rule] and self.same_results(found, expected)
+                same = self.same_results(found, expected)
+                holds[rule] = holds[rule] and same
+                if rule is declared and not same:
+                    self.differs(query, sorted(ids(found)), f"{rule.value} finds {sorted(ids(expected))}")
         return next((rule for rule, held in holds.items() if held), None)
+
+
+def described(query: MemoryQuery) -> str:
+    """A query as a failure names it: its predicates, then a limit that is not `ALL`."""
+    parts = [
+        f"{name} {value!r}"
+        for name, value in (("text", query.text), ("tags", query.tags), ("filters", query.filters))
+        if value is not None
+    ]
+    if query.limit != ALL:
+        parts.append(f"limit {query.limit}")
+    return "a search with " + (", ".join(parts) or "no predicate")

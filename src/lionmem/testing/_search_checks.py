@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from lionmem.protocols.memory import MemoryQuery
 from lionmem.protocols.profile import FilterEquality, LimitPolicy, ResultOrder, TagMatch, TextMatch
-from lionmem.testing._probe import ALL, POSITIVE_LIMITS, Probe, Verdict, ids, numbered
+from lionmem.testing._probe import ALL, POSITIVE_LIMITS, Probe, Verdict, described, ids, numbered
 
 
 async def text_match(probe: Probe) -> Verdict:
@@ -39,6 +39,7 @@ async def text_match(probe: Probe) -> Verdict:
             TextMatch.CASE_INSENSITIVE_SUBSTRING: lambda q, i: str(q.text).lower() in str(i.content).lower(),
             TextMatch.CASE_SENSITIVE_SUBSTRING: lambda q, i: str(q.text) in str(i.content),
         },
+        declared,
     )
     if observed is None:
         # Another rule: nothing to predict, but results must be stored items.
@@ -72,6 +73,7 @@ async def tag_match(probe: Probe) -> Verdict:
             TagMatch.ANY_OF: lambda q, i: not q.tags or bool(set(q.tags) & set(i.tags)),
             TagMatch.ALL_OF: lambda q, i: set(q.tags or ()) <= set(i.tags),
         },
+        probe.profile.tag_match,
     )
     shown = "another rule" if observed is None else observed.value
     return shown, observed is probe.profile.tag_match
@@ -125,6 +127,7 @@ async def filter_equality(probe: Probe) -> Verdict:
                 _json_equal(i.metadata.get(k), v) for k, v in (q.filters or {}).items()
             ),
         },
+        probe.profile.filter_equality,
     )
     shown = "another rule" if observed is None else observed.value
     return shown, observed is probe.profile.filter_equality
@@ -135,38 +138,66 @@ async def none_filter_matches_missing(probe: Probe) -> Verdict:
     await probe.fill(items)
     if probe.profile.filter_equality is FilterEquality.UNSUPPORTED:
         return await probe.refusal(MemoryQuery(filters={"k": None}, limit=ALL))
-    found = sorted(ids(await probe.search(MemoryQuery(filters={"k": None}, limit=ALL))))
+    query = MemoryQuery(filters={"k": None}, limit=ALL)
+    found = sorted(ids(await probe.search(query)))
     verdicts: dict[tuple[int, ...], str] = {(1, 2): "True", (2,): "False"}
     observed = verdicts.get(tuple(found), f"matched ids {found}")
-    return observed, observed == str(probe.profile.none_filter_matches_missing)
+    declared = str(probe.profile.none_filter_matches_missing)
+    if observed != declared:
+        expected = [1, 2] if probe.profile.none_filter_matches_missing else [2]
+        probe.differs(query, found, f"none_filter_matches_missing={declared} finds {expected}")
+    return observed, observed == declared
 
 
 async def result_order(probe: Probe) -> Verdict:
+    """Observe the order of each search, twice: in insertion order every time
+    (`INSERTION`), another order that the same search repeats (`RANKED`), or orders
+    that change between two runs of one search (`UNORDERED`)."""
     # Ids and timestamps run against the insertion order, so neither sort fakes it.
     # Every item meets each predicate, whose searches a store may answer from an
-    # index in another order than its plain listing.
-    items = [numbered(100 - n, content=f"o{n}", tags=["o"], metadata={"o": 1}, created_at=1000.0 - n) for n in range(6)]
+    # index in another order than its plain listing. "x" occurs more often in each
+    # later item and "y" less, so a store that ranks text by how often or how early
+    # a needle occurs orders one of the two searches against insertion.
+    count = 6
+    items = [
+        numbered(
+            100 - n,
+            content=f"o {'x' * (n + 1)} {'y' * (count - n)}",
+            tags=["o"],
+            metadata={"o": 1},
+            created_at=1000.0 - n,
+        )
+        for n in range(count)
+    ]
     await probe.fill(items)
     stored = ids(items)
     found = ids(await probe.search(MemoryQuery(limit=ALL)))
     if sorted(found) != sorted(stored):
         return f"returned {found}, not the stored set", False
-    misordered: list[str] = []
-    for described, query in probe.each_predicate("o", "o", {"o": 1}).items():
+    declared = probe.profile.result_order
+    if declared is ResultOrder.UNORDERED:
+        return ResultOrder.UNORDERED.value, True  # no order is promised, so none is wrong
+    searches = {"listing": MemoryQuery(limit=ALL), **probe.each_predicate("o", "o", {"o": 1})}
+    if probe.profile.text_match is not TextMatch.UNSUPPORTED:
+        searches |= {"x": MemoryQuery(text="x", limit=ALL), "y": MemoryQuery(text="y", limit=ALL)}
+    misordered: list[tuple[MemoryQuery, list[int]]] = []
+    for query in searches.values():
         matched = ids(await probe.search(query))
+        again = ids(await probe.search(query, record=False))
+        if again != matched:
+            probe.difference = f"{described(query)} found {matched}, then {again} when run again"
+            return ResultOrder.UNORDERED.value, False
         # Which items match is for the match checks (a text rule the kit cannot
         # predict may leave some out); here they must keep the stored order.
         if matched != [n for n in stored if n in matched]:
-            misordered.append(described)
-    if found != stored:
-        observed = "some other order"
-    elif misordered:
-        observed = f"{ResultOrder.INSERTION.value} when listing, another with {', '.join(misordered)}"
-    else:
-        observed = ResultOrder.INSERTION.value
-    if probe.profile.result_order is ResultOrder.INSERTION:
-        return observed, observed == ResultOrder.INSERTION.value
-    return observed, True
+            misordered.append((query, matched))
+    observed = ResultOrder.RANKED if misordered else ResultOrder.INSERTION
+    if declared is ResultOrder.INSERTION and misordered:
+        query, matched = misordered[0]
+        probe.differs(query, matched, f"insertion order is {[n for n in stored if n in matched]}")
+    elif declared is ResultOrder.RANKED and not misordered:
+        probe.difference = f"every search, the listing and text 'x' and 'y' among them, kept insertion order {stored}"
+    return observed.value, observed is declared
 
 
 async def limit_policy(probe: Probe) -> Verdict:

@@ -18,7 +18,9 @@ from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.profile import (
     ContentKind,
     Durability,
+    FidelityProfile,
     OnExistingId,
+    ResultOrder,
     ReturnedObjects,
     RoundTrip,
     TextMatch,
@@ -26,6 +28,9 @@ from lionmem.protocols.profile import (
 )
 from lionmem.testing._harness import Recorder, same_values, show
 from lionmem.testing._probe import ALL, Probe, Reopen, Verdict, ids, numbered
+
+PROTOCOL = "async store(item), retrieve(item_id), search(query)"
+"""What every store declares for `protocol`, and what a passing store is observed to do."""
 
 
 async def protocol(probe: Probe) -> Verdict:
@@ -62,7 +67,7 @@ async def protocol(probe: Probe) -> Verdict:
     found: object = await probe.search(MemoryQuery())
     if not isinstance(found, list) or not all(isinstance(i, MemoryItem) for i in cast("list[object]", found)):
         return f"search returned {type(found).__name__}, not a list of MemoryItem", False
-    return "as declared; own UUID, equal retrieve, None, a list", True
+    return PROTOCOL, True
 
 
 async def concurrent_writes(probe: Probe) -> Verdict:
@@ -112,14 +117,30 @@ async def on_existing_id(probe: Probe) -> Verdict:
     if stale:
         return f"replaced, but {', '.join(stale)} still found it", False
     if not probe.ordered:
-        replaced = {OnExistingId.REPLACE_IN_PLACE, OnExistingId.MOVE_TO_END}
-        return "replaced", probe.profile.on_existing_id in replaced
+        declared = on_existing_id_declared(probe.profile)
+        return _UNPLACED.format(probe.profile.result_order.value), declared.startswith("replaced")
     position: dict[tuple[int, ...], str] = {
         (1, 2, 3): OnExistingId.REPLACE_IN_PLACE.value,
         (2, 3, 1): OnExistingId.MOVE_TO_END.value,
     }
     observed = position.get(tuple(ids(found)), f"replaced, order {ids(found)}")
+    if observed != probe.profile.on_existing_id.value:
+        want = {value: list(order) for order, value in position.items()}.get(probe.profile.on_existing_id.value)
+        probe.differs(MemoryQuery(limit=ALL), ids(found), f"{probe.profile.on_existing_id.value} lists {want}")
     return observed, observed == probe.profile.on_existing_id.value
+
+
+_UNPLACED = "replaced (its place unchecked: {} results)"
+
+
+def on_existing_id_declared(profile: FidelityProfile) -> str:
+    """What a profile declares for `on_existing_id`, as the check can observe it:
+    without insertion order, replacing in place and moving to the end are both
+    "replaced"."""
+    placed = profile.on_existing_id in {OnExistingId.REPLACE_IN_PLACE, OnExistingId.MOVE_TO_END}
+    if placed and profile.result_order is not ResultOrder.INSERTION:
+        return _UNPLACED.format(profile.result_order.value)
+    return profile.on_existing_id.value
 
 
 async def visibility(probe: Probe) -> Verdict:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from enum import Enum
@@ -34,7 +34,7 @@ from lionmem.testing._harness import (
 )
 from lionmem.testing._probe import Probe, Verdict
 
-__all__ = ["CHECKS", "CheckResult", "ConformanceFailure", "ConformanceKit"]
+__all__ = ["CHECKS", "CheckResult", "ConformanceFailure", "ConformanceKit", "raise_for_failures"]
 
 
 class _Entry(NamedTuple):
@@ -67,14 +67,14 @@ def _field(name: str) -> Callable[[FidelityProfile], str]:
 
 # Seam for tests: `_TABLE`, read to hold every check to the table's rules.
 _TABLE: dict[str, _Entry] = {
-    "protocol": _entry(keeping.protocol, _stated("async store(item), retrieve(item_id), search(query)")),
+    "protocol": _entry(keeping.protocol, _stated(keeping.PROTOCOL)),
     "concurrent_writes": _entry(keeping.concurrent_writes, _stated("no write lost")),
     "text_match": _entry(searching.text_match, _field("text_match")),
     "tag_match": _entry(searching.tag_match, _field("tag_match")),
     "filter_equality": _entry(searching.filter_equality, _field("filter_equality")),
     "none_filter_matches_missing": _entry(searching.none_filter_matches_missing, _field("none_filter_matches_missing")),
     "result_order": _entry(searching.result_order, _field("result_order")),
-    "on_existing_id": _entry(keeping.on_existing_id, _field("on_existing_id")),
+    "on_existing_id": _entry(keeping.on_existing_id, keeping.on_existing_id_declared),
     "visibility": _entry(keeping.visibility, _field("visibility")),
     "returned_objects": _entry(keeping.returned_objects, _field("returned_objects")),
     "limit_policy": _entry(searching.limit_policy, _field("limit_policy")),
@@ -100,32 +100,94 @@ def _known(name: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
-    """The outcome of one check."""
+    """The outcome of one check; `str()` of it is the report a person reads."""
 
     dimension: str
     """The profile field or protocol rule checked."""
     declared: str
     """What the profile declares."""
     observed: str
-    """What the store did."""
+    """What the store did, in the declaration's words when it did that."""
     passed: bool
     """Whether the observation satisfies the declaration."""
     reproduction: str
     """The calls that show the observation, as Python lines."""
+    difference: str = ""
+    """For a failure, the first call whose result differs: what it found against
+    what the declaration expects."""
+    ways_out: str = ""
+    """For a failure, the two ways to pass: change the store, or declare what it does."""
+
+    def __str__(self) -> str:
+        if self.passed:
+            return f"{self.dimension}: ok, {self.observed}"
+        lines = [f"{self.dimension}: declared {self.declared}, observed {self.observed}"]
+        lines += [f"  {text}" for text in (self.difference, self.ways_out and f"to pass: {self.ways_out}") if text]
+        if self.reproduction:
+            lines.append("  minimal reproduction, on a fresh store:")
+            lines += [f"      {line}" for line in self.reproduction.splitlines()]
+        return "\n".join(lines)
 
 
 class ConformanceFailure(LionmemError, AssertionError):
     """A store did not do what its profile declares; a
     [`LionmemError`][lionmem.errors.LionmemError]."""
 
-    def __init__(self, result: CheckResult) -> None:
+    def __init__(self, result: CheckResult, *more: CheckResult) -> None:
         self.result = result
-        """The failed check."""
-        steps = "\n".join(f"    {line}" for line in result.reproduction.splitlines())
-        super().__init__(
-            f"{result.dimension}: declared {result.declared}, observed {result.observed}\n"
-            f"minimal reproduction, on a fresh store:\n{steps}"
+        """The (first) failed check."""
+        self.results: tuple[CheckResult, ...] = (result, *more)
+        """Every failed check."""
+        super().__init__("\n\n".join(map(str, self.results)))
+
+
+def raise_for_failures(results: Iterable[CheckResult]) -> None:
+    """Raise one `ConformanceFailure` reporting every failed result, if any failed.
+
+    Examples:
+        >>> from lionmem import InMemoryStore
+        >>> from lionmem.testing import REFERENCE_PROFILE
+        >>> raise_for_failures(ConformanceKit(InMemoryStore, REFERENCE_PROFILE).run_all(["tag_match"]))
+
+    Raises:
+        ConformanceFailure: one or more checks failed; `str()` of it reports each.
+        TypeError: an entry is not a `CheckResult`.
+    """
+    failed: list[CheckResult] = []
+    for result in results:
+        require_type(result, "each result", CheckResult)
+        if not result.passed:
+            failed.append(result)
+    if failed:
+        raise ConformanceFailure(*failed)
+
+
+def _ways_out(name: str, profile: FidelityProfile, observed: str) -> str:
+    """The two ways a failed check `name` can pass."""
+    if name in ("protocol", "concurrent_writes"):
+        return "change the store: every store must do this, whatever its profile"
+    if name == "stateful":
+        return "change the store where it parts from the reference, or declare what it does in the dimension named"
+    if name == "filter_operators":
+        return (
+            "change the store to apply each declared operator as the reference does, or leave out of "
+            "filter_operators the ones it does not (it must then refuse them with NotImplementedError)"
         )
+    value: object = getattr(profile, name)
+    if isinstance(value, bool):
+        other = "True" if observed == "True" else "False" if observed == "False" else None
+        change = f"change the store so that {name} holds as {value}"
+        return f"{change}, or declare {name}={other}" if other else f"{change}; neither value describes what it does"
+    declared = cast(Enum, value)
+    kind = type(declared)
+    change = f"change the store to do what {kind.__name__}.{declared.name} says"
+    if observed.startswith("replaced ("):
+        observed = "replace in place"  # without order, the place of a replacement is not observed
+    member = next((m for m in kind if m.value == observed), None)
+    if member is None:
+        names = ", ".join(m.name for m in kind)
+        return f"{change}; no member of {kind.__name__} ({names}) describes what it does"
+    return f"{change}, or declare {name}={kind.__name__}.{member.name}"
 
 
 class ConformanceKit:
@@ -276,7 +338,10 @@ class ConformanceKit:
             except StoreHung as exc:  # opening or closing
                 observed, passed = "; then ".join(filter(None, (observed, str(exc)))), False
         steps = "" if probe is None else probe.reproduction()
-        return CheckResult(name, declared, observed, passed, steps)
+        if passed:
+            return CheckResult(name, declared, observed, passed, steps)
+        difference = "" if probe is None else probe.difference
+        return CheckResult(name, declared, observed, passed, steps, difference, _ways_out(name, self.profile, observed))
 
     def declared(self, name: str) -> str:
         """What the profile promises for the check `name`, as its `CheckResult`
@@ -296,7 +361,7 @@ class ConformanceKit:
             from lionmem.testing.stateful import compare_with_reference
         except ImportError as exc:
             missing = f"needs hypothesis ({exc}); pip install 'lionmem[testing]'"
-            return CheckResult("stateful", declared, missing, False, "")
+            return CheckResult("stateful", declared, missing, False, "", ways_out="pip install 'lionmem[testing]'")
         try:
             compare_with_reference(
                 self._builds, self.profile, max_examples=self.stateful_examples, timeout=self.timeout
@@ -304,5 +369,8 @@ class ConformanceKit:
         except AssertionError as exc:
             # A hang's calls are on the StoreHung that caused it.
             steps = "\n".join(getattr(exc, "__notes__", None) or getattr(exc.__cause__, "__notes__", []))
-            return CheckResult("stateful", declared, str(exc).splitlines()[0], False, steps)
-        return CheckResult("stateful", declared, "agrees", True, "")
+            observed = str(exc).splitlines()[0]
+            return CheckResult(
+                "stateful", declared, observed, False, steps, ways_out=_ways_out("stateful", self.profile, observed)
+            )
+        return CheckResult("stateful", declared, declared, True, "")

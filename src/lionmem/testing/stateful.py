@@ -45,9 +45,11 @@ from lionmem.protocols.profile import (
     TextMatch,
     Visibility,
 )
+from lionmem.testing._blame import likely_dimension
 from lionmem.testing._draws import (
     ALL,
     CUTOFFS,
+    TAGS,
     conditions_at,
     limits_for,
     numbered_id,
@@ -273,6 +275,10 @@ class _AgainstReference(RuleBasedStateMachine):
             predicates["filters"] = {data.draw(st.sampled_from([key, key.swapcase()])): value}
         for name, predicate in predicates.items():
             self._search(MemoryQuery(**{name: predicate}, limit=ALL))
+        lacking = next((t for t in TAGS if t not in item.tags), None)
+        if "tags" in predicates and lacking is not None:
+            # With a tag the item lacks as well, any-of still finds it and all-of does not.
+            self._search(MemoryQuery(tags=[*predicates["tags"], lacking], limit=ALL))
         # Then all of them at once, under a limit, which a store may apply too early.
         self._search(MemoryQuery(**predicates, limit=data.draw(self.limits)))
         if "filters" in predicates:
@@ -297,9 +303,13 @@ class _AgainstReference(RuleBasedStateMachine):
             found = [i.id.int for i in items]
             if self._agree(found, want):
                 return None
-            return f"search({show(query)}) returned ids {found}, the reference {want}"
+            likely = likely_dimension(query, found, want, self._reference_ids)
+            return f"search({show(query)}) returned ids {found}, the reference {want} (most likely {likely})"
 
         self._settled(compare)
+
+    def _reference_ids(self, query: MemoryQuery) -> list[int]:
+        return [i.id.int for i in self.run(self.reference.search(query))]
 
     def _agree(self, found: list[int], want: list[int]) -> bool:
         """Whether ids a store listed are the reference's, in order where the profile
