@@ -8,6 +8,7 @@ import pytest
 
 from lionmem import InMemoryStore
 from lionmem.testing import CHECKS, REFERENCE_PROFILE, ConformanceKit
+from tests.support.kit_doubles import DICT_PROFILE, CaseSensitiveText
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -64,6 +65,9 @@ def test_cli_check_exits_non_zero_on_a_mismatch() -> None:
     assert done.stdout.splitlines()[-1] == "1 passed, 1 failed"
     assert "text_match" in done.stdout and "MISMATCH" in done.stdout
     assert "await store.search(MemoryQuery(text='hello'" in done.stdout
+    # Each failure is its result's report, found against expected and the ways out.
+    result = ConformanceKit(CaseSensitiveText, DICT_PROFILE).check("text_match")
+    assert f"\n{result}\n" in done.stdout and "\n  to pass: change the store" in done.stdout
 
 
 def test_cli_check_fails_a_store_that_hangs_after_its_timeout() -> None:
