@@ -4,8 +4,10 @@ tells their author."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import random
+from uuid import UUID
 
 import pytest
 
@@ -17,6 +19,7 @@ from lionmem.testing import (
     LimitPolicy,
     OnExistingId,
     ResultOrder,
+    ReturnedObjects,
     TagMatch,
     raise_for_failures,
 )
@@ -37,6 +40,10 @@ class RankedStore(DictStore):
             found.sort(key=lambda i: -str(i.content).lower().count(needle))  # stable: ties keep insertion
         return found[: query.limit]
 
+
+THREE_METHODS = dataclasses.replace(
+    DICT_PROFILE, returned_objects=ReturnedObjects.LIVE, forgetting=Forgetting.NOT_OFFERED
+)
 
 RANKED_PROFILE = dataclasses.replace(
     DICT_PROFILE, result_order=ResultOrder.RANKED, limit_policy=LimitPolicy.REJECT_NEGATIVE
@@ -113,7 +120,7 @@ def test_the_all_of_tag_store_shows_its_ids_against_the_reference_and_the_way_ou
 
 def test_the_stateful_comparison_catches_the_all_of_tag_store_alone_and_names_tag_match() -> None:
     """Through search alone: without forgetting, no `count` call reveals it first."""
-    three_methods = dataclasses.replace(DICT_PROFILE, forgetting=Forgetting.NOT_OFFERED)
+    three_methods = dataclasses.replace(THREE_METHODS, returned_objects=ReturnedObjects.COPIES)
     with pytest.raises(AssertionError, match=r"^search\(MemoryQuery\(tags=\[.*\(most likely tag_match\)\n"):
         compare_with_reference(AllOfTags, three_methods, max_examples=60)
     result = ConformanceKit(AllOfTags, three_methods).check("stateful")
@@ -163,3 +170,40 @@ def test_results_read_as_a_report_and_one_call_raises_for_every_failure() -> Non
 def test_the_faithful_store_passes_everything() -> None:
     raise_for_failures(ConformanceKit(DictStore, DICT_PROFILE, stateful_examples=20).run_all())
     raise_for_failures(ConformanceKit(RankedStore, RANKED_PROFILE, stateful_examples=20).run_all())
+
+
+class TakesAnything:
+    """Checks no argument's type and refuses no content: what the kit does not require."""
+
+    def __init__(self) -> None:
+        self.items: dict[object, MemoryItem] = {}
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self.items[item.id] = item
+        return item.id
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return self.items.get(item_id)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        found = list(self.items.values())
+        if query.text:
+            found = [i for i in found if query.text.lower() in str(i.content).lower()]
+        if query.tags:
+            found = [i for i in found if set(query.tags) & set(i.tags)]
+        if query.filters:
+            found = [i for i in found if all(i.metadata.get(k) == v for k, v in query.filters.items())]
+        return found[: query.limit]
+
+
+def test_type_checks_and_refusing_unprintable_content_are_not_required() -> None:
+    """lionmem's own strictness (adapters.md): a store without it passes every check."""
+
+    async def lenient() -> tuple[object, UUID]:
+        store = TakesAnything()
+        huge = MemoryItem(content=10**5000)
+        await store.store(huge)
+        return await store.retrieve("not-an-id"), await store.store(huge)  # type: ignore[arg-type]
+
+    assert asyncio.run(lenient())[0] is None
+    raise_for_failures(ConformanceKit(TakesAnything, THREE_METHODS, stateful_examples=20).run_all())
