@@ -21,6 +21,8 @@ BASES: dict[type[Exception], type[Exception]] = {
     errors.DatabaseCorruptError: errors.IncompatibleDatabaseError,
     errors.StoreUnavailableError: ConnectionError,
     errors.ImportFileError: ValueError,
+    errors.NoEmbedderError: RuntimeError,
+    errors.EmbedderMismatchError: ValueError,
     ConformanceFailure: AssertionError,
 }
 

@@ -186,3 +186,17 @@ def test_the_models_are_the_same_where_only_bytecode_ships(tmp_path: Path) -> No
     facts = _model_facts(installed.parent)
     assert set(facts) >= {"MemoryItem", "MemoryItem schema", "Branch", "Session"}
     assert _model_facts(tmp_path) == facts
+
+
+def test_recall_loads_numpy_and_the_model_only_when_a_store_is_given_an_embedder() -> None:
+    every_name = "import lionmem\nfor name in lionmem.__all__: getattr(lionmem, name)"
+    for code in (
+        every_name,
+        "import lionmem.embedders, lionmem.protocols.recall, lionmem.testing.kit\nlionmem.InMemoryStore()",
+        "import lionmem.embedders\nlionmem.embedders.WordLlamaEmbedder()",
+    ):
+        loaded = _modules_after(code)
+        assert not {m for m in loaded if m.split(".")[0] in {"numpy", "wordllama", "tokenizers"}}, code
+    assert "numpy" in _modules_after(
+        "import lionmem, lionmem.embedders\nlionmem.InMemoryStore(embedder=lionmem.embedders.HashingEmbedder())"
+    )

@@ -20,6 +20,9 @@ from lionmem.protocols.memory import InMemoryStore as InMemoryStore
 from lionmem.protocols.memory import MemoryItem as MemoryItem
 from lionmem.protocols.memory import MemoryQuery as MemoryQuery
 from lionmem.protocols.memory import MemoryStore as MemoryStore
+from lionmem.protocols.recall import Embedder as Embedder
+from lionmem.protocols.recall import Recalled as Recalled
+from lionmem.protocols.recall import RecallStore as RecallStore
 from lionmem.protocols.recent import RecentStore as RecentStore
 from lionmem.protocols.stats import StatsStore as StatsStore
 from lionmem.session.branch import Branch as Branch
@@ -32,6 +35,7 @@ __all__ = [
     "Branch",
     "Condition",
     "Element",
+    "Embedder",
     "ForgettingStore",
     "Ge",
     "Gt",
@@ -49,6 +53,8 @@ __all__ = [
     "Pile",
     "Present",
     "Progression",
+    "RecallStore",
+    "Recalled",
     "RecentStore",
     "Session",
     "StatsStore",

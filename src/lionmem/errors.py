@@ -11,6 +11,8 @@ Exception
     │   └── DatabaseCorruptError
     ├── StoreUnavailableError ....... also ConnectionError
     ├── ImportFileError ............. also ValueError
+    ├── NoEmbedderError ............. also RuntimeError
+    ├── EmbedderMismatchError ....... also ValueError
     └── ConformanceFailure .......... also AssertionError (lionmem.testing)
 ```
 
@@ -26,10 +28,12 @@ from __future__ import annotations
 
 __all__ = [
     "DatabaseCorruptError",
+    "EmbedderMismatchError",
     "ImportFileError",
     "IncompatibleDatabaseError",
     "LionmemError",
     "MissingSchemaError",
+    "NoEmbedderError",
     "StoreClosedError",
     "StoreUnavailableError",
 ]
@@ -78,3 +82,15 @@ class StoreUnavailableError(LionmemError, ConnectionError):
 class ImportFileError(LionmemError, ValueError):
     """A line of an import file is not what the export format says; the message names
     the file and the line ([ADR-0100][adr-0100])."""
+
+
+class NoEmbedderError(LionmemError, RuntimeError):
+    """`recall` was called on a store made without an embedder
+    ([ADR-0102][adr-0102])."""
+
+
+class EmbedderMismatchError(LionmemError, ValueError):
+    """A durable store's vectors were made by another embedder than the one it was
+    opened with; the message names both. Vectors of two models cannot be compared:
+    open it with the recorded embedder, or rebuild the vectors with `reembed`
+    ([ADR-0102][adr-0102])."""

@@ -7,15 +7,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import datetime
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.rules import with_any_tag, with_filters
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from lionmem.protocols._vector_index import VectorIndex
+    from lionmem.protocols.recall import Embedder, Recalled, TextOf
 
 __all__ = ["InMemoryStore", "MemoryItem", "MemoryQuery", "MemoryStore"]
 
@@ -118,25 +124,55 @@ class InMemoryStore:
         ['Paris is in France']
     """
 
-    __slots__ = ("__weakref__", "_items")
+    __slots__ = ("__weakref__", "_index", "_items", "_text_of")
 
-    def __init__(self) -> None:
+    def __init__(self, *, embedder: Embedder | None = None, text_of: TextOf | None = None) -> None:
+        """Make an empty store; with an `embedder`, one that can also
+        [`recall`][lionmem.protocols.memory.InMemoryStore.recall] by meaning
+        ([ADR-0102][adr-0102]), embedding `text_of(item)` (`str(item.content)` by
+        default) as each item is stored.
+
+        Raises:
+            TypeError: `embedder` is not an `Embedder`, or `text_of` not callable.
+            ImportError: an embedder is given but numpy is not installed; the
+                message names the extra.
+        """
         # Seam for tests: `_items`, the pile itself, to change it behind a running search.
         self._items: Pile[MemoryItem] = Pile(item_type=MemoryItem)
+        self._index: VectorIndex | None = None
+        self._text_of = text_of
+        if embedder is not None or text_of is not None:
+            self._index = _index_for(embedder, text_of)
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder given, or `None`: then the store cannot recall."""
+        return None if self._index is None else self._index.embedder
 
     async def store(self, item: MemoryItem) -> UUID:
-        """Create or replace `item` by id and return `item.id`.
+        """Create or replace `item` by id and return `item.id`. A store with an
+        embedder embeds the item first; if that fails, nothing is stored.
 
         Raises:
             TypeError: `item` is not a `MemoryItem`; nothing is stored.
             ValueError: `str(item.content)` raises, so no text search could read the
                 item (an integer of more digits than Python writes as text, content
-                nested past the recursion limit); nothing is stored
+                nested past the recursion limit), or the embedder gave a vector that
+                is not one of its dimensions; nothing is stored
                 ([ADR-0092][adr-0092-notes]).
         """
         if type(getattr(item, "content", None)) is not str and isinstance(item, MemoryItem):
             check_matchable(item)
+        if self._index is None:
+            self._items.include(item)
+            return item.id
+        require_type(item, "item", MemoryItem)
+        text = str(item.content) if self._text_of is None else self._text_of(item)
+        if not isinstance(text, str):
+            raise TypeError(f"text_of must return a str, got {type(text).__name__} for item {item.id}")
+        vector = await self._index.vectors([text])
         self._items.include(item)
+        self._index.put(item.id, vector[0])
         return item.id
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
@@ -172,6 +208,57 @@ class InMemoryStore:
         require_type(query, "query", MemoryQuery)
         return _matches(self._items.values()[::-1], _predicates(query), query.limit)
 
+    async def recall(
+        self,
+        query: str | Sequence[float],
+        k: int = 10,
+        *,
+        tags: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> list[Recalled]:
+        """The `k` items most like `query`, highest cosine similarity first, among
+        those `tags` and `filters` match as in `search`; equal scores keep insertion
+        order. Exact: every vector is scored ([ADR-0102][adr-0102]).
+
+        `query` is a text, which the embedder embeds, or a vector of its dimensions.
+
+        Raises:
+            NoEmbedderError: the store was made without an embedder.
+            TypeError: `k` is not an int, `query` neither a str nor a vector of
+                numbers, or `tags` or `filters` not what `MemoryQuery` takes.
+            ValueError: `k` is less than 1, or the vector has the wrong length or
+                a NaN or infinity.
+        """
+        from lionmem.protocols.recall import Recalled, check_k
+
+        index = self._recalling()
+        k = check_k(k)
+        try:
+            predicates = _predicates(MemoryQuery(tags=tags, filters=filters, limit=0))
+        except ValidationError as exc:
+            raise TypeError(f"tags must be a list of str and filters a dict, as in MemoryQuery: {exc}") from None
+        vector = await index.query_vector(query)
+        items = self._items
+
+        def keep(ids: list[UUID]) -> list[UUID]:
+            return [i.id for i in _matches([items[item_id] for item_id in ids], predicates, None)]
+
+        ranked = index.ranked(vector, keep if predicates else None, k)
+        return [Recalled(items[item_id], score) for item_id, score in ranked]
+
+    def _recalling(self) -> VectorIndex:
+        if self._index is None:
+            from lionmem.errors import NoEmbedderError
+
+            raise NoEmbedderError("this InMemoryStore was made without an embedder: InMemoryStore(embedder=...)")
+        return self._index
+
+    def _forgot(self, removed: list[MemoryItem]) -> list[MemoryItem]:
+        """Drop the vectors of `removed`, the items a deletion took out."""
+        if self._index is not None:
+            self._index.remove(i.id for i in removed)
+        return removed
+
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
 
     async def delete(self, item_id: UUID) -> bool:
@@ -184,7 +271,7 @@ class InMemoryStore:
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
         """
-        return bool(self._items.exclude_ids([as_uuid(item_id, "item_id")]))
+        return bool(self._forgot(self._items.exclude_ids([as_uuid(item_id, "item_id")])))
 
     async def delete_many(self, item_ids: Iterable[UUID]) -> int:
         """Delete the items with these ids in one step; return how many there were.
@@ -195,7 +282,7 @@ class InMemoryStore:
             ValueError: `item_ids` holds a string that is not a UUID; nothing is
                 deleted.
         """
-        return len(self._items.exclude_ids(as_uuids(item_ids, "item_ids")))
+        return len(self._forgot(self._items.exclude_ids(as_uuids(item_ids, "item_ids"))))
 
     async def delete_matching(self, query: MemoryQuery, *, created_before: float | datetime | None = None) -> int:
         """Delete exactly the items `search(query)` would return, `limit` included,
@@ -210,11 +297,13 @@ class InMemoryStore:
         require_type(query, "query", MemoryQuery)
         predicates = _predicates(query)
         if created_before is None:
-            return len(self._items.exclude_where(lambda items: _matches(items, predicates, query.limit)))
+            return len(self._forgot(self._items.exclude_where(lambda items: _matches(items, predicates, query.limit))))
         before = as_cutoff(created_before, "created_before")
         return len(
-            self._items.exclude_where(
-                lambda items: _matches([i for i in items if i.created_at < before], predicates, query.limit)
+            self._forgot(
+                self._items.exclude_where(
+                    lambda items: _matches([i for i in items if i.created_at < before], predicates, query.limit)
+                )
             )
         )
 
@@ -237,7 +326,7 @@ class InMemoryStore:
             ValueError: `cutoff` is NaN or infinite.
         """
         before = as_cutoff(cutoff, "cutoff")
-        return len(self._items.exclude_where(lambda items: [i for i in items if i.created_at < before]))
+        return len(self._forgot(self._items.exclude_where(lambda items: [i for i in items if i.created_at < before])))
 
     def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
         """The live items, in insertion order, in lists of at most `batch_size`, from a
@@ -287,6 +376,28 @@ def check_matchable(item: MemoryItem) -> None:
             f"item {item.id}: str(content) raised {type(exc).__name__} ({exc}), so no text "
             "search could read it; nothing was stored"
         ) from exc
+
+
+def _index_for(embedder: Embedder | None, text_of: TextOf | None) -> VectorIndex:
+    """The vector index of a store given `embedder` and `text_of`.
+
+    Raises:
+        TypeError: `embedder` is not an `Embedder`, or `text_of` is not callable.
+        ImportError: numpy is not installed.
+    """
+    from lionmem.protocols.recall import Embedder
+
+    if not isinstance(embedder, Embedder):
+        raise TypeError(
+            f"embedder must be an Embedder (identity, dimensions and async embed), got {type(embedder).__name__}"
+        )
+    if text_of is not None and not callable(text_of):
+        raise TypeError(f"text_of must be callable, got {type(text_of).__name__}")
+    try:
+        from lionmem.protocols._vector_index import VectorIndex
+    except ImportError as exc:
+        raise ImportError(f"recall needs numpy: pip install 'lionmem[recall]' ({exc})") from exc
+    return VectorIndex(embedder)
 
 
 # Seam for tests: `_MIN_CHUNK`, read to search across a chunk's edge.

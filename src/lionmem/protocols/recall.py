@@ -1,0 +1,120 @@
+"""Semantic recall: the `Embedder` that turns text into vectors, the optional
+`RecallStore` extension of `MemoryStore`, and its result, `Recalled`.
+
+Nothing here loads numpy or a model; a store does when it is given an embedder.
+Governed by [ADR-0102][adr-0102].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from uuid import UUID
+
+from lionmem._internal.arguments import kind_of
+
+if TYPE_CHECKING:
+    from lionmem.protocols.memory import MemoryItem, MemoryQuery
+
+__all__ = ["Embedder", "Keep", "RecallStore", "Recalled", "TextOf", "check_k"]
+
+TextOf = Callable[["MemoryItem"], str]
+"""What a store embeds of an item; `str(item.content)` unless the store is given another."""
+
+Keep = Callable[["MemoryItem"], bool]
+"""Whether an item meets a recall's tags and filters."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors of one fixed length, in one batched call.
+
+    `identity` names the model and its settings: a durable store records it with
+    its vectors and refuses to open with an embedder of another identity, since
+    vectors of two models cannot be compared. See [ADR-0102][adr-0102].
+    """
+
+    @property
+    def identity(self) -> str:
+        """The model and settings, such as `"wordllama:l2_supercat:256"`."""
+        ...
+
+    @property
+    def dimensions(self) -> int:
+        """The length of every vector `embed` returns."""
+        ...
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector of `dimensions` floats for each text, in order."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """One item `recall` found, with its score: the cosine similarity of its vector
+    and the query's, from -1 to 1."""
+
+    item: MemoryItem
+    """The item, as `search` returns it."""
+    score: float
+    """The cosine similarity; results come highest first."""
+
+
+@runtime_checkable
+class RecallStore(Protocol):
+    """A [`MemoryStore`][lionmem.protocols.memory.MemoryStore] that recalls by
+    meaning: the `k` items whose vectors are most like the query's, among those its
+    `tags` and `filters` match.
+
+    Tags and filters mean what they mean in `search` and narrow the items before the
+    top `k` is taken, so a selective filter still gives `k` items when that many
+    match. Ties keep insertion order. See [ADR-0102][adr-0102].
+    """
+
+    # MemoryStore's three methods, written out rather than inherited: InMemoryStore,
+    # in the memory module, implements this protocol, so this module may not import
+    # that one at run time.
+    async def store(self, item: MemoryItem) -> UUID:
+        """As `MemoryStore.store`."""
+        ...
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        """As `MemoryStore.retrieve`."""
+        ...
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        """As `MemoryStore.search`."""
+        ...
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The store's embedder, or `None` for a store made without one, which
+        cannot recall."""
+        ...
+
+    async def recall(
+        self,
+        query: str | Sequence[float],
+        k: int = 10,
+        *,
+        tags: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> list[Recalled]:
+        """The `k` best matches of `query` (a text the embedder embeds, or a vector
+        of its dimensions), highest score first."""
+        ...
+
+
+def check_k(k: object) -> int:
+    """`k` as a count of results.
+
+    Raises:
+        TypeError: `k` is not an int (a bool is not taken).
+        ValueError: `k` is less than 1.
+    """
+    if type(k) is not int:
+        raise TypeError(f"k must be an int, got {kind_of(k)}")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    return k

@@ -1,0 +1,252 @@
+"""Semantic recall in the reference store (ADR-0102): exact cosine top k over its own
+embedder, tags and filters applied first, ties in insertion order, and vectors that
+follow every store, replacement and deletion."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import subprocess
+import sys
+from collections.abc import Sequence
+from typing import Any
+from uuid import uuid4
+
+import pytest
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem.embedders import FunctionEmbedder, HashingEmbedder
+from lionmem.errors import LionmemError, NoEmbedderError
+from lionmem.filters import Ge
+from lionmem.protocols.recall import Embedder, Recalled, RecallStore
+
+
+def run(body: Any) -> Any:
+    return asyncio.run(body)
+
+
+def texts(results: list[Recalled]) -> list[object]:
+    return [r.item.content for r in results]
+
+
+async def filled(contents: Sequence[str], embedder: Embedder | None = None, **fields: Any) -> InMemoryStore:
+    store = InMemoryStore(embedder=embedder or HashingEmbedder(64))
+    for content in contents:
+        await store.store(MemoryItem(content=content, **fields))
+    return store
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norms if norms else 0.0
+
+
+def test_the_store_is_a_recall_store_with_its_embedder() -> None:
+    embedder = HashingEmbedder(16)
+    store = InMemoryStore(embedder=embedder)
+    assert isinstance(store, RecallStore)
+    assert store.embedder is embedder
+    assert InMemoryStore().embedder is None
+
+
+def test_recall_ranks_by_cosine_similarity_and_scores_are_the_cosines() -> None:
+    contents = ["red fox jumps", "blue whale sings", "red red fox", "green fox", "blue sky"]
+
+    async def body() -> None:
+        embedder = HashingEmbedder(256)
+        store = await filled(contents, embedder)
+        results = await store.recall("red fox", 3)
+        vectors = await embedder.embed([*contents, "red fox"])
+        want = sorted(range(5), key=lambda n: (-cosine(vectors[n], vectors[5]), n))[:3]
+        assert texts(results) == [contents[n] for n in want]
+        for result, n in zip(results, want, strict=True):
+            assert result.score == pytest.approx(cosine(vectors[n], vectors[5]), abs=1e-6)
+        assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+
+    run(body())
+
+
+def test_equal_scores_keep_insertion_order_and_a_replacement_keeps_its_place() -> None:
+    async def body() -> None:
+        first, second, third = (MemoryItem(content="same words") for _ in range(3))
+        store = InMemoryStore(embedder=HashingEmbedder(32))
+        for item in (first, second, third):
+            await store.store(item)
+        assert [r.item for r in await store.recall("same words", 3)] == [first, second, third]
+        await store.store(MemoryItem(id=first.id, content="same words"))
+        assert [r.item.id for r in await store.recall("same words", 3)] == [first.id, second.id, third.id]
+        await store.delete(first.id)
+        await store.store(first)  # stored again after a deletion: it comes last
+        assert [r.item for r in await store.recall("same words", 3)] == [second, third, first]
+
+    run(body())
+
+
+def test_tags_and_filters_apply_before_the_top_k_so_a_selective_filter_still_gives_k() -> None:
+    async def body() -> None:
+        store = InMemoryStore(embedder=HashingEmbedder(64))
+        rare = []
+        for n in range(2000):
+            item = MemoryItem(
+                content=f"alpha {'beta' if n % 3 else 'gamma'}",
+                tags=["rare"] if n % 200 == 0 else ["common"],
+                metadata={"n": n},
+            )
+            await store.store(item)
+            if n % 200 == 0:
+                rare.append(item)
+        found = await store.recall("alpha beta", 5, tags=["rare"])
+        assert len(found) == 5 and all(r.item.tags == ["rare"] for r in found)
+        # Every rare item scores; the best five are those with "beta", in insertion order.
+        with_beta = [i for i in rare if "beta" in i.content]
+        assert [r.item for r in found] == with_beta[:5]
+        assert [r.item.metadata["n"] for r in await store.recall("alpha", 3, filters={"n": Ge(1997)})] == [
+            1997,
+            1998,
+            1999,
+        ]
+        assert await store.recall("alpha", 3, tags=["none"]) == []
+        assert len(await store.recall("alpha", 50, tags=["rare"])) == 10  # k beyond the matches
+
+    run(body())
+
+
+def test_a_replaced_item_is_found_by_its_new_text_only_and_a_deleted_one_never() -> None:
+    async def body() -> None:
+        store = await filled(["apple pie", "river stone", "cloud ember"])
+        (pie,) = [r.item for r in await store.recall("apple pie", 1)]
+        await store.store(MemoryItem(id=pie.id, content="frost maple"))
+        assert (await store.recall("frost maple", 1))[0].item.id == pie.id
+        assert pie.id not in {r.item.id for r in await store.recall("apple pie", 3) if r.score > 0}
+        await store.delete(pie.id)
+        assert pie.id not in {r.item.id for r in await store.recall("frost maple", 3)}
+        river = (await store.recall("river stone", 1))[0].item
+        assert await store.delete_matching(MemoryQuery(text="river")) == 1
+        assert river.id not in {r.item.id for r in await store.recall("river stone", 3)}
+        assert await store.delete_many([i.item.id for i in await store.recall("cloud", 5)]) == 1
+        assert await store.recall("cloud", 5) == []
+        await store.store(MemoryItem(content="old", created_at=1.0))
+        assert await store.delete_created_before(2.0) == 1
+        assert await store.recall("old", 5) == []
+
+    run(body())
+
+
+def test_many_deletions_compact_the_index_and_keep_the_order() -> None:
+    async def body() -> None:
+        store = InMemoryStore(embedder=HashingEmbedder(16))
+        items = [MemoryItem(content="token") for _ in range(300)]
+        for item in items:
+            await store.store(item)
+        await store.delete_many([i.id for i in items[:250]])
+        assert [r.item for r in await store.recall("token", 100)] == items[250:]
+
+    run(body())
+
+
+def test_recall_by_vector_and_its_refusals() -> None:
+    async def body() -> None:
+        store = await filled(["north wind", "south sea"], HashingEmbedder(8))
+        (vector,) = await HashingEmbedder(8).embed(["north wind"])
+        assert texts(await store.recall(vector, 1)) == ["north wind"]
+        with pytest.raises(ValueError, match="the query vector gave vectors of 9 dimensions, not 8"):
+            await store.recall([1.0] * 9)
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            await store.recall([math.nan] * 8)
+        with pytest.raises(TypeError, match="not numbers"):
+            await store.recall([True] * 8)
+        with pytest.raises(TypeError, match="query must be a str or a vector of numbers, got int"):
+            await store.recall(3)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="k must be at least 1, got 0"):
+            await store.recall("north", 0)
+        with pytest.raises(TypeError, match="k must be an int, got a bool"):
+            await store.recall("north", True)
+        with pytest.raises(TypeError):
+            await store.recall("north", tags="north")  # type: ignore[arg-type]
+        with pytest.raises(NoEmbedderError, match=r"InMemoryStore\(embedder=...\)"):
+            await InMemoryStore().recall("north")
+        assert issubclass(NoEmbedderError, LionmemError) and issubclass(NoEmbedderError, RuntimeError)
+        assert await (await filled([])).recall("anything") == []
+
+    run(body())
+
+
+def test_an_embedder_failure_or_a_wrong_vector_stores_nothing() -> None:
+    calls: list[list[str]] = []
+
+    def flaky(batch: list[str]) -> list[list[float]]:
+        calls.append(batch)
+        if "boom" in batch[0]:
+            raise ConnectionError("the model server is down")
+        if "short" in batch[0]:
+            return [[1.0]]
+        return [[1.0, 0.0]]
+
+    async def body() -> None:
+        store = InMemoryStore(embedder=FunctionEmbedder(flaky, dimensions=2, identity="flaky"))
+        kept = MemoryItem(content="kept")
+        await store.store(kept)
+        with pytest.raises(ConnectionError):
+            await store.store(MemoryItem(id=kept.id, content="boom"))
+        with pytest.raises(ValueError, match="the embedder gave vectors of 1 dimensions, not 2"):
+            await store.store(MemoryItem(content="short"))
+        assert await store.search(MemoryQuery()) == [kept] and kept.content == "kept"
+        assert [r.item for r in await store.recall([1.0, 0.0])] == [kept]
+
+    run(body())
+
+
+def test_text_of_chooses_what_is_embedded() -> None:
+    async def body() -> None:
+        store = InMemoryStore(embedder=HashingEmbedder(64), text_of=lambda item: " ".join(item.tags))
+        await store.store(MemoryItem(content="irrelevant", tags=["harbour", "boats"]))
+        await store.store(MemoryItem(content="harbour boats", tags=["desert"]))
+        assert texts(await store.recall("harbour", 1)) == ["irrelevant"]
+        with pytest.raises(TypeError, match="text_of must return a str, got int"):
+            await InMemoryStore(embedder=HashingEmbedder(4), text_of=lambda item: 5).store(MemoryItem())  # type: ignore[arg-type, return-value]
+
+    run(body())
+
+
+def test_bad_construction_is_refused_by_name() -> None:
+    with pytest.raises(TypeError, match="embedder must be an Embedder .*, got str"):
+        InMemoryStore(embedder="wordllama")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="embedder must be an Embedder"):
+        InMemoryStore(text_of=str)
+    with pytest.raises(TypeError, match="text_of must be callable, got int"):
+        InMemoryStore(embedder=HashingEmbedder(), text_of=5)  # type: ignore[arg-type]
+
+
+def test_storing_a_non_item_with_an_embedder_is_refused() -> None:
+    with pytest.raises(TypeError, match="item must be a MemoryItem"):
+        run(InMemoryStore(embedder=HashingEmbedder()).store({"content": "x"}))  # type: ignore[arg-type]
+
+
+def test_a_store_without_numpy_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "from lionmem import InMemoryStore\nfrom lionmem.embedders import HashingEmbedder\n"
+        "try:\n    InMemoryStore(embedder=HashingEmbedder())\n"
+        "except ImportError as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("recall needs numpy: pip install 'lionmem[recall]'")
+
+
+def test_recall_is_concurrency_safe_with_writes() -> None:
+    async def body() -> None:
+        store = InMemoryStore(embedder=HashingEmbedder(32))
+        ids = [uuid4() for _ in range(200)]
+
+        async def write(n: int) -> None:
+            await store.store(MemoryItem(id=ids[n], content=f"word{n % 5}"))
+
+        async def read() -> int:
+            return len(await store.recall("word1", 10))
+
+        results = await asyncio.gather(*(write(n) for n in range(200)), *(read() for _ in range(50)))
+        assert all(isinstance(r, int) or r is None for r in results)
+        assert len(await store.recall("word1", 100)) == 100
+
+    run(body())
