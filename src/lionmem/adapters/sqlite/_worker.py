@@ -64,14 +64,19 @@ class Worker:
         if self.damaged is not None:
             raise DatabaseCorruptError(f"refusing to write: {self.damaged}")
 
-    def write(self, writes: Sequence[Write]) -> None:
-        """Store `writes` in one transaction, then ask for a checkpoint if it is due."""
+    def write(self, writes: Sequence[Write], vectors: Sequence[tuple[bytes, str]] = ()) -> None:
+        """Store `writes`, and the `(vector, id)` pairs of a store that recalls, in one
+        transaction, then ask for a checkpoint if it is due."""
         self._writable()
         with write_transaction(self.db):
             if len(writes) == 1:
                 put(self.db, writes[0])
             else:
                 put_many(self.db, writes)
+            if vectors:
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO item_vectors (seq, vector) SELECT seq, ? FROM items WHERE id = ?", vectors
+                )
         self.checkpoints.wrote(len(writes), self.db)
 
     def search(self, query: MemoryQuery, *, newest_first: bool = False) -> list[MemoryItem]:

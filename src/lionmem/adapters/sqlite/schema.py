@@ -21,7 +21,7 @@ __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION"]
 APPLICATION_ID: Final = 0x4C4D454D
 """`PRAGMA application_id` of a lionmem database ("LMEM")."""
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 """The schema this code writes; `PRAGMA user_version` of a current database."""
 
 _ITEMS_V1 = """
@@ -81,11 +81,23 @@ def _version_4(db: sqlite3.Connection) -> None:
     the file. Version 3 stored -0.0 as 0.0; that sign is lost."""
 
 
+def _version_5(db: sqlite3.Connection) -> None:
+    """Semantic recall ([ADR-0102][adr-0102-d4]): a unit vector per item, deleted
+    with its row by a trigger on every path, and the embedder that made them."""
+    db.execute("CREATE TABLE item_vectors (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL)")
+    db.execute("CREATE TABLE lionmem_recall (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+    db.execute(
+        "CREATE TRIGGER item_vectors_follow_items AFTER DELETE ON items "
+        "BEGIN DELETE FROM item_vectors WHERE seq = OLD.seq; END"
+    )
+
+
 MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
     1: _version_1,
     2: _version_2,
     3: _version_3,
     4: _version_4,
+    5: _version_5,
 }
 """Each step moves a database from the previous version to this one, inside the
 transaction that records the new `user_version`."""

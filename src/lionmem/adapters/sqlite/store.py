@@ -13,12 +13,12 @@ import asyncio
 import sqlite3
 import threading
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Final, Literal, ParamSpec, TypeVar, cast
+from typing import Any, Final, Literal, ParamSpec, TypeVar, cast
 from uuid import UUID
 
 from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
@@ -28,11 +28,13 @@ from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, re
 from lionmem.adapters.sqlite._connect import connect
 from lionmem.adapters.sqlite._files import database_path
 from lionmem.adapters.sqlite._planner import COLUMNS
+from lionmem.adapters.sqlite._recall import Vectors, recall_settings
 from lionmem.adapters.sqlite._worker import CREATED_AT, Worker
 from lionmem.adapters.sqlite._writes import Write
-from lionmem.errors import StoreClosedError
+from lionmem.errors import NoEmbedderError, StoreClosedError
 from lionmem.protocols.forgetting import ErasureWarning
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
 
 __all__ = ["SQLITE_PROFILE", "SQLiteMemoryStore"]
@@ -83,6 +85,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         executor: ThreadPoolExecutor,
         writer: sqlite3.Connection,
         reader: sqlite3.Connection,
+        vectors: Vectors | None = None,
     ) -> None:
         """Use [`open`][lionmem.adapters.sqlite.SQLiteMemoryStore.open] instead."""
         self.path = path
@@ -98,6 +101,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         # thread asked for, or none.
         self._reading = threading.Lock()
         self._worker = Worker(path, writer)
+        self._vectors = vectors
         self._closing: Future[str | None] | None = None
         self._pid = process_id()
 
@@ -109,6 +113,9 @@ class SQLiteMemoryStore(ClosesOnExit):
         busy_timeout: float = 10.0,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
         create: bool = True,
+        embedder: Embedder | None = None,
+        text_of: TextOf | None = None,
+        reembed: bool = False,
     ) -> PendingOpen[SQLiteMemoryStore]:
         """Open (creating or migrating) the database at `path`.
 
@@ -120,6 +127,12 @@ class SQLiteMemoryStore(ClosesOnExit):
         With `create=False` a missing file, or one that holds no lionmem schema yet
         (empty, or an SQLite database without tables), is an error instead of a new
         database, for readers that should not write a schema into a mistyped path.
+        With an `embedder` the store can also
+        [`recall`][lionmem.adapters.sqlite.SQLiteMemoryStore.recall] by meaning: each
+        item stored is embedded (`text_of(item)`, `str(item.content)` by default), and
+        items the file holds without a vector are embedded as it opens;
+        `reembed=True` rebuilds every vector, as changing the embedder requires
+        ([ADR-0102][adr-0102-d4]).
 
         Raises:
             ValueError: `path` is empty, holds a NUL, ends with a separator, or is
@@ -138,14 +151,17 @@ class SQLiteMemoryStore(ClosesOnExit):
                 or the log's index, or the directory where SQLite keeps them; a store
                 writes all of them, even to read. The message names which.
             TypeError: `path` is neither a str nor a path, `busy_timeout` is not a
-                number, or `create` is not a bool.
+                number, `create` or `reembed` is not a bool, `embedder` is not an
+                `Embedder` or `text_of` not callable.
+            EmbedderMismatchError: the file's vectors were made by another embedder.
         """
         named = database_path(path)
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
         busy_ms = milliseconds("busy_timeout", busy_timeout, zero=True)
         require_type(create, "create", bool)
-        return PendingOpen(partial(_open, named, busy_ms, synchronous, create))
+        vectors = recall_settings(embedder, text_of, reembed)
+        return PendingOpen(partial(_open, named, busy_ms, synchronous, create, vectors, reembed))
 
     def __repr__(self) -> str:
         return f"<SQLiteMemoryStore {str(self.path)!r} {'closed' if self.closed else 'open'}>"
@@ -224,7 +240,9 @@ class SQLiteMemoryStore(ClosesOnExit):
             RuntimeError: called in a process forked from the one that opened
                 the store.
         """
-        await self._on_writer(self._worker.write, [Write.of(item)])
+        write = Write.of(item)
+        vectors = [] if self._vectors is None else await self._vectors.embedded([item])
+        await self._on_writer(self._worker.write, [write], vectors)
         return item.id
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
@@ -245,7 +263,9 @@ class SQLiteMemoryStore(ClosesOnExit):
                 the store.
         """
         batch = as_batch(items)
-        await self._on_writer(self._worker.write, await encode_batch(batch, Write.of))
+        writes = await encode_batch(batch, Write.of)
+        vectors = [] if self._vectors is None else await self._vectors.embedded(batch)
+        await self._on_writer(self._worker.write, writes, vectors)
         return [item.id for item in batch]
 
     async def optimize(self) -> None:
@@ -313,6 +333,35 @@ class SQLiteMemoryStore(ClosesOnExit):
     async def _search(self, query: MemoryQuery, *, newest_first: bool) -> list[MemoryItem]:
         require_type(query, "query", MemoryQuery)
         return await self._on_writer(self._worker.search, query, newest_first=newest_first)
+
+    # -- recall: the optional extension of ADR-0102 -----------------------------------
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder the store was opened with, or `None`: then it cannot recall."""
+        return None if self._vectors is None else self._vectors.embedder
+
+    async def recall(
+        self,
+        query: str | Sequence[float],
+        k: int = 10,
+        *,
+        tags: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> list[Recalled]:
+        """Copies of the `k` items most like `query`, as
+        [`InMemoryStore.recall`][lionmem.protocols.memory.InMemoryStore.recall] finds
+        them: exact, narrowed by `tags` and `filters` first, ties in insertion order.
+        Follows other processes' writes ([ADR-0102][adr-0102-d4]).
+
+        Raises:
+            NoEmbedderError: the store was opened without an embedder.
+            TypeError, ValueError: as `InMemoryStore.recall` raises them.
+            StoreClosedError: the store is closed.
+        """
+        if self._vectors is None:
+            raise NoEmbedderError(f"the SQLiteMemoryStore on {self.path} was opened without an embedder")
+        return await self._vectors.recall(self._on_writer, self._writer, query, k, tags, filters)
 
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
 
@@ -440,5 +489,15 @@ class SQLiteMemoryStore(ClosesOnExit):
         return unproven
 
 
-async def _open(path: Path, busy_ms: int, synchronous: str, create: bool) -> SQLiteMemoryStore:
-    return SQLiteMemoryStore(path, *await connect(path, busy_ms, synchronous, create))
+async def _open(
+    path: Path, busy_ms: int, synchronous: str, create: bool, vectors: Vectors | None, reembed: bool
+) -> SQLiteMemoryStore:
+    store = SQLiteMemoryStore(path, *await connect(path, busy_ms, synchronous, create), vectors)
+    if vectors is not None:
+        try:
+            # The opener is the store's own: it hands the new store its worker.
+            await vectors.adopt_all(store._on_writer, store._writer, reembed)  # pyright: ignore[reportPrivateUsage]
+        except BaseException:
+            await store.close()
+            raise
+    return store

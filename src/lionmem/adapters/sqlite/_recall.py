@@ -1,0 +1,253 @@
+"""Semantic recall in the SQLite store: each item's unit vector as a BLOB beside its row,
+and an exact top k scored with numpy over a matrix cached until the file changes.
+
+numpy loads only when a store is opened with an embedder. The database work runs on
+the store's worker thread, on the writer's connection. Governed by
+[ADR-0102][adr-0102-d4].
+"""
+
+from __future__ import annotations
+
+import importlib
+import sqlite3
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
+
+from pydantic import ValidationError
+
+from lionmem._internal.arguments import require_type
+from lionmem.adapters._codec import decode_in_slices
+from lionmem.adapters.sqlite._writes import write_transaction
+from lionmem.errors import EmbedderMismatchError
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.recall import Embedder, Keep, Recalled, TextOf, check_k
+from lionmem.protocols.rules import matches
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from lionmem._internal.vectors import Matrix
+
+__all__ = ["OnWorker", "Vectors", "recall_settings"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+_Row = tuple[int, str, float | bytes, str]
+"""An item's position, id, stored time and JSON body."""
+
+_BACKFILL = 500
+"""Items read, embedded and written at a time when vectors are missing."""
+
+
+class OnWorker(Protocol):
+    """Runs a function on the store's worker thread."""
+
+    def __call__(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Awaitable[T]: ...
+
+
+def recall_settings(embedder: Embedder | None, text_of: TextOf | None, reembed: bool) -> Vectors | None:
+    """The recall of a store opened with these, or `None` without an embedder.
+
+    Raises:
+        TypeError: `embedder` is not an `Embedder`, `text_of` not callable, or
+            `reembed` not a bool.
+        ImportError: numpy is not installed; the message names the extra.
+    """
+    require_type(reembed, "reembed", bool)
+    if embedder is None and text_of is None and not reembed:
+        return None
+    if not isinstance(embedder, Embedder):
+        raise TypeError(
+            f"embedder must be an Embedder (identity, dimensions and async embed), got {type(embedder).__name__}"
+        )
+    if text_of is not None and not callable(text_of):
+        raise TypeError(f"text_of must be callable, got {type(text_of).__name__}")
+    try:
+        importlib.import_module("numpy")
+    except ImportError as exc:
+        raise ImportError(f"recall needs numpy: pip install 'lionmem[recall]' ({exc})") from exc
+    return Vectors(embedder, text_of)
+
+
+@dataclass
+class _Cached:
+    """The vectors as of a state of the file: `(data_version, total_changes)`."""
+
+    state: tuple[int, int]
+    seqs: npt.NDArray[np.int64]
+    matrix: Matrix
+
+
+@dataclass
+class Vectors:
+    """A store's embedder, what it embeds of an item, and its cached matrix."""
+
+    embedder: Embedder
+    text_of: TextOf | None
+    _cached: _Cached | None = field(default=None, repr=False)
+
+    async def embedded(self, items: Sequence[MemoryItem]) -> list[tuple[bytes, str]]:
+        """Each item's unit vector as float32 bytes, with its id, for `write`.
+
+        Raises:
+            TypeError: `text_of` gave something other than a str.
+            ValueError: the embedder gave vectors of another count, length, or with
+                NaN or infinity.
+        """
+        from lionmem._internal.vectors import as_matrix, unit_rows
+
+        texts = [self._text(item) for item in items]
+        given = await self.embedder.embed(texts)
+        matrix = unit_rows(as_matrix(given, len(texts), self.embedder.dimensions, "the embedder"))
+        return [(row.tobytes(), str(item.id)) for row, item in zip(matrix, items, strict=True)]
+
+    async def adopt_all(self, run: OnWorker, db: sqlite3.Connection, reembed: bool) -> None:
+        """Take this embedder for the file, and embed every item it has no vector for."""
+        rows = await run(self.adopt, db, reembed)
+        while rows:
+            await run(self.fill, db, rows, await self.embedded(self.decoded(rows)))
+            rows = await run(self.missing, db, rows[-1][0])
+
+    async def recall(
+        self, run: OnWorker, db: sqlite3.Connection, query: object, k: object, tags: object, filters: object
+    ) -> list[Recalled]:
+        """`recall` as [ADR-0102][adr-0102-d3] has it, on the worker thread."""
+        from lionmem._internal.vectors import query_vector
+
+        count = check_k(k)
+        keep = recall_filter(tags, filters)
+        vector = await query_vector(self.embedder, query)
+        found = await run(self.ranked, db, vector, keep, count)
+        return [Recalled(item, score) for item, score in found]
+
+    def _text(self, item: MemoryItem) -> str:
+        text = str(item.content) if self.text_of is None else self.text_of(item)
+        if not isinstance(text, str):
+            raise TypeError(f"text_of must return a str, got {type(text).__name__} for item {item.id}")
+        return text
+
+    # -- on the worker thread ---------------------------------------------------------
+
+    def adopt(self, db: sqlite3.Connection, reembed: bool) -> list[_Row]:
+        """Record this embedder in the file, or check that it is the one recorded, and
+        return the first rows that have no vector yet (`reembed`: every row).
+
+        Raises:
+            EmbedderMismatchError: the file's vectors are another embedder's.
+        """
+        identity, dimensions = self.embedder.identity, self.embedder.dimensions
+        recorded = dict(db.execute("SELECT key, value FROM lionmem_recall").fetchall())
+        if recorded and not reembed and recorded != {"identity": identity, "dimensions": str(dimensions)}:
+            raise EmbedderMismatchError(
+                f"the vectors in this file were made by {recorded.get('identity')!r} "
+                f"({recorded.get('dimensions')} dimensions), not by {identity!r} ({dimensions}); "
+                "open it with that embedder, or with reembed=True to rebuild every vector with this one"
+            )
+        if reembed or not recorded:
+            with write_transaction(db):
+                if reembed:
+                    db.execute("DELETE FROM item_vectors")
+                db.executemany(
+                    "INSERT OR REPLACE INTO lionmem_recall (key, value) VALUES (?, ?)",
+                    [("identity", identity), ("dimensions", str(dimensions))],
+                )
+        return self.missing(db, 0)
+
+    @staticmethod
+    def missing(db: sqlite3.Connection, after: int) -> list[_Row]:
+        """Up to `_BACKFILL` rows after position `after` that have no vector."""
+        rows: list[_Row] = db.execute(
+            "SELECT i.seq, i.id, i.created_at, i.body FROM items i "
+            "LEFT JOIN item_vectors v ON v.seq = i.seq WHERE v.seq IS NULL AND i.seq > ? ORDER BY i.seq LIMIT ?",
+            (after, _BACKFILL),
+        ).fetchall()
+        return rows
+
+    @staticmethod
+    def fill(db: sqlite3.Connection, rows: list[_Row], vectors: list[tuple[bytes, str]]) -> None:
+        """Write the vectors of rows read by `missing`, each only if its row has not
+        changed since: another process may have replaced the item meanwhile."""
+        with write_transaction(db):
+            db.executemany(
+                "INSERT OR REPLACE INTO item_vectors (seq, vector) SELECT seq, ? FROM items WHERE seq = ? AND body = ?",
+                [(vector, seq, body) for (seq, _, _, body), (vector, _) in zip(rows, vectors, strict=True)],
+            )
+
+    @staticmethod
+    def decoded(rows: list[_Row]) -> list[MemoryItem]:
+        """The items of rows read by `missing`."""
+        return decode_in_slices([row[1:] for row in rows])
+
+    def ranked(
+        self, db: sqlite3.Connection, query: Matrix, keep: Keep | None, k: int
+    ) -> list[tuple[MemoryItem, float]]:
+        """The `k` items most like `query` that `keep` keeps, best first, equal scores
+        in insertion order; `keep` sees a growing prefix of the ranking at a time."""
+        from lionmem._internal.vectors import best
+
+        cached = self._current(db)
+        if not len(cached.seqs):
+            return []
+        scores = cached.matrix @ query[0]
+        prefix = min(len(scores), k if keep is None else max(8 * k, 256))
+        while True:
+            rows = best(scores, prefix)
+            items = _items(db, [int(cached.seqs[row]) for row in rows])
+            found = [
+                (items[int(cached.seqs[row])], float(scores[row]))
+                for row in rows
+                if int(cached.seqs[row]) in items and (keep is None or keep(items[int(cached.seqs[row])]))
+            ]
+            if len(found) >= k or prefix >= len(scores):
+                return found[:k]
+            prefix = min(len(scores), prefix * 8)
+
+    def _current(self, db: sqlite3.Connection) -> _Cached:
+        """The cached matrix, read again if this or another connection wrote since."""
+        import numpy as np
+
+        (version,) = db.execute("PRAGMA data_version").fetchone()
+        state = (int(version), db.total_changes)
+        if self._cached is None or self._cached.state != state:
+            rows: list[tuple[int, bytes]] = db.execute("SELECT seq, vector FROM item_vectors ORDER BY seq").fetchall()
+            dimensions = self.embedder.dimensions
+            matrix = np.frombuffer(b"".join(vector for _, vector in rows), dtype=np.float32)
+            self._cached = _Cached(
+                state,
+                np.fromiter((seq for seq, _ in rows), dtype=np.int64, count=len(rows)),
+                matrix.reshape(len(rows), dimensions),
+            )
+        return self._cached
+
+
+def _items(db: sqlite3.Connection, seqs: list[int]) -> dict[int, MemoryItem]:
+    """The items at `seqs` that still exist, by position."""
+    found: dict[int, MemoryItem] = {}
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows: list[Any] = db.execute(
+            f"SELECT seq, id, created_at, body FROM items WHERE seq IN ({marks})", chunk
+        ).fetchall()
+        found.update(zip((row[0] for row in rows), decode_in_slices([row[1:] for row in rows]), strict=True))
+    return found
+
+
+def recall_filter(tags: object, filters: object) -> Keep | None:
+    """The rule of `search` for `tags` and `filters`, as a predicate of one item, or
+    `None` when neither narrows anything.
+
+    Raises:
+        TypeError: `tags` is not a list of str, or `filters` not a dict, as
+            `MemoryQuery` takes them.
+    """
+    try:
+        query = MemoryQuery(tags=tags, filters=filters, limit=0)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise TypeError(f"tags must be a list of str and filters a dict, as in MemoryQuery: {exc}") from None
+    if not (query.tags or query.filters):
+        return None
+    return lambda item: matches(item, query)

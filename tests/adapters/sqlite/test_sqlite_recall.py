@@ -1,0 +1,209 @@
+"""Semantic recall in the SQLite store (ADR-0102 D4): vectors beside the rows under the
+embedder's name, written and deleted with them, exact top k that follows other
+processes' writes, and the kit's check."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import multiprocessing
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery, RecallStore
+from lionmem.adapters.sqlite import SQLITE_PROFILE, SQLiteMemoryStore
+from lionmem.embedders import FunctionEmbedder, HashingEmbedder
+from lionmem.errors import EmbedderMismatchError, NoEmbedderError
+from lionmem.filters import Ge
+from lionmem.testing import ConformanceKit, Recall
+
+CONTENTS = ["red fox jumps", "blue whale sings", "red red fox", "green fox", "blue sky", "fox"]
+
+
+def run(body: Any) -> Any:
+    return asyncio.run(body)
+
+
+def test_recall_equals_the_reference_stores_for_every_query(tmp_path: Path) -> None:
+    async def body() -> None:
+        reference = InMemoryStore(embedder=HashingEmbedder(64))
+        async with SQLiteMemoryStore.open(tmp_path / "m.db", embedder=HashingEmbedder(64)) as store:
+            assert isinstance(store, RecallStore)
+            assert store.embedder is not None
+            items = [
+                MemoryItem(content=c, tags=["even" if n % 2 == 0 else "odd"], metadata={"n": n})
+                for n, c in enumerate(CONTENTS)
+            ]
+            await store.store_many(items[:3])
+            for item in items[3:]:
+                await store.store(item)
+            for item in items:
+                await reference.store(item)
+            searches: list[tuple[str, dict[str, Any]]] = [
+                ("red fox", {}),
+                ("blue", {"tags": ["odd"]}),
+                ("fox", {"filters": {"n": Ge(2)}}),
+                ("whale", {"tags": ["even"], "filters": {"n": Ge(1)}}),
+            ]
+            for text, options in searches:
+                ours = await store.recall(text, 3, **options)
+                theirs = await reference.recall(text, 3, **options)
+                assert [r.item.id for r in ours] == [r.item.id for r in theirs], (text, options)
+                assert [r.score for r in ours] == pytest.approx([r.score for r in theirs], abs=1e-6)
+                assert all(r.item == next(i for i in items if i.id == r.item.id) for r in ours)
+
+    run(body())
+
+
+def test_vectors_follow_replacements_deletions_and_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+
+    async def body() -> None:
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(64)) as store:
+            first, second = MemoryItem(content="apple pie"), MemoryItem(content="river stone")
+            await store.store_many([first, second])
+            await store.store(MemoryItem(id=first.id, content="frost maple"))
+            assert (await store.recall("frost maple", 1))[0].item.id == first.id
+            assert first.id not in {r.item.id for r in await store.recall("apple pie", 2) if r.score > 0}
+            assert await store.delete_matching(MemoryQuery(text="river")) == 1
+            assert [r.item.id for r in await store.recall("river stone", 5)] == [first.id]
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(64)) as store:
+            assert [r.item.content for r in await store.recall("frost", 5)] == ["frost maple"]
+            await store.delete(first.id)
+            assert await store.recall("frost", 5) == []
+        with sqlite3.connect(path) as db:
+            assert db.execute("SELECT count(*) FROM item_vectors").fetchone() == (0,)
+            assert dict(db.execute("SELECT key, value FROM lionmem_recall")) == {
+                "identity": "hashing:64",
+                "dimensions": "64",
+            }
+
+    run(body())
+
+
+def test_another_embedder_is_refused_by_name_and_reembed_rebuilds(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+
+    async def body() -> None:
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(64)) as store:
+            await store.store(MemoryItem(content="north wind"))
+        with pytest.raises(EmbedderMismatchError, match=r"'hashing:64' \(64 dimensions\), not by 'hashing:32' \(32\)"):
+            await SQLiteMemoryStore.open(path, embedder=HashingEmbedder(32))
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(32), reembed=True) as store:
+            assert [r.item.content for r in await store.recall("north", 1)] == ["north wind"]
+        async with SQLiteMemoryStore.open(path) as plain:  # without an embedder: no recall
+            assert plain.embedder is None
+            with pytest.raises(NoEmbedderError, match="was opened without an embedder"):
+                await plain.recall("north")
+            await plain.store(MemoryItem(content="south sea"))  # written without a vector
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(32)) as store:
+            assert [r.item.content for r in await store.recall("south", 1)] == ["south sea"]
+
+    run(body())
+
+
+def test_an_embedder_failure_writes_nothing(tmp_path: Path) -> None:
+    def flaky(texts: list[str]) -> list[list[float]]:
+        if any("boom" in t for t in texts):
+            raise ConnectionError("the model server is down")
+        return [[1.0, float(len(t))] for t in texts]
+
+    async def body() -> None:
+        embedder = FunctionEmbedder(flaky, dimensions=2, identity="flaky")
+        async with SQLiteMemoryStore.open(tmp_path / "m.db", embedder=embedder) as store:
+            kept = MemoryItem(content="kept")
+            await store.store(kept)
+            with pytest.raises(ConnectionError):
+                await store.store(MemoryItem(id=kept.id, content="boom"))
+            with pytest.raises(ConnectionError):
+                await store.store_many([MemoryItem(content="fine"), MemoryItem(content="boom")])
+            assert await store.search(MemoryQuery()) == [kept]
+
+    run(body())
+
+
+def test_bad_options_are_refused_before_anything_opens(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with pytest.raises(TypeError, match="embedder must be an Embedder"):
+        SQLiteMemoryStore.open(path, embedder="wordllama")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="embedder must be an Embedder"):
+        SQLiteMemoryStore.open(path, reembed=True)
+    with pytest.raises(TypeError, match="text_of must be callable"):
+        SQLiteMemoryStore.open(path, embedder=HashingEmbedder(), text_of=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="reembed must be a bool"):
+        SQLiteMemoryStore.open(path, embedder=HashingEmbedder(), reembed="yes")  # type: ignore[arg-type]
+    assert not path.exists()
+
+
+def _write_elsewhere(path: str, content: str) -> None:
+    async def body() -> None:
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(64)) as store:
+            await store.store(MemoryItem(content=content))
+
+    asyncio.run(body())
+
+
+def test_recall_follows_another_processes_writes(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+
+    async def body() -> None:
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(64)) as store:
+            await store.store(MemoryItem(content="local note"))
+            assert len(await store.recall("note", 5)) == 1  # the matrix is cached now
+            process = multiprocessing.get_context("spawn").Process(
+                target=_write_elsewhere, args=(str(path), "remote note")
+            )
+            process.start()
+            await asyncio.to_thread(process.join, 60)
+            assert process.exitcode == 0
+            assert sorted(r.item.content for r in await store.recall("note", 5)) == ["local note", "remote note"]
+
+    run(body())
+
+
+def test_the_kit_finds_the_store_recalls_exactly(tmp_path: Path) -> None:
+    profile = dataclasses.replace(SQLITE_PROFILE, recall=Recall.EXACT)
+    counter = iter(range(100))
+
+    def factory() -> Any:
+        return SQLiteMemoryStore.open(tmp_path / f"kit{next(counter)}.db", embedder=HashingEmbedder(64))
+
+    result = ConformanceKit(factory, profile).check("recall")
+    assert (result.passed, result.observed) == (True, "exact"), result
+
+
+def test_a_selective_filter_reads_past_the_first_prefix_and_text_of_is_checked(tmp_path: Path) -> None:
+    async def body() -> None:
+        async with SQLiteMemoryStore.open(tmp_path / "m.db", embedder=HashingEmbedder(64)) as store:
+            await store.store_many([MemoryItem(content=f"alpha {n}") for n in range(600)])
+            rare = [MemoryItem(content=f"omega {n}", tags=["rare"]) for n in range(3)]
+            await store.store_many(rare)
+            found = await store.recall("alpha", 3, tags=["rare"])  # they rank last
+            assert [r.item.id for r in found] == [i.id for i in rare]
+            assert await store.recall("alpha", 3, tags=["none"]) == []
+            with pytest.raises(TypeError, match="tags must be a list of str"):
+                await store.recall("alpha", tags="rare")  # type: ignore[arg-type]
+            assert await store.store_many([]) == []
+        with_tags = SQLiteMemoryStore.open(tmp_path / "t.db", embedder=HashingEmbedder(8), text_of=lambda i: 3)  # type: ignore[arg-type, return-value]
+        async with with_tags as store:
+            with pytest.raises(TypeError, match="text_of must return a str, got int"):
+                await store.store(MemoryItem(content="x"))
+
+    run(body())
+
+
+def test_without_numpy_an_embedder_names_the_extra(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "from lionmem.adapters.sqlite import SQLiteMemoryStore\nfrom lionmem.embedders import HashingEmbedder\n"
+        f"try:\n    SQLiteMemoryStore.open({str(tmp_path / 'm.db')!r}, embedder=HashingEmbedder())\n"
+        "except ImportError as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("recall needs numpy: pip install 'lionmem[recall]'")
