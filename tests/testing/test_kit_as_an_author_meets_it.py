@@ -207,3 +207,19 @@ def test_type_checks_and_refusing_unprintable_content_are_not_required() -> None
 
     assert asyncio.run(lenient())[0] is None
     raise_for_failures(ConformanceKit(TakesAnything, THREE_METHODS, stateful_examples=20).run_all())
+
+
+def test_a_listing_out_of_order_names_the_search_without_a_predicate() -> None:
+    class NewestFirst(DictStore):
+        def order(self, found: list[MemoryItem]) -> list[MemoryItem]:
+            return found[::-1]
+
+    result = ConformanceKit(NewestFirst, DICT_PROFILE).check("result_order")
+    assert result.difference.startswith("a search with no predicate found [95, 96")
+
+
+def test_a_failure_without_calls_reads_without_a_reproduction() -> None:
+    from lionmem.testing import CheckResult
+
+    result = CheckResult("stateful", "agrees", "needs hypothesis", False, "", ways_out="pip install it")
+    assert str(result) == "stateful: declared agrees, observed needs hypothesis\n  to pass: pip install it"

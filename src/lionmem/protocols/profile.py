@@ -20,6 +20,7 @@ __all__ = [
     "Forgetting",
     "LimitPolicy",
     "OnExistingId",
+    "Recall",
     "ResultOrder",
     "ReturnedObjects",
     "RoundTrip",
@@ -164,6 +165,22 @@ class Forgetting(Enum):
     """The store has only the three methods of `MemoryStore`."""
 
 
+class Recall(Enum):
+    """Whether a store offers the [`RecallStore`][lionmem.protocols.recall.RecallStore]
+    extension, whose semantics [ADR-0102][adr-0102] fixes."""
+
+    NOT_OFFERED = "not offered"
+    """The reference rule, for a store made without an embedder. Declare it when the
+    store is not a `RecallStore`, or has no embedder."""
+    EXACT = "exact"
+    """Declare it when `recall` scores every item its tags and filters match: its top
+    k equals a brute-force ranking by cosine similarity over the store's own
+    embedder, equal scores in insertion order."""
+    APPROXIMATE = "approximate"
+    """Declare it when `recall` may miss some of the exact top k (an approximate
+    index), with `minimum_recall` the share of the exact top 10 it still finds."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FidelityProfile:
     """An immutable declaration of what a store promises, checked by the kit.
@@ -211,6 +228,11 @@ class FidelityProfile:
     """Round trip of `tags`."""
     forgetting: Forgetting = Forgetting.REFERENCE
     """Whether, and how, the store deletes."""
+    recall: Recall = Recall.NOT_OFFERED
+    """Whether, and how exactly, the store recalls by meaning."""
+    minimum_recall: float = 1.0
+    """For `Recall.APPROXIMATE`, the least share of the exact top 10 that `recall`
+    finds, averaged over the kit's queries; from 0 to 1."""
     filter_operators: frozenset[type[Condition]] = OPERATORS
     """The [filter operators][lionmem.protocols.filters] the store applies as the
     reference does ([ADR-0099][adr-0099]); it refuses every other with
@@ -223,6 +245,7 @@ class FidelityProfile:
 
         Raises:
             TypeError: naming the field, the type it takes and the value given.
+            ValueError: `minimum_recall` is not from 0 to 1.
         """
         for field in fields(self):
             value, kind = getattr(self, field.name), _FIELD_TYPES[field.name]
@@ -231,6 +254,8 @@ class FidelityProfile:
                     names = ", ".join(sorted(operator.__name__ for operator in OPERATORS))
                     raise TypeError(f"filter_operators must be a frozenset of operators among {names}, got {value!r}")
                 continue
+            if field.name == "minimum_recall" and type(value) is float and not 0.0 <= value <= 1.0:
+                raise ValueError(f"minimum_recall must be from 0 to 1, got {value!r}")
             if type(value) is not kind:
                 taken = kind.__name__
                 if issubclass(kind, Enum):

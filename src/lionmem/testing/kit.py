@@ -22,6 +22,7 @@ from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.profile import FidelityProfile
 from lionmem.testing import _forget_checks as forgetting
 from lionmem.testing import _operator_checks as operators
+from lionmem.testing import _recall_checks as recalling
 from lionmem.testing import _search_checks as searching
 from lionmem.testing import _store_checks as keeping
 from lionmem.testing._harness import (
@@ -85,12 +86,14 @@ _TABLE: dict[str, _Entry] = {
     "tags": _entry(keeping.tags, _field("tags")),
     "forgetting": _entry(forgetting.forgetting, _field("forgetting")),
     "filter_operators": _entry(operators.filter_operators, operators.declared_operators),
+    "recall": _entry(recalling.recall, _field("recall")),
 }
 
 CHECKS = (*_TABLE, "stateful")
 """The names of the checks: the protocol fence, concurrent writes, one per profile
 dimension (`forgetting` for the [ADR-0100][adr-0100] extension, `filter_operators` for
-the [ADR-0099][adr-0099] vocabulary), and a stateful comparison with the reference."""
+the [ADR-0099][adr-0099] vocabulary, `recall` for the [ADR-0102][adr-0102] extension),
+and a stateful comparison with the reference."""
 
 
 def _known(name: str) -> None:
@@ -181,6 +184,8 @@ def _ways_out(name: str, profile: FidelityProfile, observed: str) -> str:
     declared = cast(Enum, value)
     kind = type(declared)
     change = f"change the store to do what {kind.__name__}.{declared.name} says"
+    if name == "recall" and observed == "offered":
+        return f"{change}, or declare recall=Recall.EXACT (or APPROXIMATE, with its minimum_recall)"
     if observed.startswith("replaced ("):
         observed = "replace in place"  # without order, the place of a replacement is not observed
     member = next((m for m in kind if m.value == observed), None)

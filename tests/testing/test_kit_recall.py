@@ -1,0 +1,217 @@
+"""The kit's recall check (ADR-0102): a truthful store passes, and each broken one is
+named with what it did against a brute-force ranking."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+import pytest
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Recalled
+from lionmem.embedders import HashingEmbedder
+from lionmem.testing import REFERENCE_PROFILE, ConformanceKit, FidelityProfile, Forgetting, Recall, ReturnedObjects
+from tests.support.kit_doubles import DICT_PROFILE, DictStore
+
+EXACT = dataclasses.replace(DICT_PROFILE, recall=Recall.EXACT)
+
+
+class RecallingDict(DictStore):
+    """A dict store that recalls by brute force over vectors kept beside the items."""
+
+    post_filters = False
+    updates_vectors = True
+    forgets_vectors = True
+    sorts = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedder = HashingEmbedder(64)
+        self.vectors: dict[UUID, tuple[MemoryItem, list[float]]] = {}
+
+    async def store(self, item: MemoryItem) -> UUID:
+        (vector,) = await self.embedder.embed([str(item.content)])
+        if self.updates_vectors or item.id not in self.vectors:
+            self.vectors[item.id] = (copy.deepcopy(item), vector)
+        return await super().store(item)
+
+    def saved(self) -> None:
+        if self.forgets_vectors:
+            self.vectors = {i: v for i, v in self.vectors.items() if i in self.items}
+
+    async def recall(
+        self,
+        query: str | Sequence[float],
+        k: int = 10,
+        *,
+        tags: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> list[Recalled]:
+        if type(k) is not int:
+            raise TypeError("k must be an int")
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        vector = (await self.embedder.embed([query]))[0] if isinstance(query, str) else list(query)
+        if len(vector) != self.embedder.dimensions:
+            raise ValueError("wrong dimensions")
+        wanted = MemoryQuery(tags=tags, filters=filters)
+        scored = [
+            (n, item, cosine(vector, stored))
+            for n, (item, stored) in enumerate(self.vectors.values())
+            if self.post_filters or self.matches(item, wanted)
+        ]
+        scored.sort(key=lambda entry: (-entry[2], entry[0]))
+        results = [Recalled(item, score) for _, item, score in scored[:k]]
+        if self.post_filters:
+            results = [r for r in results if self.matches(r.item, wanted)]
+        return results if self.sorts else results[::-1]
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norms if norms else 0.0
+
+
+class PostFilters(RecallingDict):
+    post_filters = True
+
+
+class KeepsStaleVectors(RecallingDict):
+    updates_vectors = False
+
+
+class RecallsDeleted(RecallingDict):
+    forgets_vectors = False
+
+
+class UnsortedScores(RecallingDict):
+    sorts = False
+
+
+def test_stores_that_recall_exactly_pass() -> None:
+    assert ConformanceKit(RecallingDict, EXACT).check("recall").passed
+    embedded = dataclasses.replace(REFERENCE_PROFILE, recall=Recall.EXACT)
+    result = ConformanceKit(lambda: InMemoryStore(embedder=HashingEmbedder(32)), embedded).check("recall")
+    assert (result.passed, result.observed) == (True, "exact")
+
+
+@pytest.mark.parametrize(
+    ("store", "observed", "difference"),
+    [
+        (PostFilters, "fewer than k of the items the filter matches", "tags=['rare']) gave 2 items where 8 match"),
+        (KeepsStaleVectors, "a stale vector after a replacement", "after replacing item 3, recall("),
+        (RecallsDeleted, "a deleted item recalled", "still gave it"),
+        (UnsortedScores, "scores out of order", "not highest first"),
+    ],
+    ids=lambda value: getattr(value, "__name__", "")[:20],
+)
+def test_each_broken_store_is_named(store: type[RecallingDict], observed: str, difference: str) -> None:
+    result = ConformanceKit(store, EXACT).check("recall")
+    assert (result.passed, result.observed) == (False, observed)
+    assert difference in result.difference
+    assert "store.recall(" in result.reproduction
+    assert result.ways_out.startswith("change the store to do what Recall.EXACT says")
+
+
+def test_a_store_that_recalls_must_declare_it_and_one_that_cannot_must_not() -> None:
+    undeclared = ConformanceKit(RecallingDict, DICT_PROFILE).check("recall")
+    assert (undeclared.passed, undeclared.observed) == (False, "offered")
+    assert undeclared.ways_out.endswith("or declare recall=Recall.EXACT (or APPROXIMATE, with its minimum_recall)")
+    claimed = ConformanceKit(DictStore, EXACT).check("recall")
+    assert (claimed.passed, claimed.observed) == (False, "not offered")
+    assert ConformanceKit(InMemoryStore, REFERENCE_PROFILE).check("recall").passed
+
+
+def test_an_approximate_store_passes_at_or_above_its_declared_recall() -> None:
+    class MissesOne(RecallingDict):
+        async def recall(self, query: str | Sequence[float], k: int = 10, **options: Any) -> list[Recalled]:
+            found = await super().recall(query, k, **options)
+            return found[:-1] if len(found) > 1 else found
+
+    loose = dataclasses.replace(DICT_PROFILE, recall=Recall.APPROXIMATE, minimum_recall=0.7)
+    assert ConformanceKit(MissesOne, loose).check("recall").passed
+    strict = dataclasses.replace(loose, minimum_recall=0.95)
+    result = ConformanceKit(MissesOne, strict).check("recall")
+    assert not result.passed and result.observed == "recall@10 0.86"
+    assert ConformanceKit(MissesOne, EXACT).check("recall").observed == "fewer than k of the items the filter matches"
+
+
+def test_bad_arguments_must_be_refused() -> None:
+    class TakesAnyK(RecallingDict):
+        async def recall(self, query: str | Sequence[float], k: int = 10, **options: Any) -> list[Recalled]:
+            return await super().recall(query, max(1, int(k)), **options)
+
+    result = ConformanceKit(TakesAnyK, EXACT).check("recall")
+    assert (result.passed, result.observed) == (False, "a bad argument not refused")
+    assert result.difference == "recall('apple', 0) returned, where it must raise ValueError"
+
+
+def test_the_profile_checks_minimum_recall() -> None:
+    with pytest.raises(ValueError, match="minimum_recall must be from 0 to 1, got 1.5"):
+        FidelityProfile(minimum_recall=1.5)
+    with pytest.raises(TypeError, match="minimum_recall must be a float"):
+        FidelityProfile(minimum_recall=1)
+
+
+class OtherVectors(RecallingDict):
+    """Ranks with another embedder than the one it declares."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedder = HashingEmbedder(64)
+        self.ranking = HashingEmbedder(16)
+
+    async def store(self, item: MemoryItem) -> UUID:
+        (vector,) = await self.ranking.embed([str(item.content)])
+        self.vectors[item.id] = (copy.deepcopy(item), vector)
+        return await DictStore.store(self, item)
+
+    async def recall(self, query: str | Sequence[float], k: int = 10, **options: Any) -> list[Recalled]:
+        (vector,) = await self.ranking.embed([query]) if isinstance(query, str) else ([0.0] * 16,)
+        if type(k) is not int or k < 1 or len(query) == 65:
+            raise ValueError("bad")
+        scored = [(n, item, cosine(vector, v)) for n, (item, v) in enumerate(self.vectors.values())]
+        wanted = MemoryQuery(tags=options.get("tags"), filters=options.get("filters"))
+        scored = [entry for entry in scored if self.matches(entry[1], wanted)]
+        scored.sort(key=lambda entry: (-entry[2], entry[0]))
+        return [Recalled(item, score) for _, item, score in scored[:k]]
+
+
+def test_a_ranking_by_another_embedder_is_not_the_exact_top_k() -> None:
+    result = ConformanceKit(OtherVectors, EXACT).check("recall")
+    assert (result.passed, result.observed) == (False, "not the exact top k")
+    assert "where brute force gives" in result.difference
+
+
+class RecallOnly:
+    """The three methods and recall over an InMemoryStore, without forgetting."""
+
+    def __init__(self) -> None:
+        self.inner = InMemoryStore(embedder=HashingEmbedder(64))
+        self.embedder = self.inner.embedder
+
+    async def store(self, item: MemoryItem) -> UUID:
+        return await self.inner.store(item)
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return await self.inner.retrieve(item_id)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return await self.inner.search(query)
+
+    async def recall(self, query: str | Sequence[float], k: int = 10, **options: Any) -> list[Recalled]:
+        if k == 0:
+            raise RuntimeError("k is zero")
+        return await self.inner.recall(query, k, **options)
+
+
+def test_a_store_without_forgetting_is_checked_without_a_deletion_and_a_wrong_error_is_named() -> None:
+    without = dataclasses.replace(EXACT, forgetting=Forgetting.NOT_OFFERED, returned_objects=ReturnedObjects.LIVE)
+    result = ConformanceKit(RecallOnly, without).check("recall")
+    assert (result.passed, result.observed) == (False, "a bad argument not refused")
+    assert result.difference == "recall('apple', 0) raised RuntimeError, not ValueError"
+    assert "store.delete(" not in result.reproduction
