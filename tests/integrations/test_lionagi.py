@@ -373,3 +373,30 @@ TestLionagiStore = memory_store_contract(InMemoryStore, PROFILE, lionagi=True, s
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=len(CHECKS))
+
+
+# -- recall through the bridge ------------------------------------------------------
+
+
+def test_the_bridge_recalls_when_its_store_does_and_gives_lionagis_items(tmp_path: Path) -> None:
+    from lionmem.embedders import HashingEmbedder
+    from lionmem.errors import NoEmbedderError
+
+    async def body() -> None:
+        store = for_lionagi(lionmem.InMemoryStore(embedder=HashingEmbedder(64)))
+        session = Session(memory=store)
+        fact = MemoryItem(content="the customer prefers email", tags=["crm"])
+        await session.default_branch.memory.store(fact)
+        await store.store(MemoryItem(content="renewal due in may"))
+        ((found, score),) = await store.recall("customer email", 1, tags=["crm"])
+        assert found is fact and 0 < score <= 1
+        async with SQLiteMemoryStore.open(tmp_path / "m.db", embedder=HashingEmbedder(64)) as durable:
+            bridged = for_lionagi(durable)
+            await bridged.store(fact)
+            ((copy, _),) = await bridged.recall("email", 1)
+            assert isinstance(copy, MemoryItem)
+            assert copy is not fact and copy.id == fact.id
+        with pytest.raises(NoEmbedderError, match="the wrapped store cannot recall"):
+            await for_lionagi(lionmem.InMemoryStore()).recall("email")
+
+    run(body)

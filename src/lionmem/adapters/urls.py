@@ -28,6 +28,7 @@ from lionmem.adapters._codec import DURABLE_PROFILE, encode_item
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import InMemoryStore, MemoryItem, check_matchable
 from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
+from lionmem.protocols.recall import Embedder
 
 __all__ = ["SCHEMES", "item_check", "open_store", "profile_of", "sqlite_file"]
 
@@ -38,8 +39,13 @@ _SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout"})
 
 
 @without_locals_on_refusal
-def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
+def open_store(
+    url: str, *, create: bool = True, embedder: Embedder | None = None
+) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
     """The store `url` names, to open with `async with`, which also closes it.
+
+    With an `embedder`, a `memory:` or SQLite store can also recall by meaning
+    ([ADR-0102][adr-0102]); PostgreSQL cannot yet, and refuses one.
 
     The URL is checked before anything is opened; no error message repeats it, so a
     password in it stays out of logs. With `create=False`, a SQLite file that does
@@ -65,7 +71,7 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
     Raises:
         TypeError: `url` is not a str, or `create` is not a bool.
         ValueError: an unknown scheme, a URL without what its store needs, or an
-            unknown or malformed option.
+            unknown or malformed option; or an embedder for a PostgreSQL URL.
         ModuleNotFoundError: a PostgreSQL URL without the `postgres` extra installed.
         FileNotFoundError: on entering, with `create=False`, a SQLite file that does
             not exist.
@@ -77,10 +83,12 @@ def open_store(url: str, *, create: bool = True) -> contextlib.AbstractAsyncCont
     if scheme == "memory":
         if url != "memory:":
             raise ValueError("a memory: URL takes nothing after the colon")
-        store: ForgettingStore = InMemoryStore()
+        store: ForgettingStore = InMemoryStore(embedder=embedder) if embedder is not None else InMemoryStore()
         return contextlib.nullcontext(store)
     if scheme == "sqlite":
-        return _sqlite(url, create)
+        return _sqlite(url, create, embedder)
+    if embedder is not None:
+        raise ValueError("a PostgreSQL store cannot recall yet; open it without an embedder")
     return _postgres(url, create)
 
 
@@ -132,7 +140,9 @@ def sqlite_file(url: str) -> Path | None:
     return Path(unquote(url[len("sqlite:///") :].partition("?")[0].partition("#")[0]))
 
 
-def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
+def _sqlite(
+    url: str, create: bool, embedder: Embedder | None
+) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
     parts = urlsplit(url)
     if not url.startswith("sqlite:///"):
         raise ValueError("a sqlite URL names a local file: sqlite:///relative.db or sqlite:////absolute.db")
@@ -151,7 +161,7 @@ def _sqlite(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[Fo
         settings["synchronous"] = options["synchronous"].upper()
     from lionmem.adapters.sqlite import SQLiteMemoryStore
 
-    return SQLiteMemoryStore.open(path, create=create, **settings)
+    return SQLiteMemoryStore.open(path, create=create, embedder=embedder, **settings)
 
 
 def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:

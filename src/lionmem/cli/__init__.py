@@ -17,10 +17,13 @@ import io
 import os
 import sys
 from collections.abc import Sequence
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from lionmem.cli._parser import build_parser
 from lionmem.errors import LionmemError, MissingSchemaError
+
+if TYPE_CHECKING:
+    from lionmem.protocols.recall import Embedder
 
 __all__ = ["main"]
 
@@ -66,8 +69,8 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         command = command_for(args)
         # Checks the URL and opens nothing yet; reading never creates a database file.
-        opening = open_store(args.url, create=args.command in _CREATING)
-    except (ValueError, ModuleNotFoundError) as exc:
+        opening = open_store(args.url, create=args.command in _CREATING, embedder=_embedder_for(args.command))
+    except (ValueError, ImportError) as exc:
         usage.error(str(exc))
     try:
         return asyncio.run(run(opening, command))
@@ -91,6 +94,15 @@ def _retry_hint(error: Exception) -> str:
     if type(error).__name__ != "SerializationFailure":
         return ""
     return " (another client changed a matching item meanwhile; nothing was deleted: run the command again)"
+
+
+def _embedder_for(command: str) -> Embedder | None:
+    """The offline model for `recall`, which a store needs to recall by ([ADR-0102][adr-0102])."""
+    if command != "recall":
+        return None
+    from lionmem.embedders import WordLlamaEmbedder
+
+    return WordLlamaEmbedder()
 
 
 _CREATING = ("put", "demo", "import")

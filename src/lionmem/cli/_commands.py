@@ -21,10 +21,11 @@ from uuid import UUID, uuid5
 from lionmem.adapters.urls import item_check, open_store, sqlite_file
 from lionmem.cli._copy import copy, state_path
 from lionmem.cli._input import filters, json_value, pairs, seconds_of, uuid_of
-from lionmem.cli._output import print_items
+from lionmem.cli._output import item_line, print_items, stdout_takes_any_text
 from lionmem.cli._transfer import Check, CommandError, batches, check_file, export, refusals, store_batch
 from lionmem.protocols.forgetting import ErasureWarning, ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
+from lionmem.protocols.recall import check_k
 from lionmem.protocols.stats import StatsStore
 
 _DEMO_IDS = UUID("5f0c3d9e-4b1a-4e8f-9a2b-6c7d8e9f0a1b")
@@ -131,6 +132,8 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         except OSError as exc:
             raise ValueError(f"cannot read {path}: {exc.strerror}") from None
         return partial(_import, path, check)
+    if args.command == "recall":
+        return partial(_recall, args.text, check_k(args.k), args.tag, filters(args.filter) or None)
     query = MemoryQuery(
         text=args.text,
         tags=args.tag,
@@ -155,6 +158,17 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         return 0
 
     return search
+
+
+async def _recall(text: str, k: int, tags: list[str] | None, conditions: dict[str, Any] | None, store: Any) -> int:
+    """Print each item recalled as `{"score": ..., "item": ...}`, best first."""
+    ascii_only = not stdout_takes_any_text()
+    found = await store.recall(text, k, tags=tags, filters=conditions)
+    for result in found:
+        print(f'{{"score": {result.score:.6f}, "item": {item_line(result.item, ascii_only=ascii_only)}}}')
+    if not found:
+        await note_if_empty(store)
+    return 0
 
 
 def _refuse_overwriting_the_store(url: str, output: Path | None) -> None:

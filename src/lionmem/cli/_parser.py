@@ -1,5 +1,5 @@
 """The command line's arguments: one subcommand each for the demo, `put`, `get`,
-`search`, `delete`, `forget`, `export`, `import`, `copy` and `check`.
+`search`, `recall`, `delete`, `forget`, `export`, `import`, `copy` and `check`.
 
 Governed by [ADR-0098][adr-0098].
 """
@@ -29,6 +29,7 @@ CHECKS = (
     "tags",
     "forgetting",
     "filter_operators",
+    "recall",
     "stateful",
 )
 
@@ -75,6 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
     get = commands.add_parser("get", help="print the item with an id as JSON")
     get.add_argument("url", help=url_help)
     get.add_argument("id", help="the item's UUID")
+    recall = commands.add_parser(
+        "recall", help="print the items most like TEXT in meaning, with their scores, as JSON lines"
+    )
+    recall.add_argument("url", help="the store: memory: or sqlite:///PATH, opened with the offline model")
+    recall.add_argument("text", help="what to recall, in any words")
+    recall.add_argument("-k", type=int, default=10, help="how many items (default: 10)")
+    recall.add_argument("--tag", action="append", help="any one of these tags (repeatable)")
+    recall.add_argument("--filter", action="append", metavar="EXPR", help="as in search (repeatable)")
     search = commands.add_parser("search", help="print the matching items as JSON lines")
     search.add_argument("url", help=url_help)
     _search_options(search, default_limit="20")

@@ -15,11 +15,14 @@ from __future__ import annotations
 import inspect
 import threading
 import weakref
-from typing import Generic, TypeVar
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
 from uuid import UUID
 
 from lionmem._internal.arguments import kind_of
+from lionmem.errors import NoEmbedderError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
+from lionmem.protocols.recall import RecallStore
 
 try:
     from lionagi.protocols.memory import MemoryItem as LionagiItem
@@ -181,6 +184,28 @@ class StoreForLionagi:
             raise TypeError(f"search takes lionagi's MemoryQuery, got {_qualified(query)}")
         asked = MemoryQuery(text=query.text, tags=query.tags, filters=query.filters, limit=query.limit)
         return [self._twins.for_caller(found) for found in await self.wrapped.search(asked)]
+
+    async def recall(
+        self,
+        query: str | Sequence[float],
+        k: int = 10,
+        *,
+        tags: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> list[tuple[LionagiItem, float]]:
+        """The wrapped store's [`recall`][lionmem.protocols.recall.RecallStore.recall],
+        each item as lionagi's `MemoryItem` with its score, best first
+        ([ADR-0102][adr-0102]).
+
+        Raises:
+            NoEmbedderError: the wrapped store cannot recall: it is not a
+                `RecallStore`, or has no embedder. Else what its `recall` raises.
+        """
+        wrapped = self.wrapped
+        if not isinstance(wrapped, RecallStore) or wrapped.embedder is None:
+            raise NoEmbedderError(f"the wrapped store cannot recall: {wrapped!r} has no embedder")
+        found = await wrapped.recall(query, k, tags=tags, filters=filters)
+        return [(self._twins.for_caller(result.item), result.score) for result in found]
 
 
 class StoreFromLionagi:

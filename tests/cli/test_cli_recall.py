@@ -1,0 +1,60 @@
+"""`python -m lionmem recall` (ADR-0102): items by meaning with their scores, the
+offline model, and what it refuses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from lionmem import MemoryItem
+from lionmem.adapters.sqlite import SQLiteMemoryStore
+from lionmem.adapters.urls import open_store
+from lionmem.embedders import HashingEmbedder
+from tests.support.cli_support import fill, run_cli
+
+
+def test_recall_prints_the_best_items_with_their_scores(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    fact = MemoryItem(content="The customer prefers email", tags=["crm"])
+    fill(url, [fact, MemoryItem(content="The office is closed on Fridays"), MemoryItem(content="Renewal in May")])
+    status, out, err = run_cli(capsys, "recall", url, "How should we contact the client?", "-k", "2")
+    assert (status, err) == (0, "")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == 2 and lines[0]["item"]["id"] == str(fact.id)
+    assert lines[0]["score"] >= lines[1]["score"] and set(lines[0]) == {"score", "item"}
+    status, out, _ = run_cli(capsys, "recall", url, "contact", "--tag", "crm", "--filter", "missing present")
+    assert status == 0 and out == ""
+
+
+def test_recall_on_an_empty_store_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "recall", "memory:", "anything")
+    assert (status, out) == (0, "") and "the store holds no items" in err
+
+
+def test_a_store_of_another_embedder_is_named_and_bad_arguments_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "other.db"
+
+    async def made_with_another() -> None:
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(16)) as store:
+            await store.store(MemoryItem(content="note"))
+
+    asyncio.run(made_with_another())
+    status, _, err = run_cli(capsys, "recall", f"sqlite:///{path}", "note")
+    assert status == 1
+    assert "'hashing:16' (16 dimensions), not by 'wordllama:l2_supercat:256' (256)" in err
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(capsys, "recall", "memory:", "note", "-k", "0")
+    assert exit_info.value.code == 2 and "k must be at least 1, got 0" in capsys.readouterr().err
+    status, _, err = run_cli(capsys, "recall", f"sqlite:///{tmp_path / 'none.db'}", "note")
+    assert status == 1 and "this command creates none" in err
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_a_postgres_url_refuses_an_embedder() -> None:
+    with pytest.raises(ValueError, match="a PostgreSQL store cannot recall yet"):
+        open_store("postgresql://localhost/db?namespace=n", embedder=HashingEmbedder())
