@@ -216,6 +216,46 @@ def drawings() -> dict[str, str]:
                 Step(NOTE, "", "a store that keeps copies lets each twin go: its entry goes with it"),
             ],
         ),
+        "adr-0102-components.svg": components(
+            "ADR-0102: the RecallStore extension, its embedders and who checks it",
+            [
+                Box("MemoryStore", "store, retrieve, search", 250, 10),
+                Box("RecallStore", "embedder, recall(query, k)", 250, 120),
+                Box("Embedder", "identity, dimensions, embed", 530, 120),
+                Box("InMemoryStore", "numpy matrix, exact", 10, 240),
+                Box("SQLiteMemoryStore", "vectors beside rows", 250, 240),
+                Box("WordLlamaEmbedder", "offline model, 256 d", 530, 240),
+                Box("ConformanceKit", "recall check, brute force", 10, 360, 230),
+                Box("FunctionEmbedder", "any function of yours", 770, 240),
+                Box("HashingEmbedder", "deterministic, for tests", 770, 360),
+            ],
+            [
+                Link("RecallStore", "MemoryStore", "extends"),
+                Link("RecallStore", "Embedder", "is given one"),
+                Link("InMemoryStore", "RecallStore", "implements", dashed=True),
+                Link("SQLiteMemoryStore", "RecallStore", "implements", dashed=True),
+                Link("WordLlamaEmbedder", "Embedder", "implements", dashed=True),
+                Link("FunctionEmbedder", "Embedder", "implements", dashed=True),
+                Link("HashingEmbedder", "FunctionEmbedder", "or"),
+                Link("ConformanceKit", "InMemoryStore", "checks any RecallStore"),
+            ],
+        ),
+        "adr-0102-recall-sequence.svg": sequence(
+            "ADR-0102: storing embeds before anything is written; recall narrows, then takes the top k",
+            ["caller", "store", "embedder", "vectors"],
+            [
+                Step("caller", "store", "store(item)"),
+                Step("store", "embedder", "embed([text_of(item)])"),
+                Step(NOTE, "", "an embedder failure, or a vector of other dimensions: nothing is written"),
+                Step("store", "vectors", "row and unit vector together"),
+                Step(NOTE, "", "later"),
+                Step("caller", "store", "recall(text, k, tags, filters)"),
+                Step("store", "embedder", "embed([text])"),
+                Step("store", "vectors", "cosine of every vector: one product"),
+                Step("store", "store", "walk best first; keep what tags, filters match"),
+                Step("store", "caller", "k Recalled(item, score), ties by insertion"),
+            ],
+        ),
     }
 
 

@@ -154,3 +154,38 @@ async def lionagi_bridges() -> None:
     ConformanceKit(LionagiStore, REFERENCE_PROFILE, lionagi=True)
     memory_store_contract(LionagiStore, REFERENCE_PROFILE, lionagi=True)
     ConformanceKit(lambda: checked, REFERENCE_PROFILE)
+
+
+async def semantic_recall(path: Path) -> None:
+    """Recall is an extension a store takes an embedder for (ADR-0102)."""
+    from collections.abc import Sequence
+
+    from lionmem import Embedder, Recalled, RecallStore
+    from lionmem.embedders import FunctionEmbedder, HashingEmbedder, WordLlamaEmbedder
+
+    class Mine:
+        identity = "mine:v1"
+        dimensions = 2
+
+        async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            return [[1.0, 0.0] for _ in texts]
+
+    def wants_an_embedder(embedder: Embedder) -> Embedder:
+        return embedder
+
+    def wants_a_recall_store(store: RecallStore) -> RecallStore:
+        return store
+
+    wants_an_embedder(Mine())
+    wants_an_embedder(WordLlamaEmbedder())
+    wants_an_embedder(FunctionEmbedder(lambda texts: [[0.0] for _ in texts], dimensions=1, identity="zero"))
+    store = InMemoryStore(embedder=HashingEmbedder(8), text_of=lambda item: str(item.tags))
+    wants_a_recall_store(store)
+    found = await store.recall("text", 3, tags=["t"], filters={"k": 1})
+    assert_type(found, list[Recalled])
+    assert_type(found[0].score, float)
+    assert_type(found[0].item, MemoryItem)
+    await store.recall([0.5] * 8)
+    async with SQLiteMemoryStore.open(path, embedder=Mine(), reembed=True) as durable:
+        wants_a_recall_store(durable)
+        assert_type(await durable.recall("text"), list[Recalled])

@@ -151,3 +151,56 @@ async def lionagi_bridges() -> None:
     ConformanceKit(LionagiStore, REFERENCE_PROFILE)  # type: ignore[arg-type]
     # The flag without a lionagi store type-checks: the kit's lionagi types are structural,
     # so that they need no lionagi, and lionmem's stores fit them; every check then fails.
+
+
+async def semantic_recall() -> None:
+    """An embedder has its identity, dimensions and an async batched embed; recall takes
+    a text or a vector and an int k (ADR-0102)."""
+    from collections.abc import Sequence
+
+    from lionmem import Embedder, RecallStore
+    from lionmem.embedders import FunctionEmbedder
+
+    class SyncEmbed:
+        identity = "sync"
+        dimensions = 2
+
+        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            return []
+
+    class OneText:
+        identity = "one"
+        dimensions = 2
+
+        async def embed(self, text: str) -> list[float]:
+            return []
+
+    def wants_an_embedder(embedder: Embedder) -> Embedder:
+        return embedder
+
+    def wants_a_recall_store(store: RecallStore) -> RecallStore:
+        return store
+
+    wants_an_embedder(SyncEmbed())  # type: ignore[arg-type]
+    wants_an_embedder(OneText())  # type: ignore[arg-type]
+    InMemoryStore(embedder="wordllama")  # type: ignore[arg-type]
+    wants_a_recall_store(BareRecall())  # type: ignore[arg-type]
+    FunctionEmbedder(lambda texts: [[0.0]], dimensions="1", identity="x")  # type: ignore[arg-type]
+    await InMemoryStore().recall("text", k="3")  # type: ignore[arg-type]
+    await InMemoryStore().recall({"text": 1.0})  # type: ignore[arg-type]
+
+
+class BareRecall:
+    """The three methods and a recall, but no embedder."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        return item.id
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return None
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return []
+
+    async def recall(self, query: str, k: int = 10) -> list[object]:
+        return []
