@@ -172,7 +172,7 @@ class InMemoryStore:
             raise TypeError(f"text_of must return a str, got {type(text).__name__} for item {item.id}")
         vector = await self._index.vectors([text])
         self._items.include(item)
-        self._index.put(item.id, vector[0])
+        self._index.put(item, vector[0])
         return item.id
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
@@ -238,13 +238,12 @@ class InMemoryStore:
         except ValidationError as exc:
             raise TypeError(f"tags must be a list of str and filters a dict, as in MemoryQuery: {exc}") from None
         vector = await index.query_vector(query)
-        items = self._items
 
-        def keep(ids: list[UUID]) -> list[UUID]:
-            return [i.id for i in _matches([items[item_id] for item_id in ids], predicates, None)]
+        def keep(items: list[MemoryItem]) -> list[MemoryItem]:
+            return _matches(items, predicates, None)
 
         ranked = index.ranked(vector, keep if predicates else None, k)
-        return [Recalled(items[item_id], score) for item_id, score in ranked]
+        return [Recalled(item, score) for item, score in ranked]
 
     def _recalling(self) -> VectorIndex:
         if self._index is None:

@@ -193,17 +193,21 @@ class Vectors:
             return []
         scores = cached.matrix @ query[0]
         prefix = min(len(scores), k if keep is None else max(8 * k, 256))
+        found: list[tuple[MemoryItem, float]] = []
+        asked = 0
         while True:
-            rows = best(scores, prefix)
-            items = _items(db, [int(cached.seqs[row]) for row in rows])
-            found = [
-                (items[int(cached.seqs[row])], float(scores[row]))
-                for row in rows
-                if int(cached.seqs[row]) in items and (keep is None or keep(items[int(cached.seqs[row])]))
+            # A longer prefix begins with the shorter one: only its new rows are read.
+            rows = best(scores, prefix)[asked:]
+            seqs = [int(cached.seqs[row]) for row in rows]
+            items = _items(db, seqs)  # an item deleted since the matrix was read is gone
+            found += [
+                (items[seq], float(scores[row]))
+                for seq, row in zip(seqs, rows, strict=True)
+                if seq in items and (keep is None or keep(items[seq]))
             ]
             if len(found) >= k or prefix >= len(scores):
                 return found[:k]
-            prefix = min(len(scores), prefix * 8)
+            asked, prefix = prefix, min(len(scores), prefix * 8)
 
     def _current(self, db: sqlite3.Connection) -> _Cached:
         """The cached matrix, read again if this or another connection wrote since."""
