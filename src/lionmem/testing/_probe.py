@@ -159,12 +159,10 @@ class Probe(Recorder):
 
 
 def described(query: MemoryQuery) -> str:
-    """A query as a failure names it: its predicates, then a limit that is not `ALL`."""
+    """A query as a failure names it, by its predicates; the checks ask for every match."""
     parts = [
         f"{name} {value!r}"
         for name, value in (("text", query.text), ("tags", query.tags), ("filters", query.filters))
         if value is not None
     ]
-    if query.limit != ALL:
-        parts.append(f"limit {query.limit}")
     return "a search with " + (", ".join(parts) or "no predicate")
