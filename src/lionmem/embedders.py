@@ -120,9 +120,12 @@ class HashingEmbedder:
     """
 
     def __init__(self, dimensions: int = 64) -> None:
-        """Raises:
-        TypeError: `dimensions` is not an int.
-        ValueError: `dimensions` is less than 1."""
+        """Make vectors of `dimensions` floats.
+
+        Raises:
+            TypeError: `dimensions` is not an int.
+            ValueError: `dimensions` is less than 1.
+        """
         require_type(dimensions, "dimensions", int)
         if dimensions < 1:
             raise ValueError(f"dimensions must be at least 1, got {dimensions}")
@@ -170,9 +173,12 @@ class WordLlamaEmbedder:
     """
 
     def __init__(self, dimensions: int = 256) -> None:
-        """Raises:
-        TypeError: `dimensions` is not an int.
-        ValueError: `dimensions` is not one of 64, 128, 256."""
+        """Use the model cut to `dimensions`; nothing loads until the first `embed`.
+
+        Raises:
+            TypeError: `dimensions` is not an int.
+            ValueError: `dimensions` is not one of 64, 128, 256.
+        """
         require_type(dimensions, "dimensions", int)
         if dimensions not in (64, 128, 256):
             raise ValueError(f"dimensions must be 64, 128 or 256, got {dimensions}")
