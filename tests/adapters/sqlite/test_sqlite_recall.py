@@ -178,11 +178,14 @@ def test_the_kit_finds_the_store_recalls_exactly(tmp_path: Path) -> None:
 def test_a_selective_filter_reads_past_the_first_prefix_and_text_of_is_checked(tmp_path: Path) -> None:
     async def body() -> None:
         async with SQLiteMemoryStore.open(tmp_path / "m.db", embedder=HashingEmbedder(64)) as store:
-            await store.store_many([MemoryItem(content=f"alpha {n}") for n in range(600)])
-            rare = [MemoryItem(content=f"omega {n}", tags=["rare"]) for n in range(3)]
+            await store.store_many([MemoryItem(content=f"alpha {n}", tags=["a"]) for n in range(600)])
+            rare = [MemoryItem(content=f"omega {n}", tags=["rare"], metadata={"kind": "rare"}) for n in range(3)]
             await store.store_many(rare)
-            found = await store.recall("alpha", 3, tags=["rare"])  # they rank last
-            assert [r.item.id for r in found] == [i.id for i in rare]
+            # They rank last: the tag index names them, and a filter walks past 256 rows.
+            assert [r.item.id for r in await store.recall("alpha", 3, tags=["rare"])] == [i.id for i in rare]
+            assert [r.item.id for r in await store.recall("alpha", 3, filters={"kind": "rare"})] == [i.id for i in rare]
+            broad = await store.recall("alpha 7", 2, tags=["a", "rare"])  # most items hold one: the walk
+            assert broad == await store.recall("alpha 7", 2)
             assert await store.recall("alpha", 3, tags=["none"]) == []
             with pytest.raises(TypeError, match="tags must be a list of str"):
                 await store.recall("alpha", tags="rare")  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ import importlib
 import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
 
 from pydantic import ValidationError
 
@@ -120,7 +120,8 @@ class Vectors:
         count = check_k(k)
         keep = recall_filter(tags, filters)
         vector = await query_vector(self.embedder, query)
-        found = await run(self.ranked, db, vector, keep, count)
+        tagged = cast("list[str]", tags) if keep is not None and tags and not filters else None
+        found = await run(self.ranked, db, vector, keep, count, tagged)
         return [Recalled(item, score) for item, score in found]
 
     def _text(self, item: MemoryItem) -> str:
@@ -182,15 +183,22 @@ class Vectors:
         return decode_in_slices([row[1:] for row in rows])
 
     def ranked(
-        self, db: sqlite3.Connection, query: Matrix, keep: Keep | None, k: int
+        self, db: sqlite3.Connection, query: Matrix, keep: Keep | None, k: int, tags: list[str] | None = None
     ) -> list[tuple[MemoryItem, float]]:
         """The `k` items most like `query` that `keep` keeps, best first, equal scores
-        in insertion order; `keep` sees a growing prefix of the ranking at a time."""
+        in insertion order; `keep` sees a growing prefix of the ranking at a time.
+
+        With `tags` alone, and few items holding one, only those items' vectors are
+        scored: the tag index names them exactly ([ADR-0102][adr-0102-d3])."""
         from lionmem._internal.vectors import best
 
         cached = self._current(db)
         if not len(cached.seqs):
             return []
+        if tags is not None:
+            narrowed = self._tagged(db, cached, query, tags, k)
+            if narrowed is not None:
+                return narrowed
         scores = cached.matrix @ query[0]
         prefix = min(len(scores), k if keep is None else max(8 * k, 256))
         found: list[tuple[MemoryItem, float]] = []
@@ -208,6 +216,30 @@ class Vectors:
             if len(found) >= k or prefix >= len(scores):
                 return found[:k]
             asked, prefix = prefix, min(len(scores), prefix * 8)
+
+    def _tagged(
+        self, db: sqlite3.Connection, cached: _Cached, query: Matrix, tags: list[str], k: int
+    ) -> list[tuple[MemoryItem, float]] | None:
+        """The top `k` among the items holding one of `tags`, scoring only their
+        vectors; `None` when more than a tenth of the items hold one, for which the
+        walk of the whole ranking reads less."""
+        import numpy as np
+
+        from lionmem._internal.vectors import best
+
+        marks = ", ".join("?" * len(set(tags)))
+        statement = f"SELECT DISTINCT seq FROM item_tags WHERE tag IN ({marks}) ORDER BY seq LIMIT ?"
+        most = len(cached.seqs) // 10 + 1
+        seqs = np.fromiter((seq for (seq,) in db.execute(statement, [*set(tags), most + 1])), dtype=np.int64)
+        if len(seqs) > most:
+            return None
+        rows = np.searchsorted(cached.seqs, seqs)
+        rows = rows[(rows < len(cached.seqs)) & (cached.seqs[np.minimum(rows, len(cached.seqs) - 1)] == seqs)]
+        scores = cached.matrix[rows] @ query[0]
+        chosen = [int(rows[i]) for i in best(scores, k)]
+        items = _items(db, [int(cached.seqs[row]) for row in chosen])
+        picked = {int(rows[i]): float(scores[i]) for i in range(len(rows))}
+        return [(items[int(cached.seqs[row])], picked[row]) for row in chosen if int(cached.seqs[row]) in items]
 
     def _current(self, db: sqlite3.Connection) -> _Cached:
         """The cached matrix, read again if this or another connection wrote since."""
