@@ -384,19 +384,14 @@ def _index_for(embedder: Embedder | None, text_of: TextOf | None) -> VectorIndex
         TypeError: `embedder` is not an `Embedder`, or `text_of` is not callable.
         ImportError: numpy is not installed.
     """
-    from lionmem.protocols.recall import Embedder
+    from lionmem.protocols.recall import check_embedder
 
-    if not isinstance(embedder, Embedder):
-        raise TypeError(
-            f"embedder must be an Embedder (identity, dimensions and async embed), got {type(embedder).__name__}"
-        )
-    if text_of is not None and not callable(text_of):
-        raise TypeError(f"text_of must be callable, got {type(text_of).__name__}")
+    checked = check_embedder(embedder, text_of)
     try:
         from lionmem.protocols._vector_index import VectorIndex
     except ImportError as exc:
         raise ImportError(f"recall needs numpy: pip install 'lionmem[recall]' ({exc})") from exc
-    return VectorIndex(embedder)
+    return VectorIndex(checked)
 
 
 # Seam for tests: `_MIN_CHUNK`, read to search across a chunk's edge.

@@ -17,7 +17,7 @@ from lionmem._internal.arguments import kind_of
 if TYPE_CHECKING:
     from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
-__all__ = ["Embedder", "Keep", "RecallStore", "Recalled", "TextOf", "check_k"]
+__all__ = ["Embedder", "Keep", "RecallStore", "Recalled", "TextOf", "check_embedder", "check_k"]
 
 TextOf = Callable[["MemoryItem"], str]
 """What a store embeds of an item; `str(item.content)` unless the store is given another."""
@@ -118,3 +118,18 @@ def check_k(k: object) -> int:
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     return k
+
+
+def check_embedder(embedder: Embedder | None, text_of: TextOf | None) -> Embedder:
+    """`embedder`, checked with `text_of`, for a store that is to recall.
+
+    Raises:
+        TypeError: `embedder` is not an `Embedder`, or `text_of` is not callable.
+    """
+    if not isinstance(embedder, Embedder):
+        raise TypeError(
+            f"embedder must be an Embedder (identity, dimensions and async embed), got {type(embedder).__name__}"
+        )
+    if text_of is not None and not callable(text_of):
+        raise TypeError(f"text_of must be callable, got {type(text_of).__name__}")
+    return embedder

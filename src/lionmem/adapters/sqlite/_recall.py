@@ -21,7 +21,7 @@ from lionmem.adapters._codec import decode_in_slices
 from lionmem.adapters.sqlite._writes import write_transaction
 from lionmem.errors import EmbedderMismatchError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
-from lionmem.protocols.recall import Embedder, Keep, Recalled, TextOf, check_k
+from lionmem.protocols.recall import Embedder, Keep, Recalled, TextOf, check_embedder, check_k
 from lionmem.protocols.rules import matches
 
 if TYPE_CHECKING:
@@ -59,17 +59,12 @@ def recall_settings(embedder: Embedder | None, text_of: TextOf | None, reembed: 
     require_type(reembed, "reembed", bool)
     if embedder is None and text_of is None and not reembed:
         return None
-    if not isinstance(embedder, Embedder):
-        raise TypeError(
-            f"embedder must be an Embedder (identity, dimensions and async embed), got {type(embedder).__name__}"
-        )
-    if text_of is not None and not callable(text_of):
-        raise TypeError(f"text_of must be callable, got {type(text_of).__name__}")
+    checked = check_embedder(embedder, text_of)
     try:
         importlib.import_module("numpy")
     except ImportError as exc:
         raise ImportError(f"recall needs numpy: pip install 'lionmem[recall]' ({exc})") from exc
-    return Vectors(embedder, text_of)
+    return Vectors(checked, text_of)
 
 
 @dataclass
