@@ -215,3 +215,38 @@ def test_a_store_without_forgetting_is_checked_without_a_deletion_and_a_wrong_er
     assert (result.passed, result.observed) == (False, "a bad argument not refused")
     assert result.difference == "recall('apple', 0) raised RuntimeError, not ValueError"
     assert "store.delete(" not in result.reproduction
+
+
+class WritesBeforeEmbedding(RecallingDict):
+    """Keeps the item even when its embedding fails."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        await DictStore.store(self, item)
+        return await super().store(item)
+
+
+def test_a_store_that_writes_before_it_embeds_is_named() -> None:
+    result = ConformanceKit(WritesBeforeEmbedding, EXACT).check("recall")
+    assert (result.passed, result.observed) == (False, "a write whose embedding failed")
+    assert result.difference == "a new item was stored although its embedding failed"
+    assert "embedder.embed raises from here on" in result.reproduction
+
+
+class SlottedEmbedder:
+    """An embedder whose `embed` the kit cannot shadow."""
+
+    __slots__ = ()
+    identity = "slotted"
+    dimensions = 64
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return await HashingEmbedder(64).embed(texts)
+
+
+def test_an_embedder_the_kit_cannot_make_fail_is_not_checked_for_it() -> None:
+    class WithSlotted(WritesBeforeEmbedding):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embedder = SlottedEmbedder()  # type: ignore[assignment]
+
+    assert ConformanceKit(WithSlotted, EXACT).check("recall").passed

@@ -99,7 +99,45 @@ async def recall(probe: Probe) -> Verdict:
     if refusal:
         probe.difference = refusal
         return "a bad argument not refused", False
+    kept = await _kept_when_the_embedder_fails(probe, embedder, items[4])
+    if kept:
+        probe.difference = kept
+        return "a write whose embedding failed", False
     return declared.value, True
+
+
+class _EmbedderDown(Exception):
+    """What the kit's failing embedder raises."""
+
+
+async def _kept_when_the_embedder_fails(probe: Probe, embedder: Embedder, stored: MemoryItem) -> str | None:
+    """What a store wrote although its embedder raised, or `None`. The kit makes the
+    store's own embedder fail for a moment, by shadowing its `embed` on the instance;
+    an embedder that does not allow that is not checked."""
+
+    async def failing(texts: Sequence[str]) -> list[list[float]]:
+        raise _EmbedderDown("the kit's embedder failure")
+
+    try:
+        vars(embedder)["embed"] = failing
+    except TypeError:  # no instance dict: a slotted or frozen embedder
+        return None
+    try:
+        for item in (numbered(stored.id.int, content="lost words"), numbered(77, content="lost words")):
+            probe.note(f"# embedder.embed raises from here on, then: await store.store({item.id.int}, ...)")
+            try:
+                await probe.store(item)
+            except _EmbedderDown:
+                continue
+            return f"store of item {item.id.int} returned although the embedder raised"
+    finally:
+        del vars(embedder)["embed"]
+    if await probe.retrieve(numbered(77).id) is not None:
+        return "a new item was stored although its embedding failed"
+    replaced = await probe.retrieve(stored.id)
+    if replaced is None or replaced.content != stored.content:
+        return f"item {stored.id.int} became {replaced!r} although the embedding of its replacement failed"
+    return None
 
 
 def _holding(tags: list[str] | None, filters: dict[str, Any] | None) -> Callable[[MemoryItem], bool]:
