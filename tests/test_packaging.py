@@ -13,11 +13,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _floors_promised() -> dict[str, str]:
-    """{package: lowest version} for the dependencies and the extras users install."""
+    """{package: lowest version} for the dependencies and the extras users install
+    (postgres, testing, recall)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
     floors: dict[str, str] = {}
-    for line in [*project["dependencies"], *extras["postgres"], *extras["testing"]]:
+    for line in [*project["dependencies"], *extras["postgres"], *extras["testing"], *extras["recall"]]:
         requirement = Requirement(line)
         [lowest] = [s.version for s in requirement.specifier if s.operator == ">="]
         names = [requirement.name] + [f"{requirement.name}-{extra}" for extra in requirement.extras]
