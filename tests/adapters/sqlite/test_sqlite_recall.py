@@ -186,6 +186,10 @@ def test_a_selective_filter_reads_past_the_first_prefix_and_text_of_is_checked(t
             assert [r.item.id for r in await store.recall("alpha", 3, filters={"kind": "rare"})] == [i.id for i in rare]
             broad = await store.recall("alpha 7", 2, tags=["a", "rare"])  # most items hold one: the walk
             assert broad == await store.recall("alpha 7", 2)
+            # Too many to score alone (over a twentieth), ranked last: the walk reads past 256 rows.
+            many = [MemoryItem(content=f"omega {n}", tags=["b"]) for n in range(40)]
+            await store.store_many(many)
+            assert [r.item.id for r in await store.recall("alpha", 3, tags=["b"])] == [i.id for i in many[:3]]
             assert await store.recall("alpha", 3, tags=["none"]) == []
             with pytest.raises(TypeError, match="tags must be a list of str"):
                 await store.recall("alpha", tags="rare")  # type: ignore[arg-type]

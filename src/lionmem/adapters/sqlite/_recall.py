@@ -38,6 +38,12 @@ T = TypeVar("T")
 _Row = tuple[int, str, float | bytes, str]
 """An item's position, id, stored time and JSON body."""
 
+Matching = Callable[[int], list[MemoryItem]]
+"""The store's search for a recall's tags and filters, cut at the limit given."""
+
+_MOST_NARROWED = 2_000
+"""The most matches a recall decodes to score them alone; past it, it walks."""
+
 _BACKFILL = 500
 """Items read, embedded and written at a time when vectors are missing."""
 
@@ -74,6 +80,8 @@ class _Cached:
     state: tuple[int, int]
     seqs: npt.NDArray[np.int64]
     matrix: Matrix
+    rows: dict[str, int]
+    """Each id's row of `matrix`."""
 
 
 @dataclass
@@ -107,7 +115,14 @@ class Vectors:
             rows = await run(self.missing, db, rows[-1][0])
 
     async def recall(
-        self, run: OnWorker, db: sqlite3.Connection, query: object, k: object, tags: object, filters: object
+        self,
+        run: OnWorker,
+        db: sqlite3.Connection,
+        query: object,
+        k: object,
+        tags: object,
+        filters: object,
+        search: Callable[[MemoryQuery], list[MemoryItem]],
     ) -> list[Recalled]:
         """`recall` as [ADR-0102][adr-0102-d3] has it, on the worker thread."""
         from lionmem._internal.vectors import query_vector
@@ -115,8 +130,14 @@ class Vectors:
         count = check_k(k)
         keep = recall_filter(tags, filters)
         vector = await query_vector(self.embedder, query)
-        tagged = cast("list[str]", tags) if keep is not None and tags and not filters else None
-        found = await run(self.ranked, db, vector, keep, count, tagged)
+        matching: Matching | None = None
+        if keep is not None:
+            asked = cast("list[str] | None", tags), cast("dict[str, Any] | None", filters)
+
+            def matching(limit: int) -> list[MemoryItem]:
+                return search(MemoryQuery(tags=asked[0], filters=asked[1], limit=limit))
+
+        found = await run(self.ranked, db, vector, keep, count, matching)
         return [Recalled(item, score) for item, score in found]
 
     def _text(self, item: MemoryItem) -> str:
@@ -178,20 +199,21 @@ class Vectors:
         return decode_in_slices([row[1:] for row in rows])
 
     def ranked(
-        self, db: sqlite3.Connection, query: Matrix, keep: Keep | None, k: int, tags: list[str] | None = None
+        self, db: sqlite3.Connection, query: Matrix, keep: Keep | None, k: int, matching: Matching | None = None
     ) -> list[tuple[MemoryItem, float]]:
         """The `k` items most like `query` that `keep` keeps, best first, equal scores
         in insertion order; `keep` sees a growing prefix of the ranking at a time.
 
-        With `tags` alone, and few items holding one, only those items' vectors are
-        scored: the tag index names them exactly ([ADR-0102][adr-0102-d3])."""
+        Given `matching`, the store's own search for the tags and filters, and few
+        items matching, only those items' vectors are scored: the search's indexes
+        name them exactly ([ADR-0102][adr-0102-d3])."""
         from lionmem._internal.vectors import best
 
         cached = self._current(db)
         if not len(cached.seqs):
             return []
-        if tags is not None:
-            narrowed = self._tagged(db, cached, query, tags, k)
+        if matching is not None:
+            narrowed = self._narrowed(cached, query, matching, k)
             if narrowed is not None:
                 return narrowed
         scores = cached.matrix @ query[0]
@@ -212,29 +234,21 @@ class Vectors:
                 return found[:k]
             asked, prefix = prefix, min(len(scores), prefix * 8)
 
-    def _tagged(
-        self, db: sqlite3.Connection, cached: _Cached, query: Matrix, tags: list[str], k: int
+    def _narrowed(
+        self, cached: _Cached, query: Matrix, matching: Matching, k: int
     ) -> list[tuple[MemoryItem, float]] | None:
-        """The top `k` among the items holding one of `tags`, scoring only their
-        vectors; `None` when more than a tenth of the items hold one, for which the
-        walk of the whole ranking reads less."""
-        import numpy as np
-
+        """The top `k` among the items the search `matching` finds, scoring only their
+        vectors; `None` when more than a twentieth of the items match, or more than
+        `_MOST_NARROWED`, for which the walk of the whole ranking reads less."""
         from lionmem._internal.vectors import best
 
-        marks = ", ".join("?" * len(set(tags)))
-        statement = f"SELECT DISTINCT seq FROM item_tags WHERE tag IN ({marks}) ORDER BY seq LIMIT ?"
-        most = len(cached.seqs) // 10 + 1
-        seqs = np.fromiter((seq for (seq,) in db.execute(statement, [*set(tags), most + 1])), dtype=np.int64)
-        if len(seqs) > most:
+        most = min(len(cached.seqs) // 20, _MOST_NARROWED) + k
+        found = matching(most + 1)  # in insertion order, as search gives them
+        if len(found) > most:
             return None
-        rows = np.searchsorted(cached.seqs, seqs)
-        rows = rows[(rows < len(cached.seqs)) & (cached.seqs[np.minimum(rows, len(cached.seqs) - 1)] == seqs)]
-        scores = cached.matrix[rows] @ query[0]
-        chosen = [int(rows[i]) for i in best(scores, k)]
-        items = _items(db, [int(cached.seqs[row]) for row in chosen])
-        picked = {int(rows[i]): float(scores[i]) for i in range(len(rows))}
-        return [(items[int(cached.seqs[row])], picked[row]) for row in chosen if int(cached.seqs[row]) in items]
+        held = [(item, cached.rows[str(item.id)]) for item in found if str(item.id) in cached.rows]
+        scores = cached.matrix[[row for _, row in held]] @ query[0]
+        return [(held[i][0], float(scores[i])) for i in best(scores, k)]
 
     def _current(self, db: sqlite3.Connection) -> _Cached:
         """The cached matrix, read again if this or another connection wrote since."""
@@ -243,13 +257,16 @@ class Vectors:
         (version,) = db.execute("PRAGMA data_version").fetchone()
         state = (int(version), db.total_changes)
         if self._cached is None or self._cached.state != state:
-            rows: list[tuple[int, bytes]] = db.execute("SELECT seq, vector FROM item_vectors ORDER BY seq").fetchall()
+            rows: list[tuple[int, str, bytes]] = db.execute(
+                "SELECT v.seq, i.id, v.vector FROM item_vectors v JOIN items i ON i.seq = v.seq ORDER BY v.seq"
+            ).fetchall()
             dimensions = self.embedder.dimensions
-            matrix = np.frombuffer(b"".join(vector for _, vector in rows), dtype=np.float32)
+            matrix = np.frombuffer(b"".join(vector for _, _, vector in rows), dtype=np.float32)
             self._cached = _Cached(
                 state,
-                np.fromiter((seq for seq, _ in rows), dtype=np.int64, count=len(rows)),
+                np.fromiter((seq for seq, _, _ in rows), dtype=np.int64, count=len(rows)),
                 matrix.reshape(len(rows), dimensions),
+                {item_id: row for row, (_, item_id, _) in enumerate(rows)},
             )
         return self._cached
 
