@@ -130,14 +130,12 @@ class Vectors:
         count = check_k(k)
         keep = recall_filter(tags, filters)
         vector = await query_vector(self.embedder, query)
-        matching: Matching | None = None
-        if keep is not None:
-            asked = cast("list[str] | None", tags), cast("dict[str, Any] | None", filters)
+        asked = cast("list[str] | None", tags), cast("dict[str, Any] | None", filters)
 
-            def matching(limit: int) -> list[MemoryItem]:
-                return search(MemoryQuery(tags=asked[0], filters=asked[1], limit=limit))
+        def searched(limit: int) -> list[MemoryItem]:
+            return search(MemoryQuery(tags=asked[0], filters=asked[1], limit=limit))
 
-        found = await run(self.ranked, db, vector, keep, count, matching)
+        found = await run(self.ranked, db, vector, keep, count, None if keep is None else searched)
         return [Recalled(item, score) for item, score in found]
 
     def _text(self, item: MemoryItem) -> str:
