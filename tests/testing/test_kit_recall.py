@@ -250,3 +250,38 @@ def test_an_embedder_the_kit_cannot_make_fail_is_not_checked_for_it() -> None:
             self.embedder = SlottedEmbedder()  # type: ignore[assignment]
 
     assert ConformanceKit(WithSlotted, EXACT).check("recall").passed
+
+
+class SwallowsEmbedderErrors(RecallingDict):
+    """Stores an item without its vector when the embedder fails, and says nothing."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        try:
+            return await super().store(item)
+        except Exception:
+            return await DictStore.store(self, item)
+
+
+class ReplacesBeforeEmbedding(RecallingDict):
+    """Writes a replacement before embedding it; a new item only after."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        if item.id in self.items:
+            await DictStore.store(self, item)
+        return await super().store(item)
+
+
+@pytest.mark.parametrize(
+    ("store", "difference"),
+    [
+        (SwallowsEmbedderErrors, "store of item 5 returned although the embedder raised"),
+        (ReplacesBeforeEmbedding, "item 5 became MemoryItem(id=UUID("),
+    ],
+    ids=["swallows", "replaces first"],
+)
+def test_each_write_an_embedder_failure_should_have_stopped_is_named(
+    store: type[RecallingDict], difference: str
+) -> None:
+    result = ConformanceKit(store, EXACT).check("recall")
+    assert (result.passed, result.observed) == (False, "a write whose embedding failed")
+    assert result.difference.startswith(difference)
