@@ -38,8 +38,9 @@ T = TypeVar("T")
 _Row = tuple[int, str, float | bytes, str]
 """An item's position, id, stored time and JSON body."""
 
-Matching = Callable[[int], list[MemoryItem]]
-"""The store's search for a recall's tags and filters, cut at the limit given."""
+Matching = Callable[[int], "Sequence[MemoryItem | str]"]
+"""What a recall's tags and filters match, in insertion order, cut at the limit
+given: the items, or their ids."""
 
 _MOST_NARROWED = 2_000
 """The most matches a recall decodes to score them alone; past it, it walks."""
@@ -132,7 +133,9 @@ class Vectors:
         vector = await query_vector(self.embedder, query)
         asked = cast("list[str] | None", tags), cast("dict[str, Any] | None", filters)
 
-        def searched(limit: int) -> list[MemoryItem]:
+        def searched(limit: int) -> Sequence[MemoryItem | str]:
+            if not asked[1]:  # tags alone: the ids, from the tag index, decoding nothing
+                return _tagged_ids(db, cast("list[str]", asked[0]), limit)
             return search(MemoryQuery(tags=asked[0], filters=asked[1], limit=limit))
 
         found = await run(self.ranked, db, vector, keep, count, None if keep is None else searched)
@@ -211,7 +214,7 @@ class Vectors:
         if not len(cached.seqs):
             return []
         if matching is not None:
-            narrowed = self._narrowed(cached, query, matching, k)
+            narrowed = self._narrowed(db, cached, query, matching, k)
             if narrowed is not None:
                 return narrowed
         scores = cached.matrix @ query[0]
@@ -233,20 +236,28 @@ class Vectors:
             asked, prefix = prefix, min(len(scores), prefix * 8)
 
     def _narrowed(
-        self, cached: _Cached, query: Matrix, matching: Matching, k: int
+        self, db: sqlite3.Connection, cached: _Cached, query: Matrix, matching: Matching, k: int
     ) -> list[tuple[MemoryItem, float]] | None:
-        """The top `k` among the items the search `matching` finds, scoring only their
-        vectors; `None` when more than a twentieth of the items match, or more than
-        `_MOST_NARROWED`, for which the walk of the whole ranking reads less."""
+        """The top `k` among the items `matching` finds (as items, or as ids to read
+        afterwards), scoring only their vectors; `None` when more than a twentieth
+        of the items match, or more than `_MOST_NARROWED`, for which the walk of the
+        whole ranking reads less."""
         from lionmem._internal.vectors import best
 
         most = min(len(cached.seqs) // 20, _MOST_NARROWED) + k
-        found = matching(most + 1)  # in insertion order, as search gives them
+        found = matching(most + 1)  # in insertion order
         if len(found) > most:
             return None
-        held = [(item, cached.rows[str(item.id)]) for item in found if str(item.id) in cached.rows]
-        scores = cached.matrix[[row for _, row in held]] @ query[0]
-        return [(held[i][0], float(scores[i])) for i in best(scores, k)]
+        known = {str(f.id): f for f in found if isinstance(f, MemoryItem)}
+        ids = [f if isinstance(f, str) else str(f.id) for f in found]
+        held = [cached.rows[item_id] for item_id in ids if item_id in cached.rows]
+        scores = cached.matrix[held] @ query[0]
+        chosen = [(held[i], float(scores[i])) for i in best(scores, k)]
+        if not known:  # ids alone: read the chosen few
+            read = _items(db, [int(cached.seqs[row]) for row, _ in chosen])
+            return [(read[int(cached.seqs[row])], score) for row, score in chosen if int(cached.seqs[row]) in read]
+        by_row = {cached.rows[item_id]: item for item_id, item in known.items() if item_id in cached.rows}
+        return [(by_row[row], score) for row, score in chosen]
 
     def _current(self, db: sqlite3.Connection) -> _Cached:
         """The cached matrix, read again if this or another connection wrote since."""
@@ -297,3 +308,15 @@ def recall_filter(tags: object, filters: object) -> Keep | None:
     if not (query.tags or query.filters):
         return None
     return lambda item: matches(item, query)
+
+
+def _tagged_ids(db: sqlite3.Connection, tags: list[str], limit: int) -> list[str]:
+    """The ids of the first `limit` items holding one of `tags`, in insertion order."""
+    wanted = sorted(set(tags))
+    marks = ", ".join("?" * len(wanted))
+    rows = db.execute(
+        f"SELECT i.id FROM items i WHERE i.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks})) "
+        "ORDER BY i.seq LIMIT ?",
+        [*wanted, limit],
+    ).fetchall()
+    return [row[0] for row in rows]
