@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, cast
 from uuid import UUID, uuid4
 
 import psycopg
@@ -164,3 +164,31 @@ def test_a_value_libpq_refuses_is_a_bad_dsn_not_an_outage(pg_url: str, setting: 
     assert str(failure.value) == f"the dsn has a value libpq refuses: {refusal}"
     assert failure.value.__cause__ is None and failure.value.__context__ is None
     assert time.monotonic() - started < 5
+
+
+def test_a_callers_cancellation_reaches_the_call_and_waits_for_its_clean_up() -> None:
+    """The deadline's other way out: cancelled by its caller, `answered` cancels the
+    call and returns only once the call has cleaned up, as awaiting it directly would."""
+    from lionmem.adapters.postgres._connect import answered
+
+    async def body() -> list[str]:
+        started, steps = asyncio.Event(), []
+
+        async def call() -> None:
+            started.set()
+            try:
+                await asyncio.Event().wait()
+            finally:
+                await asyncio.sleep(0)  # a clean-up that itself awaits
+                steps.append("cleaned up")
+
+        unused = cast("psycopg.AsyncConnection[Any]", None)  # touched only at the deadline
+        waiting = asyncio.ensure_future(answered(unused, call(), 30))
+        await started.wait()
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        steps.append("returned")
+        return steps
+
+    assert asyncio.run(body()) == ["cleaned up", "returned"]
