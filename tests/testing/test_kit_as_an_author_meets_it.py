@@ -25,6 +25,7 @@ from lionmem.testing import (
 )
 from lionmem.testing.stateful import compare_with_reference
 from tests.support.kit_doubles import DICT_PROFILE, DictStore
+from tests.support.kit_stores import BareStore
 
 
 class RankedStore(DictStore):
@@ -172,18 +173,8 @@ def test_the_faithful_store_passes_everything() -> None:
     raise_for_failures(ConformanceKit(RankedStore, RANKED_PROFILE, stateful_examples=20).run_all())
 
 
-class TakesAnything:
+class TakesAnything(BareStore):
     """Checks no argument's type and refuses no content: what the kit does not require."""
-
-    def __init__(self) -> None:
-        self.items: dict[object, MemoryItem] = {}
-
-    async def store(self, item: MemoryItem) -> UUID:
-        self.items[item.id] = item
-        return item.id
-
-    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
-        return self.items.get(item_id)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         found = list(self.items.values())
