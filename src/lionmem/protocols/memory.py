@@ -166,11 +166,10 @@ class InMemoryStore:
         if self._index is None:
             self._items.include(item)
             return item.id
+        from lionmem.protocols.recall import text_to_embed
+
         require_type(item, "item", MemoryItem)
-        text = str(item.content) if self._text_of is None else self._text_of(item)
-        if not isinstance(text, str):
-            raise TypeError(f"text_of must return a str, got {type(text).__name__} for item {item.id}")
-        vector = await self._index.vectors([text])
+        vector = await self._index.vectors([text_to_embed(item, self._text_of)])
         self._items.include(item)
         self._index.put(item, vector[0])
         return item.id
@@ -233,10 +232,7 @@ class InMemoryStore:
 
         index = self._recalling()
         k = check_k(k)
-        try:
-            predicates = _predicates(MemoryQuery(tags=tags, filters=filters, limit=0))
-        except ValidationError as exc:
-            raise TypeError(f"tags must be a list of str and filters a dict, as in MemoryQuery: {exc}") from None
+        predicates = _predicates(recall_query(tags, filters))
         vector = await index.query_vector(query)
 
         def keep(items: list[MemoryItem]) -> list[MemoryItem]:
@@ -361,6 +357,20 @@ def _matches(snapshot: list[MemoryItem], predicates: list[_Predicate], limit: in
         if limit is not None and 0 <= limit <= len(matches):
             break
     return matches if limit is None else matches[:limit]
+
+
+def recall_query(tags: object, filters: object) -> MemoryQuery:
+    """The query of a recall's `tags` and `filters`, which mean what they mean in
+    `search` ([ADR-0102][adr-0102-d3]).
+
+    Raises:
+        TypeError: `tags` is not a list of str, or `filters` not a dict, as
+            `MemoryQuery` takes them.
+    """
+    try:
+        return MemoryQuery(tags=tags, filters=filters, limit=0)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise TypeError(f"tags must be a list of str and filters a dict, as in MemoryQuery: {exc}") from None
 
 
 def check_matchable(item: MemoryItem) -> None:

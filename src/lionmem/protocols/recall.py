@@ -17,7 +17,7 @@ from lionmem._internal.arguments import kind_of
 if TYPE_CHECKING:
     from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
-__all__ = ["Embedder", "Keep", "RecallStore", "Recalled", "TextOf", "check_embedder", "check_k"]
+__all__ = ["Embedder", "Keep", "RecallStore", "Recalled", "TextOf", "check_embedder", "check_k", "text_to_embed"]
 
 TextOf = Callable[["MemoryItem"], str]
 """What a store embeds of an item; `str(item.content)` unless the store is given another."""
@@ -133,3 +133,15 @@ def check_embedder(embedder: Embedder | None, text_of: TextOf | None) -> Embedde
     if text_of is not None and not callable(text_of):
         raise TypeError(f"text_of must be callable, got {type(text_of).__name__}")
     return embedder
+
+
+def text_to_embed(item: MemoryItem, text_of: TextOf | None) -> str:
+    """What a store embeds of `item`: `text_of(item)`, or `str(item.content)`.
+
+    Raises:
+        TypeError: `text_of` gave something other than a str.
+    """
+    text = str(item.content) if text_of is None else text_of(item)
+    if not isinstance(text, str):
+        raise TypeError(f"text_of must return a str, got {type(text).__name__} for item {item.id}")
+    return text

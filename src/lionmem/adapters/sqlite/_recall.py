@@ -14,14 +14,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
 
-from pydantic import ValidationError
-
 from lionmem._internal.arguments import require_type
 from lionmem.adapters._codec import decode_in_slices
 from lionmem.adapters.sqlite._writes import write_transaction
 from lionmem.errors import EmbedderMismatchError
-from lionmem.protocols.memory import MemoryItem, MemoryQuery
-from lionmem.protocols.recall import Embedder, Keep, Recalled, TextOf, check_embedder, check_k
+from lionmem.protocols.memory import MemoryItem, MemoryQuery, recall_query
+from lionmem.protocols.recall import Embedder, Keep, Recalled, TextOf, check_embedder, check_k, text_to_embed
 from lionmem.protocols.rules import matches
 
 if TYPE_CHECKING:
@@ -103,7 +101,7 @@ class Vectors:
         """
         from lionmem._internal.vectors import as_matrix, unit_rows
 
-        texts = [self._text(item) for item in items]
+        texts = [text_to_embed(item, self.text_of) for item in items]
         given = await self.embedder.embed(texts)
         matrix = unit_rows(as_matrix(given, len(texts), self.embedder.dimensions, "the embedder"))
         return [(row.tobytes(), str(item.id)) for row, item in zip(matrix, items, strict=True)]
@@ -140,12 +138,6 @@ class Vectors:
 
         found = await run(self.ranked, db, vector, keep, count, None if keep is None else searched)
         return [Recalled(item, score) for item, score in found]
-
-    def _text(self, item: MemoryItem) -> str:
-        text = str(item.content) if self.text_of is None else self.text_of(item)
-        if not isinstance(text, str):
-            raise TypeError(f"text_of must return a str, got {type(text).__name__} for item {item.id}")
-        return text
 
     # -- on the worker thread ---------------------------------------------------------
 
@@ -301,10 +293,7 @@ def recall_filter(tags: object, filters: object) -> Keep | None:
         TypeError: `tags` is not a list of str, or `filters` not a dict, as
             `MemoryQuery` takes them.
     """
-    try:
-        query = MemoryQuery(tags=tags, filters=filters, limit=0)  # type: ignore[arg-type]
-    except ValidationError as exc:
-        raise TypeError(f"tags must be a list of str and filters a dict, as in MemoryQuery: {exc}") from None
+    query = recall_query(tags, filters)
     if not (query.tags or query.filters):
         return None
     return lambda item: matches(item, query)
