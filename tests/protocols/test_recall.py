@@ -18,7 +18,9 @@ from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.embedders import FunctionEmbedder, HashingEmbedder
 from lionmem.errors import LionmemError, NoEmbedderError
 from lionmem.filters import Ge
+from lionmem.protocols import _vector_index as vector_index
 from lionmem.protocols.recall import Embedder, Recalled, RecallStore
+from lionmem.protocols.rules import matches
 
 
 def run(body: Any) -> Any:
@@ -34,6 +36,11 @@ async def filled(contents: Sequence[str], embedder: Embedder | None = None, **fi
     for content in contents:
         await store.store(MemoryItem(content=content, **fields))
     return store
+
+
+def tag_map(store: InMemoryStore) -> dict[str, set[Any]]:
+    """The index's tag map: a tag no stored item holds leaves no entry behind."""
+    return store._index._tagged  # type: ignore[union-attr]
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -108,6 +115,77 @@ def test_tags_and_filters_apply_before_the_top_k_so_a_selective_filter_still_giv
         ]
         assert await store.recall("alpha", 3, tags=["none"]) == []
         assert len(await store.recall("alpha", 50, tags=["rare"])) == 10  # k beyond the matches
+
+    run(body())
+
+
+@pytest.mark.parametrize("selective", [0, 10**9], ids=["walking-the-ranking", "scoring-only-the-tagged"])
+def test_both_ways_of_applying_tags_give_the_brute_force_answer(
+    selective: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whichever way the index takes (forced here by its threshold), a recall by tags
+    and filters is the exact top k of the matching items."""
+    monkeypatch.setattr(vector_index, "_SELECTIVE", selective)
+    words = ["amber", "birch", "cedar", "delta", "ember", "fjord"]
+
+    async def body() -> None:
+        embedder = HashingEmbedder(32)
+        store = InMemoryStore(embedder=embedder)
+        items = [
+            MemoryItem(
+                content=f"{words[n % 6]} {words[(n * 7) % 6]} {words[(n * 5) % 4]}",
+                tags=[["a"], ["b"], ["a", "c"], []][n % 4],
+                metadata={"n": n},
+            )
+            for n in range(240)
+        ]
+        for item in items:
+            await store.store(item)
+        await store.delete_many([i.id for i in items[::9]])
+        await store.store(MemoryItem(id=items[1].id, content="amber amber", tags=["c"]))
+        live = await store.search(MemoryQuery(limit=-1))
+        vectors = await embedder.embed([str(i.content) for i in live])
+        for query, tags, filters in [
+            ("amber birch", ["c"], None),
+            ("cedar", ["a", "b"], {"n": Ge(100)}),
+            ("ember fjord", ["b"], {"n": Ge(230)}),
+            ("delta", ["nobody"], None),
+        ]:
+            (target,) = await embedder.embed([query])
+            matching = [n for n, i in enumerate(live) if matches(i, MemoryQuery(tags=tags, filters=filters))]
+            want = sorted(matching, key=lambda n: (-cosine(vectors[n], target), n))[:7]
+            found = await store.recall(query, 7, tags=tags, filters=filters)
+            assert [r.item for r in found] == [live[n] for n in want], (query, tags)
+
+    run(body())
+
+
+def test_recall_reads_an_items_tags_as_they_were_stored() -> None:
+    """The index keeps each item's tags from its last `store`, as its vector is of
+    that store's text; a replacement or deletion moves them, a change in place does not."""
+
+    async def body() -> None:
+        store = InMemoryStore(embedder=HashingEmbedder(16))
+        items = [MemoryItem(content="lantern", tags=["common"]) for _ in range(100)]
+        for item in items:
+            await store.store(item)
+        moved, changed = items[3], items[4]
+        changed.tags.append("rare")  # in place: not a write
+        assert await store.recall("lantern", 5, tags=["rare"]) == []
+        assert changed in [r.item for r in await store.recall("lantern", 100, tags=["common"])]
+        await store.store(changed)  # stored again: now it is rare
+        assert [r.item for r in await store.recall("lantern", 5, tags=["rare"])] == [changed]
+        await store.store(MemoryItem(id=moved.id, content="lantern", tags=["rare"]))
+        assert [r.item.id for r in await store.recall("lantern", 5, tags=["rare"])] == [moved.id, changed.id]
+        assert moved.id not in {r.item.id for r in await store.recall("lantern", 100, tags=["common"])}
+        await store.delete(changed.id)
+        assert [r.item.id for r in await store.recall("lantern", 5, tags=["rare"])] == [moved.id]
+        await store.delete_many([i.id for i in items[10:90]])  # compacts the rows
+        assert [r.item.id for r in await store.recall("lantern", 5, tags=["rare"])] == [moved.id]
+        assert len(await store.recall("lantern", 100, tags=["common"])) == 18
+        await store.delete(moved.id)  # the last one tagged "rare"
+        assert await store.recall("lantern", 5, tags=["rare"]) == []
+        assert "rare" not in tag_map(store)
 
     run(body())
 

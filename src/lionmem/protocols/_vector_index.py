@@ -1,5 +1,6 @@
 """An in-process index of unit vectors by item id, rows in the order items were first
-stored, for exact cosine top k.
+stored, for exact cosine top k, and of the tags each item was stored with, so that a
+selective tag scores only its items.
 
 Imported only by a store given an embedder: `import lionmem` loads no numpy.
 Governed by [ADR-0102][adr-0102].
@@ -23,10 +24,18 @@ __all__ = ["VectorIndex"]
 
 _FIRST_ROWS = 64
 
+# A recall by tags scores only the tagged items when they are at most one in this many.
+# Past that, walking the ranking from the top finds k of them sooner.
+_SELECTIVE = 20
+
 
 class VectorIndex:
     """Unit vectors, one row per stored id. A replaced id keeps its row; a deleted
-    one frees it, and rows are compacted once half are free, keeping their order."""
+    one frees it, and rows are compacted once half are free, keeping their order.
+
+    An item's tags are read when it is stored: a recall by tags sees the tags of an
+    item's last `store`, as its vector is of that store's text.
+    """
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
@@ -34,6 +43,8 @@ class VectorIndex:
         self._rows: dict[UUID, int] = {}
         self._items: list[MemoryItem | None] = []  # the object stored at each row
         self._free: list[int] = []  # rows freed since the last compaction
+        self._tags: dict[UUID, frozenset[str]] = {}  # the tags each item was stored with
+        self._tagged: dict[str, set[UUID]] = {}  # the ids stored with each tag
 
     async def vectors(self, texts: Sequence[str]) -> Matrix:
         """The embedder's unit vectors for `texts`, checked."""
@@ -55,18 +66,31 @@ class VectorIndex:
                 self._matrix = grown
             self._rows[item.id] = row
             self._items.append(item)
+        else:
+            self._untag(item.id)
         self._items[row] = item
         self._matrix[row] = vector
+        tags = self._tags[item.id] = frozenset(item.tags)
+        for tag in tags:
+            self._tagged.setdefault(tag, set()).add(item.id)
 
     def remove(self, item_ids: Iterable[UUID]) -> None:
         """Free the rows of `item_ids`, items the store held, each with a row."""
         for item_id in item_ids:
             row = self._rows.pop(item_id)
+            self._untag(item_id)
             self._items[row] = None
             self._matrix[row] = 0.0
             self._free.append(row)
         if len(self._rows) * 2 < len(self._items) and len(self._items) > _FIRST_ROWS:
             self._compact()
+
+    def _untag(self, item_id: UUID) -> None:
+        for tag in self._tags.pop(item_id):
+            ids = self._tagged[tag]
+            ids.discard(item_id)
+            if not ids:
+                del self._tagged[tag]
 
     def _compact(self) -> None:
         kept = [row for row, item in enumerate(self._items) if item is not None]
@@ -78,14 +102,26 @@ class VectorIndex:
         self._free = []
 
     def ranked(
-        self, query: Matrix, keep: Callable[[list[MemoryItem]], list[MemoryItem]] | None, k: int
+        self,
+        query: Matrix,
+        k: int,
+        *,
+        tags: frozenset[str] | None = None,
+        keep: Callable[[list[MemoryItem]], list[MemoryItem]] | None = None,
     ) -> list[tuple[MemoryItem, float]]:
-        """The `k` items most like `query` by cosine similarity that `keep` keeps (all,
-        for `None`), highest first, equal scores in row order.
+        """The `k` items most like `query` by cosine similarity, among those stored
+        with any of `tags` and that `keep` keeps (all, for `None`), highest first,
+        equal scores in row order.
 
-        `keep` is asked about items in score order, a growing prefix at a time, so a
-        selective filter reads a few hundred rows, not every one.
+        When few items hold the tags, only they are scored. Otherwise `keep` is asked
+        about items in score order, a growing prefix at a time, so a selective filter
+        reads a few hundred rows, not every one.
         """
+        if tags:
+            ids = set[UUID]().union(*(self._tagged.get(tag, ()) for tag in tags))
+            if len(ids) * _SELECTIVE <= len(self._rows):
+                return self._ranked_among(query, ids, keep, k)
+            keep = self._held(tags, keep)
         scores = self._matrix[: len(self._items)] @ query[0]
         scores[self._free] = -np.inf
         alive = len(self._rows)
@@ -103,3 +139,26 @@ class VectorIndex:
             if len(kept) >= k or prefix >= alive:
                 return kept[:k]
             asked, prefix = prefix, min(alive, prefix * 8)
+
+    def _ranked_among(
+        self, query: Matrix, ids: set[UUID], keep: Callable[[list[MemoryItem]], list[MemoryItem]] | None, k: int
+    ) -> list[tuple[MemoryItem, float]]:
+        """The top `k` of the items `ids` names that `keep` keeps, scoring only them."""
+        rows = sorted(self._rows[item_id] for item_id in ids)
+        items = [cast("MemoryItem", self._items[row]) for row in rows]
+        if keep is not None:
+            items = keep(items)
+            rows = [self._rows[item.id] for item in items]
+        scores = self._matrix[rows] @ query[0]
+        return [(items[n], float(scores[n])) for n in best(scores, k)]
+
+    def _held(
+        self, tags: frozenset[str], keep: Callable[[list[MemoryItem]], list[MemoryItem]] | None
+    ) -> Callable[[list[MemoryItem]], list[MemoryItem]]:
+        """`keep`, after the rule that an item was stored with one of `tags`."""
+
+        def held(items: list[MemoryItem]) -> list[MemoryItem]:
+            tagged = [item for item in items if not tags.isdisjoint(self._tags[item.id])]
+            return tagged if keep is None else keep(tagged)
+
+        return held

@@ -217,7 +217,8 @@ class InMemoryStore:
     ) -> list[Recalled]:
         """The `k` items most like `query`, highest cosine similarity first, among
         those `tags` and `filters` match as in `search`; equal scores keep insertion
-        order. Exact: every vector is scored ([ADR-0102][adr-0102]).
+        order. Exact: every matching item is scored ([ADR-0102][adr-0102]). An item's text
+        and tags are read when it is stored: change one in place and store it again.
 
         `query` is a text, which the embedder embeds, or a vector of its dimensions.
 
@@ -232,13 +233,15 @@ class InMemoryStore:
 
         index = self._recalling()
         k = check_k(k)
-        predicates = _predicates(recall_query(tags, filters))
+        checked = recall_query(tags, filters)
+        predicates = _predicates(checked.model_copy(update={"tags": None}))  # tags: by the index
         vector = await index.query_vector(query)
 
         def keep(items: list[MemoryItem]) -> list[MemoryItem]:
             return _matches(items, predicates, None)
 
-        ranked = index.ranked(vector, keep if predicates else None, k)
+        wanted = frozenset(checked.tags) if checked.tags else None
+        ranked = index.ranked(vector, k, tags=wanted, keep=keep if predicates else None)
         return [Recalled(item, score) for item, score in ranked]
 
     def _recalling(self) -> VectorIndex:
