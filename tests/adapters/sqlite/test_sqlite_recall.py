@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, RecallStore
+from lionmem.adapters._codec import MAX_ITEM_BYTES
 from lionmem.adapters.sqlite import SQLITE_PROFILE, SQLiteMemoryStore
 from lionmem.embedders import FunctionEmbedder, HashingEmbedder
 from lionmem.errors import EmbedderMismatchError, NoEmbedderError
@@ -198,6 +199,43 @@ def test_a_selective_filter_reads_past_the_first_prefix_and_text_of_is_checked(t
         async with with_tags as store:
             with pytest.raises(TypeError, match="text_of must return a str, got int"):
                 await store.store(MemoryItem(content="x"))
+
+    run(body())
+
+
+def test_a_selective_filter_reads_ids_alone_when_sql_decides_it(tmp_path: Path) -> None:
+    """The narrowed path asks the store's search for ids when SQL decides every
+    predicate, and for items when Python must check rows; both recall what the
+    reference store recalls."""
+
+    async def body() -> None:
+        reference = InMemoryStore(embedder=HashingEmbedder(64))
+        async with SQLiteMemoryStore.open(tmp_path / "m.db", embedder=HashingEmbedder(64)) as store:
+            items = [
+                MemoryItem(content=f"beacon {n % 7} harbor", metadata={"group": n % 50, "pair": [n % 50, 0]})
+                for n in range(500)
+            ]
+            await store.store_many(items)
+            for item in items:
+                await reference.store(item)
+
+            def ids(**asked: Any) -> Any:  # on the writer's thread, as recall runs it
+                return store._on_writer(store._worker.search_ids, MemoryQuery(**asked))
+
+            decided = await ids(filters={"group": 3}, limit=100)
+            assert decided == [str(i.id) for i in items if i.metadata["group"] == 3]
+            checked = await ids(filters={"pair": [3, 0]}, limit=100)
+            assert [i.id for i in checked if isinstance(i, MemoryItem)] == [
+                i.id for i in items if i.metadata["group"] == 3
+            ]
+            assert await ids(filters={"group": 3}, limit=2) == decided[:2]
+            assert await ids(tags=["none"], filters={"group": 3}, limit=2) == []
+            assert await ids(filters={"group": "x" * (MAX_ITEM_BYTES + 1)}, limit=2) == []  # no plan: none can match
+            for filters in ({"group": 3}, {"pair": [3, 0]}, {"group": Ge(48)}):
+                ours = await store.recall("beacon 4", 5, filters=filters)
+                theirs = await reference.recall("beacon 4", 5, filters=filters)
+                assert [r.item.id for r in ours] == [r.item.id for r in theirs], filters
+                assert all(r.item == next(i for i in items if i.id == r.item.id) for r in ours)
 
     run(body())
 

@@ -121,7 +121,7 @@ class Vectors:
         k: object,
         tags: object,
         filters: object,
-        search: Callable[[MemoryQuery], list[MemoryItem]],
+        search: Callable[[MemoryQuery], Sequence[MemoryItem | str]],
     ) -> list[Recalled]:
         """`recall` as [ADR-0102][adr-0102-d3] has it, on the worker thread."""
         from lionmem._internal.vectors import query_vector

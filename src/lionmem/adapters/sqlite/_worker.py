@@ -86,6 +86,18 @@ class Worker:
             return []
         return settled(self.db.execute(plan.statement, plan.params), plan, query.limit)
 
+    def search_ids(self, query: MemoryQuery) -> list[MemoryItem] | list[str]:
+        """What `search(query)` finds, as ids alone when SQL decides every predicate
+        (nothing is decoded), else as the items Python's rules kept."""
+        plan = plan_search(query, self._count_entries)
+        if plan is None:
+            return []
+        rows = self.db.execute(plan.statement, plan.params)
+        if plan.recheck or plan.any_tag:
+            return settled(rows, plan, query.limit)
+        ids = [str(row[0]) for row in rows]
+        return ids if plan.pushed else ids[: query.limit]
+
     def _count_entries(self, statement: str, params: list[object]) -> int:
         (counted,) = self.db.execute(statement, params).fetchone()
         return int(counted)
