@@ -21,7 +21,7 @@ from sybil import Example, Sybil
 from sybil.parsers.markdown import CodeBlockParser
 from sybil.parsers.rest import DocTestParser
 
-from tests.support.pg_server import fresh_database, postgres_url
+from tests.support.pg_server import fresh_database, pgvector_url, postgres_url
 from tests.support.sqlite_support import close_opened
 
 # The kit's plugin, which installed users get through its pytest11 entry point; the
@@ -40,6 +40,14 @@ def _close_sqlite_test_connections() -> Iterator[None]:
 def pg_url() -> Iterator[str]:
     """`LIONMEM_TEST_POSTGRES_URL`, or a throwaway local server started for the run."""
     with postgres_url() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def pgvector_server_url() -> Iterator[str]:
+    """A server with pgvector: `LIONMEM_TEST_POSTGRES_URL` when it has it, or a
+    throwaway one from the `pgserver` wheel."""
+    with pgvector_url() as url:
         yield url
 
 

@@ -125,9 +125,11 @@ def test_tests_reach_internals_only_through_seams_the_code_documents() -> None:
     assert documented <= set(reached), "a documented seam no test uses any more"
 
 
-MOST_LINES = 510
+MOST_LINES = 550
 """The longest a module of lionmem may be: past it, a module holds more than one concept.
-The SQLite store (about 500 lines with recall's entry points) is the one near it."""
+The two durable stores are the ones near it: each class is the store's public face,
+every method documented, with the entry points of forgetting, recency and recall,
+whose work lives in the private modules beside it."""
 
 
 def test_no_module_is_over_the_line_limit() -> None:

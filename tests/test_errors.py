@@ -19,6 +19,7 @@ BASES: dict[type[Exception], type[Exception]] = {
     errors.IncompatibleDatabaseError: RuntimeError,
     errors.MissingSchemaError: errors.IncompatibleDatabaseError,
     errors.DatabaseCorruptError: errors.IncompatibleDatabaseError,
+    errors.VectorExtensionMissingError: errors.IncompatibleDatabaseError,
     errors.StoreUnavailableError: ConnectionError,
     errors.ImportFileError: ValueError,
     errors.NoEmbedderError: RuntimeError,

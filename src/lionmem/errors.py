@@ -8,7 +8,8 @@ Exception
     ├── StoreClosedError ............ also RuntimeError
     ├── IncompatibleDatabaseError ... also RuntimeError
     │   ├── MissingSchemaError
-    │   └── DatabaseCorruptError
+    │   ├── DatabaseCorruptError
+    │   └── VectorExtensionMissingError
     ├── StoreUnavailableError ....... also ConnectionError
     ├── ImportFileError ............. also ValueError
     ├── NoEmbedderError ............. also RuntimeError
@@ -36,6 +37,7 @@ __all__ = [
     "NoEmbedderError",
     "StoreClosedError",
     "StoreUnavailableError",
+    "VectorExtensionMissingError",
 ]
 
 
@@ -66,6 +68,14 @@ class DatabaseCorruptError(IncompatibleDatabaseError):
     any call after. The message names the file and how to recover what it holds; a
     store that met the damage refuses every write after it, so that nothing is
     written into a file that may lose it ([ADR-0096][adr-0096-damage])."""
+
+
+class VectorExtensionMissingError(IncompatibleDatabaseError):
+    """A PostgreSQL store was opened with an embedder where the `vector` extension
+    (pgvector) is not installed, and the role may not install it: the message says
+    whether the server lacks pgvector or the database only lacks the extension, and
+    the one-time step for an administrator. Every other method works without it
+    ([ADR-0103][adr-0103])."""
 
 
 class StoreUnavailableError(LionmemError, ConnectionError):

@@ -81,6 +81,6 @@ def test_stats_of_a_postgres_namespace(pg_url: str, capsys: pytest.CaptureFixtur
     assert rows["oldest"] == "1970-01-01 00:00:00.000000 UTC (created_at 0.0)"
     assert rows["newest"] == "1970-01-01 00:00:02.000000 UTC (created_at 2.0)"
     assert rows["size on disk"].endswith(
-        " MiB): the items and metadata values tables with their indexes, shared by every namespace"
+        " MiB): the items, metadata values and vectors tables with their indexes, shared by every namespace"
     )
     assert int(rows["size on disk"].partition(" bytes")[0].replace(",", "")) >= 8192

@@ -1,4 +1,6 @@
-"""A throwaway PostgreSQL server for tests and benchmarks, from the local binaries.
+"""A throwaway PostgreSQL server for tests and benchmarks, from the local binaries:
+Debian's (with `pg_trgm`) for most tests, or those of the `pgserver` wheel the test
+extra installs (PostgreSQL 16 with pgvector, no `pg_trgm`) for recall.
 
 `initdb` refuses to run as root, so as root the server runs as the `postgres` user
 that Debian's package creates. The server listens on 127.0.0.1 only.
@@ -7,6 +9,7 @@ that Debian's package creates. The server listens on 127.0.0.1 only.
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
 import pwd
 import shutil
@@ -38,6 +41,14 @@ def bindir() -> Path:
     return Path(candidates[-1]).parent
 
 
+def pgvector_bindir() -> Path:
+    """The binaries of the `pgserver` wheel: PostgreSQL 16 with pgvector."""
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("no pgserver package, which brings pgvector: pip install -e '.[test]'")
+    return Path(spec.origin).parent / "pginstall" / "bin"
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -48,8 +59,8 @@ def _free_port() -> int:
 class Server:
     """One PostgreSQL cluster in a temporary directory."""
 
-    def __init__(self) -> None:
-        self.bindir = bindir()
+    def __init__(self, binaries: Path | None = None) -> None:
+        self.bindir = binaries or bindir()
         self.root = Path(tempfile.mkdtemp(prefix="lionmem-pg-"))
         self.data = self.root / "data"
         self.port = _free_port()
@@ -149,8 +160,8 @@ class Server:
 
 
 @contextmanager
-def running_server() -> Iterator[Server]:
-    server = Server()
+def running_server(binaries: Path | None = None) -> Iterator[Server]:
+    server = Server(binaries)
     server.start()
     try:
         yield server
@@ -169,6 +180,42 @@ def postgres_url() -> Iterator[str]:
         return
     with running_server() as server:
         yield server.url
+
+
+def has_pgvector(url: str) -> bool:
+    """Whether the server at `url` can install the `vector` extension."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute("SELECT FROM pg_available_extensions WHERE name = 'vector'").fetchone() is not None
+
+
+@contextmanager
+def pgvector_url() -> Iterator[str]:
+    """The URL of a server with pgvector: the environment's, when it has it, or a
+    throwaway one from the `pgserver` wheel."""
+    if os.environ.get(ENV_URL) and has_pgvector(os.environ[ENV_URL]):
+        yield os.environ[ENV_URL]
+        return
+    with running_server(pgvector_bindir()) as server:
+        yield server.url
+
+
+@contextmanager
+def server_without_pgvector() -> Iterator[Server]:
+    """A throwaway server from a copy of the `pgserver` binaries without pgvector's
+    files: a server where the `vector` extension is not available at all."""
+    folder = Path(tempfile.mkdtemp(prefix="lionmem-pgbin-"))
+    try:
+        installed = pgvector_bindir().parent
+        copy = folder / "pgserver" / "pginstall"
+        shutil.copytree(installed, copy, ignore=shutil.ignore_patterns("vector*"))
+        # The binaries find the wheel's shared libraries three folders up.
+        (folder / "pgserver.libs").symlink_to(installed.parent.parent / "pgserver.libs")
+        if os.geteuid() == 0:
+            os.chmod(folder, 0o755)
+        with running_server(copy / "bin") as server:
+            yield server
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def fresh_database(url: str, encoding: str | None = None) -> str:

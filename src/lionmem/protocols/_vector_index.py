@@ -4,6 +4,9 @@ selective tag scores only its items.
 
 Imported only by a store given an embedder: `import lionmem` loads no numpy.
 Governed by [ADR-0102][adr-0102].
+
+Seam for tests: `_vector_index`, whose `_SELECTIVE` a test sets to force each way of
+applying tags, and `_tagged`, read to show that no tag outlives its last item.
 """
 
 from __future__ import annotations

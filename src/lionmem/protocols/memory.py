@@ -139,6 +139,7 @@ class InMemoryStore:
         """
         # Seam for tests: `_items`, the pile itself, to change it behind a running search.
         self._items: Pile[MemoryItem] = Pile(item_type=MemoryItem)
+        # Seam for tests: `_index`, the vector index, whose tag map a test reads.
         self._index: VectorIndex | None = None
         self._text_of = text_of
         if embedder is not None or text_of is not None:

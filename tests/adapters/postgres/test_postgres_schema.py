@@ -189,11 +189,33 @@ def test_version_1_is_migrated_to_index_long_tags_by_digest(pg_url: str) -> None
     assert stored == [([postgres_writes.tag_key(long), short],), ([short],)]
 
 
+def _undo_version_4(conn: psycopg.Connection[Any]) -> None:
+    """Leave a current database as version 3 left it."""
+    conn.execute("DROP TABLE lionmem_recall")
+    conn.execute("UPDATE lionmem_schema SET version = 3")
+
+
 def _undo_version_3(conn: psycopg.Connection[Any]) -> None:
     """Leave a current database as version 2 left it."""
+    _undo_version_4(conn)
     conn.execute("DROP FUNCTION lionmem_meta_write() CASCADE")  # and its triggers
     conn.execute("DROP TABLE lionmem_meta")
     conn.execute("UPDATE lionmem_schema SET version = 2")
+
+
+def test_version_3_is_migrated_to_record_the_embedder(pg_url: str) -> None:
+    """Version 4 adds the table recording which embedder made the vectors; the
+    items stay as they were."""
+    url = fresh_database(pg_url)
+    item = MemoryItem(content="kept", tags=["t"], metadata={"n": 1})
+    with_store(url, lambda store: store.store(item), namespace="n")
+    with psycopg.connect(url, autocommit=True) as conn:
+        _undo_version_4(conn)
+        assert conn.execute("SELECT to_regclass('lionmem_recall')").fetchone() == (None,)
+    assert with_store(url, lambda store: store.search(MemoryQuery(filters={"n": 1})), namespace="n") == [item]
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)] == [(4,)]
+        assert conn.execute("SELECT count(*) FROM lionmem_recall").fetchall() == [(0,)]
 
 
 def _values(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:

@@ -40,7 +40,7 @@ def test_stats_count_the_namespace_and_measure_the_table(pg_url: str) -> None:
         ).fetchall()
         assert conn.execute("SELECT count(*) FROM lionmem_meta").fetchall() == [(3,)]
     size = items_size + values_size
-    covers = "the items and metadata values tables with their indexes, shared by every namespace"
+    covers = "the items, metadata values and vectors tables with their indexes, shared by every namespace"
     assert (empty.items, empty.oldest, empty.newest, empty.schema_version) == (0, None, None, SCHEMA_VERSION)
     assert mine == StoreStats(
         items=3, bytes_on_disk=size, size_covers=covers, schema_version=SCHEMA_VERSION, oldest=-0.0, newest=1e12

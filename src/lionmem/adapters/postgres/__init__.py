@@ -9,7 +9,7 @@ package.
 """
 
 from lionmem.adapters.postgres.schema import SCHEMA_VERSION
-from lionmem.adapters.postgres.store import POSTGRES_PROFILE, PostgresMemoryStore
+from lionmem.adapters.postgres.store import PGVECTOR_PROFILE, POSTGRES_PROFILE, PostgresMemoryStore
 from lionmem.errors import StoreUnavailableError
 
-__all__ = ["POSTGRES_PROFILE", "SCHEMA_VERSION", "PostgresMemoryStore", "StoreUnavailableError"]
+__all__ = ["PGVECTOR_PROFILE", "POSTGRES_PROFILE", "SCHEMA_VERSION", "PostgresMemoryStore", "StoreUnavailableError"]

@@ -9,7 +9,7 @@ comparisons read, by [ADR-0099][adr-0099-d5].
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, LiteralString, cast
+from typing import Any, LiteralString, NamedTuple, cast
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
@@ -100,10 +100,24 @@ def _filter_clause(key: str, value: object) -> Narrowing | None:
     return None
 
 
-def plan_search(namespace: str, asked: MemoryQuery, *, newest_first: bool = False) -> Plan[sql.Composed]:
-    """`asked` as SQL over `namespace`'s rows, in insertion order or, `newest_first`,
-    the reverse, and what Python decides on them."""
-    require_type(asked, "query", MemoryQuery)
+class Where(NamedTuple):
+    """A query's predicates over `lionmem_items`, as SQL and as what Python decides."""
+
+    clause: sql.Composed
+    """The conditions on one namespace's rows, naming the table's columns unqualified."""
+    params: list[object]
+    """The values of its marks, in order."""
+    recheck: list[tuple[str, Any]]
+    """Filters that Python's `==` decides on the rows."""
+    any_tag: frozenset[str]
+    """When not empty, each row must hold one of these tags, checked in Python."""
+    query: MemoryQuery
+    """The query left once strings no row can hold are settled."""
+
+
+def where_of(namespace: str, asked: MemoryQuery) -> Where:
+    """The conditions selecting `namespace`'s rows that may match `asked`'s text,
+    tags and filters, and what Python decides on them."""
     clauses: list[sql.Composable] = [sql.SQL("namespace = %s")]
     params: list[object] = [namespace]
     # PostgreSQL text cannot hold U+0000, so neither can a stored string.
@@ -134,12 +148,21 @@ def plan_search(namespace: str, asked: MemoryQuery, *, newest_first: bool = Fals
             params += narrowing.params
         if narrowing is None or not narrowing.exact:
             recheck.append((key, value))
+    return Where(sql.SQL(" AND ").join(clauses), params, recheck, any_tag, query)
+
+
+def plan_search(namespace: str, asked: MemoryQuery, *, newest_first: bool = False) -> Plan[sql.Composed]:
+    """`asked` as SQL over `namespace`'s rows, in insertion order or, `newest_first`,
+    the reverse, and what Python decides on them."""
+    require_type(asked, "query", MemoryQuery)
+    where = where_of(namespace, asked)
     statement = sql.SQL("SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq{}").format(
-        sql.SQL(" AND ").join(clauses), sql.SQL(" DESC" if newest_first else "")
+        where.clause, sql.SQL(" DESC" if newest_first else "")
     )
-    limit = sql_limit(query.limit, recheck, any_tag)
+    params = list(where.params)
+    limit = sql_limit(where.query.limit, where.recheck, where.any_tag)
     pushed = limit is not None
     if pushed:
         statement += sql.SQL(" LIMIT %s")
         params.append(limit)
-    return Plan(statement, params, recheck, any_tag, pushed)
+    return Plan(statement, params, where.recheck, where.any_tag, pushed)

@@ -29,7 +29,8 @@ PAGE: LiteralString = (
 
 STATS: LiteralString = (
     "SELECT count(*), min(created_at), max(created_at),"
-    " pg_total_relation_size('lionmem_items') + pg_total_relation_size('lionmem_meta'),"
+    " pg_total_relation_size('lionmem_items') + pg_total_relation_size('lionmem_meta')"
+    " + coalesce(pg_total_relation_size(to_regclass('lionmem_vectors')), 0),"
     " (SELECT version FROM lionmem_schema)"
     " FROM lionmem_items WHERE namespace = %s"
 )
@@ -43,7 +44,7 @@ def stats_of(rows: list[tuple[Any, ...]]) -> StoreStats:
     return StoreStats(
         items=items,
         bytes_on_disk=size,
-        size_covers="the items and metadata values tables with their indexes, shared by every namespace",
+        size_covers="the items, metadata values and vectors tables with their indexes, shared by every namespace",
         schema_version=version,
         oldest=oldest,
         newest=newest,

@@ -68,12 +68,20 @@ def item_row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
 
 
 async def write_batch(
-    conn: psycopg.AsyncConnection[Any], *, namespace: str, rows: list[tuple[object, ...]], lock_key: int
+    conn: psycopg.AsyncConnection[Any],
+    *,
+    namespace: str,
+    rows: list[tuple[object, ...]],
+    lock_key: int,
+    vectors: tuple[LiteralString, list[tuple[object, ...]]] | None = None,
 ) -> None:
     """Insert or replace `rows` in one transaction on `conn`, holding the namespace's
-    batch lock, the advisory lock `(lock_key, hashtext(namespace))`."""
+    batch lock, the advisory lock `(lock_key, hashtext(namespace))`; with `vectors`,
+    a statement and its rows, the items' vectors after them."""
     async with conn.transaction(), conn.cursor() as cursor:
         # Two batches sharing ids could lock those rows in opposite orders and
         # deadlock; one batch per namespace at a time cannot.
         await cursor.execute(BATCH_LOCK, [lock_key, namespace])
         await cursor.executemany(UPSERT, rows)
+        if vectors is not None:
+            await cursor.executemany(*vectors)

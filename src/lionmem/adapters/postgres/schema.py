@@ -2,7 +2,8 @@
 migration of an older database.
 
 Governed by [ADR-0097][adr-0097]; the table of metadata values that order
-comparisons read, by [ADR-0099][adr-0099-d5].
+comparisons read, by [ADR-0099][adr-0099-d5]; the record of the embedder, by
+[ADR-0103][adr-0103].
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from lionmem.errors import IncompatibleDatabaseError, MissingSchemaError
 
 __all__ = ["SCHEMA_VERSION"]
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 """The schema this code writes, recorded in `lionmem_schema.version`."""
 LOCK_KEY = 0x4C4D454D  # "LMEM": serialises schema work across every process
 
@@ -94,6 +95,16 @@ _META: list[sql.SQL | sql.Composed] = [
         " FOR EACH ROW WHEN (OLD.metadata IS DISTINCT FROM NEW.metadata) EXECUTE FUNCTION lionmem_meta_write()"
     ),
 ]
+
+
+# Version 4: which embedder made the database's vectors (ADR-0103). The vectors'
+# own table needs pgvector and the embedder's dimensions, so the first store opened
+# with an embedder creates it (lionmem.adapters.postgres._recall).
+_RECALL: LiteralString = """CREATE TABLE lionmem_recall (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    identity text NOT NULL,
+    dimensions integer NOT NULL
+)"""
 
 
 async def _index_values(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -174,6 +185,7 @@ async def migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
             for statement in _SCHEMA:
                 await conn.execute(statement)
             await _index_values(conn)
+            await conn.execute(_RECALL)
             try:
                 async with conn.transaction():
                     await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
@@ -184,7 +196,9 @@ async def migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
         elif version < SCHEMA_VERSION:
             if version < 2:
                 await _digest_long_tags(conn)
-            await _index_values(conn)
+            if version < 3:
+                await _index_values(conn)
+            await conn.execute(_RECALL)
             await conn.execute("UPDATE lionmem_schema SET version = %s", [SCHEMA_VERSION])
         indexed = await (
             await conn.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'lionmem_items_text'")

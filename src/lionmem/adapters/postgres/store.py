@@ -8,8 +8,9 @@ and the pool. Governed by [ADR-0097][adr-0097].
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any, Final, LiteralString, TypeVar
@@ -23,6 +24,7 @@ from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uu
 from lionmem._internal.timeouts import MAX_TIMEOUT, milliseconds
 from lionmem._internal.tracebacks import without_locals_on_refusal
 from lionmem.adapters._codec import DURABLE_PROFILE, as_batch, decode_item, encode_batch
+from lionmem.adapters._embedding import checked_settings
 from lionmem.adapters._narrowing import unlimited
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
 from lionmem.adapters.postgres._connect import connect
@@ -31,18 +33,27 @@ from lionmem.adapters.postgres._dsn import checked_conninfo, redacted
 from lionmem.adapters.postgres._planner import plan_search
 from lionmem.adapters.postgres._pool import Connections
 from lionmem.adapters.postgres._reads import PAGE, STATS, decode_all, read_search, stats_of
+from lionmem.adapters.postgres._recall import VECTOR_UPSERT, PgVectors
 from lionmem.adapters.postgres._writes import UPSERT, item_row, write_batch
 from lionmem.adapters.postgres.schema import LOCK_KEY
+from lionmem.errors import NoEmbedderError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.profile import Recall
+from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
 
-__all__ = ["POSTGRES_PROFILE", "PostgresMemoryStore"]
+__all__ = ["PGVECTOR_PROFILE", "POSTGRES_PROFILE", "PostgresMemoryStore"]
 
 T = TypeVar("T")
 
 POSTGRES_PROFILE: Final = DURABLE_PROFILE
 """What `PostgresMemoryStore` promises: the same as the SQLite store, the profile of
 every durable store."""
+
+PGVECTOR_PROFILE: Final = dataclasses.replace(POSTGRES_PROFILE, recall=Recall.APPROXIMATE, minimum_recall=0.98)
+"""What `PostgresMemoryStore` opened with an embedder promises: recall through an HNSW
+index past `EXACT_MOST` matches, so approximate, finding at least 98% of the exact
+top 10 ([ADR-0103][adr-0103])."""
 
 _NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
 
@@ -82,6 +93,7 @@ class PostgresMemoryStore(ClosesOnExit):
         conninfo: str,
         trigram: bool,
         deadline: float = MAX_TIMEOUT,
+        vectors: PgVectors | None = None,
     ) -> None:
         """Use [`open`][lionmem.adapters.postgres.PostgresMemoryStore.open] instead."""
         # Seam for tests: `_connections`, whose pool the tests hold and run statements on.
@@ -90,6 +102,7 @@ class PostgresMemoryStore(ClosesOnExit):
         """The namespace this store reads and writes."""
         self.trigram = trigram
         """Whether text search can use a `pg_trgm` index (else it scans)."""
+        self._vectors = vectors
 
     @classmethod
     @without_locals_on_refusal
@@ -103,6 +116,9 @@ class PostgresMemoryStore(ClosesOnExit):
         timeout: float = 10.0,
         statement_timeout: float = 30.0,
         create: bool = True,
+        embedder: Embedder | None = None,
+        text_of: TextOf | None = None,
+        reembed: bool = False,
     ) -> PendingOpen[PostgresMemoryStore]:
         """Connect, create or check the schema, and bind the store to `namespace`.
 
@@ -122,6 +138,11 @@ class PostgresMemoryStore(ClosesOnExit):
         a database without lionmem's schema is an error instead of getting one, for
         readers that should not write tables into a database named by mistake.
 
+        With an `embedder`, the store embeds each item it writes (`text_of`, or `str`
+        of its content) and can [`recall`][lionmem.adapters.postgres.PostgresMemoryStore.recall];
+        opening embeds the namespace's items that have no vector yet
+        ([ADR-0103][adr-0103]).
+
         Raises:
             ValueError: an invalid namespace, pool setting or connection string (a
                 value libpq refuses, such as `sslmode=bogus`, included), or a
@@ -132,7 +153,12 @@ class PostgresMemoryStore(ClosesOnExit):
                 schema (an `IncompatibleDatabaseError`).
             StoreUnavailableError: the server cannot be reached in time.
             TypeError: an argument of the wrong type: `dsn` and `namespace` are
-                str, the pool sizes int, the timeouts numbers, `create` a bool.
+                str, the pool sizes int, the timeouts numbers, `create` and
+                `reembed` bools, `embedder` an `Embedder`, `text_of` callable.
+            VectorExtensionMissingError: with an embedder, pgvector is not installed
+                in the database and the role may not install it.
+            EmbedderMismatchError: the database's vectors are another embedder's.
+            ImportError: an embedder was given and numpy is not installed.
         """
         require_type(dsn, "dsn", str)
         require_type(namespace, "namespace", str)
@@ -148,7 +174,32 @@ class PostgresMemoryStore(ClosesOnExit):
         milliseconds("timeout", timeout, zero=False)
         statement_ms = milliseconds("statement_timeout", statement_timeout, zero=False)
         conninfo = checked_conninfo(dsn, timeout)
-        return PendingOpen(partial(_open, conninfo, namespace, min_size, max_size, timeout, statement_ms, create))
+        checked = checked_settings(embedder, text_of, reembed)
+        vectors = None if checked is None else PgVectors(checked, text_of)
+        settings = (min_size, max_size, timeout, statement_ms, create)
+        return PendingOpen(partial(cls._opened, conninfo, namespace, settings, vectors, reembed))
+
+    @classmethod
+    async def _opened(
+        cls,
+        conninfo: str,
+        namespace: str,
+        settings: tuple[int, int, float, int, bool],
+        vectors: PgVectors | None,
+        reembed: bool,
+    ) -> PostgresMemoryStore:
+        min_size, max_size, timeout, statement_ms, create = settings
+        pool, trigram = await connect(conninfo, min_size, max_size, timeout, statement_ms, create)
+        deadline = 2 * statement_ms / 1000
+        store = cls(pool, namespace, conninfo, trigram=trigram, deadline=deadline, vectors=vectors)
+        if vectors is not None:
+            try:
+                await store._on_connection(partial(vectors.adopt, reembed=reembed))
+                await store._on_connection(partial(vectors.fill, namespace=namespace))
+            except BaseException:
+                await store.close()
+                raise
+        return store
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
@@ -203,7 +254,10 @@ class PostgresMemoryStore(ClosesOnExit):
                 the store, or in a process forked from the one that opened it.
         """
         row = item_row(self.namespace, item)
-        await self._execute(UPSERT, row)
+        if self._vectors is None:
+            await self._execute(UPSERT, row)
+        else:
+            await self._write([row], [item])
         return item.id
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
@@ -226,9 +280,14 @@ class PostgresMemoryStore(ClosesOnExit):
         """
         batch = as_batch(items)
         rows = await encode_batch(batch, partial(item_row, self.namespace))
-
-        await self._on_connection(partial(write_batch, namespace=self.namespace, rows=rows, lock_key=LOCK_KEY))
+        await self._write(rows, batch)
         return [item.id for item in batch]
+
+    async def _write(self, rows: list[tuple[object, ...]], items: list[MemoryItem]) -> None:
+        """Write `rows` in one transaction, and the vectors of `items` with them."""
+        vectors = None if self._vectors is None else (VECTOR_UPSERT, await self._vectors.rows(self.namespace, items))
+        write = partial(write_batch, namespace=self.namespace, rows=rows, lock_key=LOCK_KEY, vectors=vectors)
+        await self._on_connection(write)
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
         """Return a copy of the item with `item_id` in this namespace, or `None`.
@@ -414,6 +473,58 @@ class PostgresMemoryStore(ClosesOnExit):
     async def _delete(self, where: LiteralString, params: list[object]) -> int:
         return await self._on_connection(partial(delete_where, namespace=self.namespace, where=where, params=params))
 
+    # -- recall: the optional extension of ADR-0102, with pgvector (ADR-0103) ------------
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder the store was opened with, or `None`: then it cannot recall."""
+        return None if self._vectors is None else self._vectors.embedder
+
+    async def recall(
+        self,
+        query: str | Sequence[float],
+        k: int = 10,
+        *,
+        tags: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> list[Recalled]:
+        """The `k` items of this namespace most like `query`, highest cosine similarity
+        first, among those `tags` and `filters` match as in `search`; equal scores in
+        insertion order. Exact when at most `EXACT_MOST` items match; past that, through
+        the HNSW index, its candidates filtered and ranked again, and exactly when they
+        hold fewer than `k` ([ADR-0103][adr-0103]).
+
+        Raises:
+            NoEmbedderError: the store was opened without an embedder.
+            TypeError, ValueError: as `InMemoryStore.recall` raises them.
+            StoreUnavailableError: the server did not answer in time.
+            StoreClosedError: the store is closed.
+        """
+        vectors = self._recalling()
+        asked = await vectors.asked(self.namespace, query, k, tags, filters)
+        return await self._on_connection(partial(vectors.recall, asked=asked))
+
+    async def explain_recall(
+        self,
+        query: str | Sequence[float],
+        k: int = 10,
+        *,
+        tags: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> str:
+        """The path `recall` takes first ("exact" or "index") and the server's plan for
+        its statement, as `EXPLAIN` prints it."""
+        vectors = self._recalling()
+        asked = await vectors.asked(self.namespace, query, k, tags, filters)
+        return await self._on_connection(partial(vectors.explain, asked=asked))
+
+    def _recalling(self) -> PgVectors:
+        if self._vectors is None:
+            raise NoEmbedderError(
+                "this PostgresMemoryStore was opened without an embedder: PostgresMemoryStore.open(..., embedder=...)"
+            )
+        return self._vectors
+
     async def explain(self, query: MemoryQuery, *, newest_first: bool = False) -> str:
         """The server's plan for `query`, as `EXPLAIN` prints it: for `search`, or with
         `newest_first` for `search_newest`."""
@@ -426,17 +537,3 @@ class PostgresMemoryStore(ClosesOnExit):
         # keep one plan for all values. A search's best plan depends on its values
         # (ADR-0097), so searches are planned afresh each time.
         return await self._execute(statement, params, prepare=False)
-
-
-async def _open(
-    conninfo: str,
-    namespace: str,
-    min_size: int,
-    max_size: int,
-    timeout: float,
-    statement_ms: int,
-    create: bool,
-) -> PostgresMemoryStore:
-    pool, trigram = await connect(conninfo, min_size, max_size, timeout, statement_ms, create)
-    deadline = 2 * statement_ms / 1000
-    return PostgresMemoryStore(pool, namespace, conninfo, trigram=trigram, deadline=deadline)

@@ -8,18 +8,17 @@ the store's worker thread, on the writer's connection. Governed by
 
 from __future__ import annotations
 
-import importlib
 import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
 
-from lionmem._internal.arguments import require_type
 from lionmem.adapters._codec import decode_in_slices
+from lionmem.adapters._embedding import checked_settings, unit_vectors
 from lionmem.adapters.sqlite._writes import write_transaction
 from lionmem.errors import EmbedderMismatchError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, recall_query
-from lionmem.protocols.recall import Embedder, Keep, Recalled, TextOf, check_embedder, check_k, text_to_embed
+from lionmem.protocols.recall import Embedder, Keep, Recalled, TextOf, check_k
 from lionmem.protocols.rules import matches
 
 if TYPE_CHECKING:
@@ -61,15 +60,8 @@ def recall_settings(embedder: Embedder | None, text_of: TextOf | None, reembed: 
             `reembed` not a bool.
         ImportError: numpy is not installed; the message names the extra.
     """
-    require_type(reembed, "reembed", bool)
-    if embedder is None and text_of is None and not reembed:
-        return None
-    checked = check_embedder(embedder, text_of)
-    try:
-        importlib.import_module("numpy")
-    except ImportError as exc:
-        raise ImportError(f"recall needs numpy: pip install 'lionmem[recall]' ({exc})") from exc
-    return Vectors(checked, text_of)
+    checked = checked_settings(embedder, text_of, reembed)
+    return None if checked is None else Vectors(checked, text_of)
 
 
 @dataclass
@@ -99,11 +91,7 @@ class Vectors:
             ValueError: the embedder gave vectors of another count, length, or with
                 NaN or infinity.
         """
-        from lionmem._internal.vectors import as_matrix, unit_rows
-
-        texts = [text_to_embed(item, self.text_of) for item in items]
-        given = await self.embedder.embed(texts)
-        matrix = unit_rows(as_matrix(given, len(texts), self.embedder.dimensions, "the embedder"))
+        matrix = await unit_vectors(self.embedder, self.text_of, items)
         return [(row.tobytes(), str(item.id)) for row, item in zip(matrix, items, strict=True)]
 
     async def adopt_all(self, run: OnWorker, db: sqlite3.Connection, reembed: bool) -> None:

@@ -1,0 +1,286 @@
+"""Semantic recall in the PostgreSQL store, with pgvector: each item's unit vector in
+`lionmem_vectors` beside its row, an exact ranking of a filter's matches when they are
+few, and the HNSW index, checked again, when they are many.
+
+numpy loads only when a store is opened with an embedder. Governed by
+[ADR-0103][adr-0103].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, LiteralString
+
+import psycopg
+from psycopg import sql
+
+from lionmem.adapters._codec import decode_rows
+from lionmem.adapters._embedding import unit_vectors
+from lionmem.adapters.postgres._planner import Where, where_of
+from lionmem.adapters.postgres.schema import LOCK_KEY
+from lionmem.errors import EmbedderMismatchError, VectorExtensionMissingError
+from lionmem.protocols.memory import MemoryItem, MemoryQuery, recall_query
+from lionmem.protocols.recall import Embedder, Recalled, TextOf, check_k
+from lionmem.protocols.rules import matches
+
+if TYPE_CHECKING:
+    from lionmem._internal.vectors import Matrix
+
+__all__ = ["EXACT_MOST", "VECTOR_UPSERT", "PgVectors", "literal"]
+
+EXACT_MOST: Final = 2_000
+"""The most matches a recall ranks exactly by reading them all; past it, the index
+serves it."""
+
+_BACKFILL = 500
+"""Items read, embedded and written at a time when vectors are missing."""
+
+_FILTERED_EF = 1_000
+"""`hnsw.ef_search` for a filtered recall through the index: pgvector's largest, so
+that a filter keeping a small share of the candidates still keeps `k`."""
+
+VECTOR_UPSERT: LiteralString = (
+    "INSERT INTO lionmem_vectors (namespace, id, embedding) VALUES (%s, %s, %s::vector)"
+    " ON CONFLICT (namespace, id) DO UPDATE SET embedding = excluded.embedding"
+)
+"""Write one item's vector: `(namespace, id, literal)`."""
+
+_TABLE: LiteralString = """CREATE TABLE lionmem_vectors (
+    namespace text NOT NULL,
+    id uuid NOT NULL,
+    embedding vector({dimensions}) NOT NULL,
+    PRIMARY KEY (namespace, id),
+    FOREIGN KEY (namespace, id) REFERENCES lionmem_items (namespace, id) ON DELETE CASCADE
+)"""
+# A replacement by any client, with an embedder or without, drops the old vector in
+# its own transaction; a writer with an embedder then writes the new one. So no
+# vector outlives the text it was made from.
+_STALE: list[LiteralString] = [
+    "CREATE INDEX lionmem_vectors_hnsw ON lionmem_vectors USING hnsw (embedding vector_cosine_ops)",
+    "CREATE OR REPLACE FUNCTION lionmem_vectors_stale() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN"
+    " DELETE FROM lionmem_vectors WHERE namespace = OLD.namespace AND id = OLD.id; RETURN NULL; END $body$",
+    "DROP TRIGGER IF EXISTS lionmem_items_vector_stale ON lionmem_items",
+    "CREATE TRIGGER lionmem_items_vector_stale AFTER UPDATE ON lionmem_items"
+    " FOR EACH ROW EXECUTE FUNCTION lionmem_vectors_stale()",
+]
+
+_MISSING: LiteralString = (
+    "SELECT i.seq, i.id::text, i.created_at, i.body FROM lionmem_items AS i"
+    " WHERE i.namespace = %s AND i.seq > %s AND NOT EXISTS"
+    " (SELECT FROM lionmem_vectors AS v WHERE v.namespace = i.namespace AND v.id = i.id)"
+    " ORDER BY i.seq LIMIT %s"
+)
+# Written only while the item still has the text that was embedded, and with its row
+# locked, so that a replacement waits and then drops this vector.
+_FILL: LiteralString = (
+    "INSERT INTO lionmem_vectors (namespace, id, embedding)"
+    " SELECT namespace, id, %s::vector FROM lionmem_items WHERE namespace = %s AND id = %s AND body = %s"
+    " FOR SHARE ON CONFLICT (namespace, id) DO NOTHING"
+)
+
+# `1 - distance`, with the distance to or from a zero vector (NaN) taken as 1, so
+# that it scores 0 as in the other stores.
+_SCORE: LiteralString = "1 - coalesce(nullif(v.embedding <=> %s::vector, 'NaN'), 1)"
+
+
+def literal(row: Matrix) -> str:
+    """A float32 row as pgvector's text form; each float in its shortest exact form."""
+    return "[" + ",".join(map(repr, row.tolist())) + "]"
+
+
+@dataclass(frozen=True)
+class _Recall:
+    """One recall's arguments, checked."""
+
+    namespace: str
+    vector: str
+    k: int
+    where: Where
+    query: MemoryQuery
+
+    @property
+    def rechecked(self) -> bool:
+        """Whether Python decides some predicate on the rows, so SQL cannot cut at `k`."""
+        return bool(self.where.recheck or self.where.any_tag)
+
+
+@dataclass(frozen=True)
+class PgVectors:
+    """A store's embedder and what it embeds of an item."""
+
+    embedder: Embedder
+    text_of: TextOf | None
+
+    async def rows(self, namespace: str, items: Sequence[MemoryItem]) -> list[tuple[object, ...]]:
+        """The `VECTOR_UPSERT` parameters of `items`.
+
+        Raises:
+            TypeError: `text_of` gave something other than a str.
+            ValueError: the embedder gave vectors of another count, length, or with
+                NaN or infinity.
+        """
+        matrix = await unit_vectors(self.embedder, self.text_of, items)
+        return [(namespace, item.id, literal(row)) for row, item in zip(matrix, items, strict=True)]
+
+    # -- opening ------------------------------------------------------------------
+
+    async def adopt(self, conn: psycopg.AsyncConnection[Any], reembed: bool) -> None:
+        """Make sure pgvector and the vectors table are there, and record this embedder
+        for the database, or check that it is the one recorded (`reembed`: drop every
+        vector, to be made again by this one).
+
+        Raises:
+            VectorExtensionMissingError: pgvector is not installed in the database and
+                this role may not install it.
+            EmbedderMismatchError: the database's vectors are another embedder's.
+        """
+        identity, dimensions = self.embedder.identity, self.embedder.dimensions
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
+            await _install_extension(conn)
+            recorded = await (await conn.execute("SELECT identity, dimensions FROM lionmem_recall")).fetchone()
+            if recorded is not None and not reembed and recorded != (identity, dimensions):
+                raise EmbedderMismatchError(
+                    f"the vectors in this database were made by {recorded[0]!r} ({recorded[1]} dimensions), "
+                    f"not by {identity!r} ({dimensions}); open it with that embedder, or with reembed=True "
+                    "to drop every vector and make them again with this one"
+                )
+            exists = await (await conn.execute("SELECT to_regclass('lionmem_vectors') IS NOT NULL")).fetchone()
+            if reembed and exists and exists[0]:
+                await conn.execute("DROP TABLE lionmem_vectors")
+            if reembed or not (exists and exists[0]):
+                await conn.execute(sql.SQL(_TABLE).format(dimensions=sql.Literal(dimensions)))
+                for statement in _STALE:
+                    await conn.execute(statement)
+            if recorded != (identity, dimensions):
+                await conn.execute(
+                    "INSERT INTO lionmem_recall (identity, dimensions) VALUES (%s, %s) ON CONFLICT (singleton)"
+                    " DO UPDATE SET identity = excluded.identity, dimensions = excluded.dimensions",
+                    [identity, dimensions],
+                )
+
+    async def fill(self, conn: psycopg.AsyncConnection[Any], namespace: str) -> int:
+        """Embed every item of `namespace` that has no vector (stored without an
+        embedder, or replaced by a client without one); return how many."""
+        after, filled = 0, 0
+        while True:
+            rows = await (await conn.execute(_MISSING, [namespace, after, _BACKFILL])).fetchall()
+            if not rows:
+                return filled
+            after = rows[-1][0]
+            items = decode_rows([row[1:] for row in rows])
+            vectors = await unit_vectors(self.embedder, self.text_of, items)
+            async with conn.transaction(), conn.cursor() as cursor:
+                await cursor.executemany(
+                    _FILL,
+                    [(literal(v), namespace, i.id, row[3]) for v, i, row in zip(vectors, items, rows, strict=True)],
+                )
+            filled += len(items)
+
+    # -- recall -------------------------------------------------------------------
+
+    async def asked(self, namespace: str, query: object, k: object, tags: object, filters: object) -> _Recall:
+        """A recall's arguments, checked, with the query's vector.
+
+        Raises:
+            TypeError, ValueError: as `InMemoryStore.recall` raises them.
+        """
+        from lionmem._internal.vectors import query_vector
+
+        count = check_k(k)
+        checked = recall_query(tags, filters)
+        vector = await query_vector(self.embedder, query)
+        return _Recall(namespace, literal(vector[0]), count, where_of(namespace, checked), checked)
+
+    async def recall(self, conn: psycopg.AsyncConnection[Any], asked: _Recall) -> list[Recalled]:
+        """The top `asked.k`: through the index when it chose that path and it kept
+        enough, else exactly."""
+        if await path_of(conn, asked) == "index":
+            found = await _run(conn, asked, "index")
+            if len(found) >= asked.k:
+                return found
+        return await _run(conn, asked, "exact")
+
+    async def explain(self, conn: psycopg.AsyncConnection[Any], asked: _Recall) -> str:
+        """The path a recall takes first, and the server's plan for its statement."""
+        path = await path_of(conn, asked)
+        async with conn.transaction():
+            statement, params = await _statement(conn, asked, path)
+            rows = await (await conn.execute(sql.SQL("EXPLAIN ") + statement, params, prepare=False)).fetchall()
+        return f"path: {path}\n" + "\n".join(str(row[0]) for row in rows)
+
+
+async def _install_extension(conn: psycopg.AsyncConnection[Any]) -> None:
+    installed = await (await conn.execute("SELECT FROM pg_extension WHERE extname = 'vector'")).fetchone()
+    if installed is not None:
+        return
+    available = await (await conn.execute("SELECT FROM pg_available_extensions WHERE name = 'vector'")).fetchone()
+    if available is None:
+        raise VectorExtensionMissingError(
+            "this PostgreSQL server has no pgvector (no 'vector' among its available extensions): install "
+            "pgvector on the server, such as the postgresql-NN-pgvector package, then have an administrator "
+            "run CREATE EXTENSION vector in this database once; every other method works without it"
+        )
+    try:
+        async with conn.transaction():
+            await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.InsufficientPrivilege:
+        found = await (await conn.execute("SELECT current_database(), current_user")).fetchone()
+        database, role = found or ("?", "?")
+        raise VectorExtensionMissingError(
+            f"pgvector is on this server but not installed in database {database!r}, and role {role!r} may "
+            f"not install it: an administrator runs CREATE EXTENSION vector in {database!r} once, then "
+            "opens the store with the embedder once and grants the role the vectors table"
+        ) from None
+
+
+async def path_of(conn: psycopg.AsyncConnection[Any], asked: _Recall) -> str:
+    """ "exact" when at most `EXACT_MOST` rows pass the SQL predicates, else "index"."""
+    counted = sql.SQL("SELECT count(*) FROM (SELECT FROM lionmem_items WHERE {} LIMIT %s) AS m").format(
+        asked.where.clause
+    )
+    found = await (await conn.execute(counted, [*asked.where.params, EXACT_MOST + 1], prepare=False)).fetchone()
+    return "exact" if found is None or found[0] <= EXACT_MOST else "index"
+
+
+async def _statement(
+    conn: psycopg.AsyncConnection[Any], asked: _Recall, path: str
+) -> tuple[sql.Composed, list[object]]:
+    """The statement of `path`, in the transaction it runs in; the index's path sets
+    its `hnsw.ef_search` there first."""
+    where = asked.where
+    cut = sql.SQL("") if asked.rechecked else sql.SQL(" LIMIT %s")
+    tail: list[object] = [] if asked.rechecked else [asked.k]
+    if path == "exact":
+        # An order the index cannot serve, so every match is scored.
+        statement = sql.SQL(
+            "SELECT i.id::text, i.created_at, i.body, " + _SCORE + " AS score"
+            " FROM (SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {}) AS i"
+            " JOIN lionmem_vectors AS v ON v.namespace = i.namespace AND v.id = i.id"
+            " ORDER BY score DESC, i.seq{}"
+        ).format(where.clause, cut)
+        return statement, [asked.vector, *where.params, *tail]
+    filtered = bool(asked.query.tags or asked.query.filters)
+    ef = _FILTERED_EF if filtered else min(_FILTERED_EF, max(200, 20 * asked.k))
+    await conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef)])
+    statement = sql.SQL(
+        "SELECT i.id::text, i.created_at, i.body, 1 - c.distance"
+        " FROM (SELECT v.namespace, v.id, v.embedding <=> %s::vector AS distance FROM lionmem_vectors AS v"
+        " ORDER BY v.embedding <=> %s::vector LIMIT %s) AS c"
+        " JOIN (SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {}) AS i"
+        " ON i.namespace = c.namespace AND i.id = c.id"
+        " ORDER BY c.distance, i.seq{}"
+    ).format(where.clause, cut)
+    return statement, [asked.vector, asked.vector, ef, *where.params, *tail]
+
+
+async def _run(conn: psycopg.AsyncConnection[Any], asked: _Recall, path: str) -> list[Recalled]:
+    async with conn.transaction():
+        statement, params = await _statement(conn, asked, path)
+        rows = await (await conn.execute(statement, params, prepare=False)).fetchall()
+    items = decode_rows([row[:3] for row in rows])
+    found = [Recalled(item, float(row[3])) for item, row in zip(items, rows, strict=True)]
+    if asked.rechecked:
+        found = [r for r in found if matches(r.item, asked.query)]
+    return found[: asked.k]

@@ -1,0 +1,398 @@
+"""Semantic recall in the PostgreSQL store with pgvector (ADR-0103): vectors beside the
+rows under the embedder's name, written and dropped with them by any client, an exact
+ranking of few matches and the HNSW index for many, namespaces kept apart, and a
+named error where pgvector is missing."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import multiprocessing
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+from psycopg import sql
+
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery, RecallStore
+from lionmem.adapters.lifecycle import PendingOpen
+from lionmem.adapters.postgres import PGVECTOR_PROFILE, PostgresMemoryStore
+from lionmem.embedders import FunctionEmbedder, HashingEmbedder
+from lionmem.errors import EmbedderMismatchError, NoEmbedderError, VectorExtensionMissingError
+from lionmem.filters import Ge
+from lionmem.testing import ConformanceKit
+from tests.support.pg_server import fresh_database, server_without_pgvector
+
+CONTENTS = ["red fox jumps", "blue whale sings", "red red fox", "green fox", "blue sky", "fox"]
+
+
+def run(body: Any) -> Any:
+    return asyncio.run(body)
+
+
+def spread(texts: list[str]) -> list[list[float]]:
+    """A vector per text, drawn from a generator seeded by the text: no two texts
+    tie, so an exact ranking has one order."""
+    return [np.random.default_rng(zlib.crc32(t.encode())).standard_normal(32).tolist() for t in texts]
+
+
+SPREAD = FunctionEmbedder(spread, dimensions=32, identity="spread:32")
+
+
+@pytest.fixture
+def url(pgvector_server_url: str) -> str:
+    return fresh_database(pgvector_server_url)
+
+
+def opened(url: str, namespace: str = "n", **options: Any) -> PendingOpen[PostgresMemoryStore]:
+    options.setdefault("embedder", HashingEmbedder(64))
+    return PostgresMemoryStore.open(url, namespace=namespace, **options)
+
+
+async def same_as_reference(
+    store: PostgresMemoryStore, reference: InMemoryStore, text: Any, k: int, **options: Any
+) -> None:
+    ours = await store.recall(text, k, **options)
+    theirs = await reference.recall(text, k, **options)
+    assert [r.item.id for r in ours] == [r.item.id for r in theirs], (text, options)
+    assert [r.score for r in ours] == pytest.approx([r.score for r in theirs], abs=1e-5)
+
+
+def test_recall_equals_the_reference_stores(url: str) -> None:
+    async def body() -> None:
+        reference = InMemoryStore(embedder=HashingEmbedder(64))
+        async with opened(url) as store:
+            assert isinstance(store, RecallStore)
+            assert store.embedder is not None
+            items = [
+                MemoryItem(content=c, tags=["even" if n % 2 == 0 else "odd"], metadata={"n": n})
+                for n, c in enumerate(CONTENTS)
+            ]
+            await store.store_many(items[:3])
+            for item in items[3:]:
+                await store.store(item)
+            for item in items:
+                await reference.store(item)
+            searches: list[tuple[str, dict[str, Any]]] = [
+                ("red fox", {}),
+                ("blue", {"tags": ["odd"]}),
+                ("fox", {"filters": {"n": Ge(2)}}),
+                ("whale", {"tags": ["even"], "filters": {"n": Ge(1)}}),
+                ("fox", {"filters": {"n": [1]}}),  # decided by Python on the rows
+                ("", {}),  # an empty text: every score 0, insertion order
+            ]
+            for text, options in searches:
+                await same_as_reference(store, reference, text, 3, **options)
+            found = await store.recall("red fox", 6)
+            assert all(r.item == next(i for i in items if i.id == r.item.id) for r in found)
+            assert await store.recall("fox", 3, tags=["none"]) == []
+
+    run(body())
+
+
+def test_vectors_follow_every_write_and_delete_by_any_client(url: str) -> None:
+    async def body() -> None:
+        async with opened(url) as store, PostgresMemoryStore.open(url, namespace="n") as plain:
+            pie, river, cloud, old = (
+                MemoryItem(content="apple pie"),
+                MemoryItem(content="river stone"),
+                MemoryItem(content="cloud ember"),
+                MemoryItem(content="old words", created_at=1.0),
+            )
+            await store.store_many([pie, river, cloud, old])
+            await store.store(MemoryItem(id=pie.id, content="frost maple"))
+            assert (await store.recall("frost maple", 1))[0].item.id == pie.id
+            assert pie.id not in {r.item.id for r in await store.recall("apple pie", 4) if r.score > 0}
+            await store.delete(pie.id)
+            assert await store.delete_matching(MemoryQuery(text="river")) == 1
+            assert await store.delete_created_before(2.0) == 1
+            assert [r.item.id for r in await store.recall("words stone maple ember", 4)] == [cloud.id]
+            # A client without an embedder replaces the text: the old vector goes with it.
+            await plain.store(MemoryItem(id=cloud.id, content="sand dune"))
+            assert await store.recall("cloud ember", 4) == []
+            await plain.store(MemoryItem(content="late arrival"))
+        async with opened(url) as store:  # opening embeds what has no vector
+            assert [r.item.content for r in await store.recall("sand dune", 1)] == ["sand dune"]
+            assert [r.item.content for r in await store.recall("late arrival", 1)] == ["late arrival"]
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT count(*) FROM lionmem_vectors").fetchone() == (2,)
+
+    run(body())
+
+
+def test_another_embedder_is_refused_by_name_and_reembed_rebuilds(url: str) -> None:
+    async def body() -> None:
+        async with opened(url) as store:
+            await store.store(MemoryItem(content="north wind"))
+        with pytest.raises(EmbedderMismatchError, match=r"'hashing:64' \(64 dimensions\), not by 'hashing:8' \(8\)"):
+            await opened(url, embedder=HashingEmbedder(8))
+        async with opened(url, embedder=HashingEmbedder(8), reembed=True) as store:
+            (found,) = await store.recall("north wind", 1)
+            assert found.score == pytest.approx(1.0)
+            assert len(await HashingEmbedder(8).embed(["x"])) == 1
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT identity, dimensions FROM lionmem_recall").fetchall() == [("hashing:8", 8)]
+
+    run(body())
+
+
+def test_an_embedder_failure_writes_nothing(url: str) -> None:
+    def flaky(batch: list[str]) -> list[list[float]]:
+        if any("boom" in text for text in batch):
+            raise ConnectionError("the model server is down")
+        return [[1.0, 0.0] for _ in batch]
+
+    async def body() -> None:
+        async with opened(url, embedder=FunctionEmbedder(flaky, dimensions=2, identity="flaky")) as store:
+            kept = MemoryItem(content="kept")
+            await store.store(kept)
+            with pytest.raises(ConnectionError):
+                await store.store(MemoryItem(id=kept.id, content="boom"))
+            with pytest.raises(ConnectionError):
+                await store.store_many([MemoryItem(content="fine"), MemoryItem(content="boom")])
+            assert await store.search(MemoryQuery()) == [kept]
+            assert [r.item for r in await store.recall([1.0, 0.0])] == [kept]
+
+    run(body())
+
+
+def test_recall_never_crosses_a_namespace(url: str) -> None:
+    async def body() -> None:
+        async with opened(url, "a") as a, opened(url, "b") as b:
+            shared = MemoryItem(content="shared words")
+            await a.store(shared)
+            await b.store(MemoryItem(id=shared.id, content="other words"))
+            await b.store(MemoryItem(content="shared words"))
+            assert [r.item.content for r in await a.recall("shared words", 5)] == ["shared words"]
+            assert sorted(r.item.content for r in await b.recall("words", 5)) == ["other words", "shared words"]
+            await b.delete(shared.id)
+            assert [r.item.id for r in await a.recall("shared words", 5)] == [shared.id]
+
+    run(body())
+
+
+def test_bad_arguments_are_refused_by_name(url: str) -> None:
+    async def body() -> None:
+        with pytest.raises(TypeError, match="embedder must be an Embedder"):
+            PostgresMemoryStore.open(url, namespace="n", embedder="wordllama")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="reembed must be a bool"):
+            PostgresMemoryStore.open(url, namespace="n", embedder=HashingEmbedder(), reembed=1)  # type: ignore[arg-type]
+        async with PostgresMemoryStore.open(url, namespace="n") as plain:
+            assert plain.embedder is None
+            with pytest.raises(NoEmbedderError, match=r"open\(\.\.\., embedder=\.\.\.\)"):
+                await plain.recall("x")
+            with pytest.raises(NoEmbedderError):
+                await plain.explain_recall("x")
+        async with opened(url, embedder=HashingEmbedder(8)) as store:
+            with pytest.raises(ValueError, match="k must be at least 1, got 0"):
+                await store.recall("x", 0)
+            with pytest.raises(ValueError, match="9 dimensions, not 8"):
+                await store.recall([1.0] * 9)
+            with pytest.raises(TypeError, match="tags must be a list of str"):
+                await store.recall("x", tags="x")  # type: ignore[arg-type]
+
+    run(body())
+
+
+def test_the_kit_finds_the_store_recalls_as_it_declares(url: str) -> None:
+    counter = iter(range(100))
+
+    def factory() -> Any:
+        return opened(url, f"kit{next(counter)}")
+
+    result = ConformanceKit(factory, PGVECTOR_PROFILE).check("recall")
+    assert result.passed, result
+    assert dataclasses.replace(PGVECTOR_PROFILE).minimum_recall == 0.98
+
+
+@pytest.fixture(scope="module")
+def large(pgvector_server_url: str) -> tuple[str, list[MemoryItem]]:
+    """20,000 items in one namespace: a tag on every thousandth, a kind on every
+    hundredth, and a half marked even."""
+    url = fresh_database(pgvector_server_url)
+    items = [
+        MemoryItem(
+            content=f"note {n}",
+            tags=["rare"] if n % 1000 == 7 else [],
+            metadata={"kind": n % 100, "half": n % 2},
+        )
+        for n in range(20_000)
+    ]
+
+    async def fill() -> None:
+        async with opened(url, embedder=SPREAD) as store:
+            for start in range(0, len(items), 2_000):
+                await store.store_many(items[start : start + 2_000])
+
+    run(fill())
+    return url, items
+
+
+@pytest.mark.parametrize(
+    ("share", "options", "path"),
+    [
+        ("0.1%", {"tags": ["rare"]}, "exact"),
+        ("1%", {"filters": {"kind": 3}}, "exact"),
+        ("50%", {"filters": {"half": 0}}, "index"),
+        ("all", {}, "index"),
+    ],
+)
+def test_a_filter_of_any_share_gives_k_exact_results_by_its_path(
+    large: tuple[str, list[MemoryItem]], share: str, options: dict[str, Any], path: str
+) -> None:
+    """Few matches are ranked exactly, many through the HNSW index with its
+    candidates filtered after; each gives the exact top 10."""
+    url, items = large
+    wanted = [
+        i
+        for i in items
+        if (not options.get("tags") or i.tags)
+        and all(i.metadata[k] == v for k, v in options.get("filters", {}).items())
+    ]
+    (query,) = spread(["what to find"])
+
+    async def body() -> None:
+        async with opened(url, embedder=SPREAD) as store:
+            plan = await store.explain_recall(query, 10, **options)
+            found = await store.recall(query, 10, **options)
+        assert plan.startswith(f"path: {path}\n"), plan
+        assert ("lionmem_vectors_hnsw" in plan) == (path == "index"), plan
+        target = np.asarray(query) / np.linalg.norm(query)
+        vectors = np.asarray(spread([str(i.content) for i in wanted]))
+        scores = vectors @ target / np.linalg.norm(vectors, axis=1)
+        exact = [wanted[n].id for n in np.argsort(-scores, kind="stable")[:10]]
+        assert [r.item.id for r in found] == exact, share
+
+    run(body())
+
+
+def test_a_server_without_pgvector_serves_every_other_method() -> None:
+    with server_without_pgvector() as server:
+        url = fresh_database(server.url)
+
+        async def body() -> None:
+            async with PostgresMemoryStore.open(url, namespace="n") as store:
+                item = MemoryItem(content="kept", tags=["t"])
+                await store.store(item)
+                await store.store_many([MemoryItem(content="more")])
+                assert await store.search(MemoryQuery(tags=["t"])) == [item]
+                assert await store.delete(item.id)
+                with pytest.raises(NoEmbedderError):
+                    await store.recall("kept")
+            with pytest.raises(VectorExtensionMissingError, match="this PostgreSQL server has no pgvector"):
+                await opened(url)
+
+        run(body())
+
+
+def test_a_restricted_role_needs_an_administrator_once(url: str) -> None:
+    """`CREATE EXTENSION vector` takes a superuser; a role that may only use the
+    tables gets a named error until an administrator has run it."""
+    role = f"app_{abs(hash(url)) % 10**8}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD 'app-pw'").format(sql.Identifier(role)))
+    app_url = url.replace(url.split("://", 1)[1].split("@", 1)[0], f"{role}:app-pw")
+
+    async def body() -> None:
+        async with PostgresMemoryStore.open(url, namespace="n") as owner:
+            await owner.store(MemoryItem(content="written before recall"))
+        with psycopg.connect(url, autocommit=True) as conn:
+            for statement in [
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON lionmem_items TO {}",
+                "GRANT SELECT, INSERT, DELETE ON lionmem_meta TO {}",
+                "GRANT SELECT ON lionmem_schema, lionmem_recall TO {}",
+            ]:
+                conn.execute(sql.SQL(statement).format(sql.Identifier(role)))
+        with pytest.raises(VectorExtensionMissingError, match="an administrator runs CREATE EXTENSION vector"):
+            await opened(app_url)
+        # The one-time step: the extension, the vectors table, and the role's grant.
+        async with opened(url):
+            pass
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON lionmem_vectors TO {}").format(sql.Identifier(role))
+            )
+        async with opened(app_url) as app:
+            await app.store(MemoryItem(content="written by the app"))
+            found = await app.recall("written by the app", 2)
+            assert [r.item.content for r in found] == ["written by the app", "written before recall"]
+
+    run(body())
+
+
+def _churn(url: str, worker: int, rounds: int) -> None:
+    """Store, replace and delete items of this worker, with an embedder."""
+
+    async def body() -> None:
+        async with opened(url) as store:
+            for n in range(rounds):
+                item = MemoryItem(id=_id(worker, n % 5), content=f"w{worker} round {n} {'odd' if n % 2 else 'even'}")
+                await store.store(item)
+                if n % 3 == 2:
+                    await store.delete(_id(worker, (n + 1) % 5))
+
+    run(body())
+
+
+def _id(worker: int, slot: int) -> Any:
+    from uuid import UUID
+
+    return UUID(int=worker * 100 + slot + 1)
+
+
+def test_concurrent_writers_never_show_a_deleted_item_or_a_stale_vector(url: str) -> None:
+    async def body() -> None:
+        async with opened(url):
+            pass
+        context = multiprocessing.get_context("spawn")
+        workers = [context.Process(target=_churn, args=(url, w, 40)) for w in range(3)]
+        for process in workers:
+            process.start()
+        embedder = HashingEmbedder(64)
+        async with opened(url) as reader:
+            reads = 0
+            while any(p.is_alive() for p in workers) or reads < 5:
+                for text in ("round odd", "even round 3"):
+                    found = await reader.recall(text, 10)
+                    (target,) = await embedder.embed([text])
+                    current = await embedder.embed([str(r.item.content) for r in found])
+                    for result, vector in zip(found, current, strict=True):
+                        # The score is of the item's text now: no stale vector.
+                        assert result.score == pytest.approx(_cosine(target, vector), abs=1e-5)
+                        held = await reader.retrieve(result.item.id)
+                        assert held is None or held.id == result.item.id
+                reads += 1
+            for process in workers:
+                process.join(60)
+                assert process.exitcode == 0
+            final = {i.id for i in await reader.search(MemoryQuery(limit=1000))}
+            assert {r.item.id for r in await reader.recall("round", 100)} == final
+
+    run(body())
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    x, y = np.asarray(a), np.asarray(b)
+    norms = float(np.linalg.norm(x) * np.linalg.norm(y))
+    return float(x @ y) / norms if norms else 0.0
+
+
+def test_when_the_index_keeps_fewer_than_k_the_recall_ranks_exactly(large: tuple[str, list[MemoryItem]]) -> None:
+    """Half the items match, but the index's 1,000 candidates hold about 500 of
+    them: fewer than the 600 asked for, so the store ranks every match instead."""
+    url, items = large
+    wanted = [i for i in items if i.metadata["half"] == 1]
+    (query,) = spread(["another question"])
+
+    async def body() -> None:
+        async with opened(url, embedder=SPREAD) as store:
+            assert (await store.explain_recall(query, 600, filters={"half": 1})).startswith("path: index\n")
+            found = await store.recall(query, 600, filters={"half": 1})
+        vectors = np.asarray(spread([str(i.content) for i in wanted]))
+        scores = vectors @ np.asarray(query) / np.linalg.norm(vectors, axis=1)
+        assert [r.item.id for r in found] == [wanted[n].id for n in np.argsort(-scores, kind="stable")[:600]]
+
+    run(body())
