@@ -14,6 +14,7 @@ from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
 from lionmem.embedders import HashingEmbedder
 from tests.support.cli_support import fill, run_cli
+from tests.support.pg_server import fresh_database
 
 
 def test_recall_prints_the_best_items_with_their_scores(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -55,6 +56,16 @@ def test_a_store_of_another_embedder_is_named_and_bad_arguments_are_usage_errors
     assert not (tmp_path / "none.db").exists()
 
 
-def test_a_postgres_url_refuses_an_embedder() -> None:
-    with pytest.raises(ValueError, match="a PostgreSQL store cannot recall yet"):
-        open_store("postgresql://localhost/db?namespace=n", embedder=HashingEmbedder())
+def test_recall_reads_a_postgres_url_with_pgvector(
+    capsys: pytest.CaptureFixture[str], pgvector_server_url: str
+) -> None:
+    url = fresh_database(pgvector_server_url) + "?namespace=cli"
+
+    async def write() -> None:
+        async with open_store(url) as store:
+            for content in ("The customer prefers email", "Rain"):
+                await store.store(MemoryItem(content=content))
+
+    asyncio.run(write())
+    status, out, _ = run_cli(capsys, "recall", url, "How should we contact the client?", "-k", "1")
+    assert status == 0 and "The customer prefers email" in out

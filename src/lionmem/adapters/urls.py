@@ -44,8 +44,8 @@ def open_store(
 ) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
     """The store `url` names, to open with `async with`, which also closes it.
 
-    With an `embedder`, a `memory:` or SQLite store can also recall by meaning
-    ([ADR-0102][adr-0102]); PostgreSQL cannot yet, and refuses one.
+    With an `embedder`, the store can also recall by meaning ([ADR-0102][adr-0102]);
+    PostgreSQL needs pgvector for that ([ADR-0103][adr-0103]).
 
     The URL is checked before anything is opened; no error message repeats it, so a
     password in it stays out of logs. With `create=False`, a SQLite file that does
@@ -71,7 +71,7 @@ def open_store(
     Raises:
         TypeError: `url` is not a str, or `create` is not a bool.
         ValueError: an unknown scheme, a URL without what its store needs, or an
-            unknown or malformed option; or an embedder for a PostgreSQL URL.
+            unknown or malformed option.
         ModuleNotFoundError: a PostgreSQL URL without the `postgres` extra installed.
         FileNotFoundError: on entering, with `create=False`, a SQLite file that does
             not exist.
@@ -87,9 +87,7 @@ def open_store(
         return contextlib.nullcontext(store)
     if scheme == "sqlite":
         return _sqlite(url, create, embedder)
-    if embedder is not None:
-        raise ValueError("a PostgreSQL store cannot recall yet; open it without an embedder")
-    return _postgres(url, create)
+    return _postgres(url, create, embedder)
 
 
 def profile_of(url: str) -> FidelityProfile:
@@ -164,7 +162,9 @@ def _sqlite(
     return SQLiteMemoryStore.open(path, create=create, embedder=embedder, **settings)
 
 
-def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
+def _postgres(
+    url: str, create: bool, embedder: Embedder | None
+) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
     parts = urlsplit(url)
     if parts.fragment:
         # libpq gives a fragment no meaning; more often it is a password's unescaped #.
@@ -185,7 +185,7 @@ def _postgres(url: str, create: bool) -> contextlib.AbstractAsyncContextManager[
     dsn = url.partition("?")[0]
     if options:
         dsn += "?" + urlencode(options, quote_via=quote)
-    return PostgresMemoryStore.open(dsn, namespace=namespace, create=create, **settings)
+    return PostgresMemoryStore.open(dsn, namespace=namespace, create=create, embedder=embedder, **settings)
 
 
 def _seconds(options: dict[str, str], scheme: str, *names: str) -> dict[str, float]:
