@@ -17,7 +17,7 @@ from uuid import UUID
 
 import numpy as np
 
-from lionmem._internal.vectors import Matrix, as_matrix, best, query_vector, unit_rows
+from lionmem._internal.vectors import Matrix, best, query_vector
 from lionmem.protocols.recall import Embedder
 
 if TYPE_CHECKING:
@@ -48,11 +48,6 @@ class VectorIndex:
         self._free: list[int] = []  # rows freed since the last compaction
         self._tags: dict[UUID, frozenset[str]] = {}  # the tags each item was stored with
         self._tagged: dict[str, set[UUID]] = {}  # the ids stored with each tag
-
-    async def vectors(self, texts: Sequence[str]) -> Matrix:
-        """The embedder's unit vectors for `texts`, checked."""
-        given = await self.embedder.embed(list(texts))
-        return unit_rows(as_matrix(given, len(texts), self.embedder.dimensions, "the embedder"))
 
     async def query_vector(self, query: str | Sequence[float]) -> Matrix:
         """`query` as one unit row: a text embedded, or a vector checked."""

@@ -167,10 +167,10 @@ class InMemoryStore:
         if self._index is None:
             self._items.include(item)
             return item.id
-        from lionmem.protocols.recall import text_to_embed
+        from lionmem.protocols.recall import unit_vectors
 
         require_type(item, "item", MemoryItem)
-        vector = await self._index.vectors([text_to_embed(item, self._text_of)])
+        vector = await unit_vectors(self._index.embedder, self._text_of, [item])
         self._items.include(item)
         self._index.put(item, vector[0])
         return item.id
@@ -401,10 +401,8 @@ def _index_for(embedder: Embedder | None, text_of: TextOf | None) -> VectorIndex
     from lionmem.protocols.recall import check_embedder
 
     checked = check_embedder(embedder, text_of)
-    try:
-        from lionmem.protocols._vector_index import VectorIndex
-    except ImportError as exc:
-        raise ImportError(f"recall needs numpy: pip install 'lionmem[recall]' ({exc})") from exc
+    from lionmem.protocols._vector_index import VectorIndex
+
     return VectorIndex(checked)
 
 

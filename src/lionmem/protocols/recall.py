@@ -7,6 +7,7 @@ Governed by [ADR-0102][adr-0102].
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -15,9 +16,20 @@ from uuid import UUID
 from lionmem._internal.arguments import kind_of
 
 if TYPE_CHECKING:
+    from lionmem._internal.vectors import Matrix
     from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
-__all__ = ["Embedder", "Keep", "RecallStore", "Recalled", "TextOf", "check_embedder", "check_k", "text_to_embed"]
+__all__ = [
+    "Embedder",
+    "Keep",
+    "RecallStore",
+    "Recalled",
+    "TextOf",
+    "check_embedder",
+    "check_k",
+    "text_to_embed",
+    "unit_vectors",
+]
 
 TextOf = Callable[["MemoryItem"], str]
 """What a store embeds of an item; `str(item.content)` unless the store is given another."""
@@ -125,6 +137,7 @@ def check_embedder(embedder: Embedder | None, text_of: TextOf | None) -> Embedde
 
     Raises:
         TypeError: `embedder` is not an `Embedder`, or `text_of` is not callable.
+        ImportError: numpy is not installed; the message names the extra.
     """
     if not isinstance(embedder, Embedder):
         raise TypeError(
@@ -132,6 +145,10 @@ def check_embedder(embedder: Embedder | None, text_of: TextOf | None) -> Embedde
         )
     if text_of is not None and not callable(text_of):
         raise TypeError(f"text_of must be callable, got {type(text_of).__name__}")
+    try:
+        importlib.import_module("numpy")
+    except ImportError as exc:
+        raise ImportError(f"recall needs numpy: pip install 'lionmem[recall]' ({exc})") from exc
     return embedder
 
 
@@ -145,3 +162,19 @@ def text_to_embed(item: MemoryItem, text_of: TextOf | None) -> str:
     if not isinstance(text, str):
         raise TypeError(f"text_of must return a str, got {type(text).__name__} for item {item.id}")
     return text
+
+
+async def unit_vectors(embedder: Embedder, text_of: TextOf | None, items: Sequence[MemoryItem]) -> Matrix:
+    """The unit vectors of `items`, a row each, of what `text_to_embed` gives; for a
+    store whose embedder `check_embedder` passed, so numpy is there.
+
+    Raises:
+        TypeError: `text_of` gave something other than a str.
+        ValueError: the embedder gave vectors of another count, length, or with
+            NaN or infinity.
+    """
+    from lionmem._internal.vectors import as_matrix, unit_rows
+
+    texts = [text_to_embed(item, text_of) for item in items]
+    given = await embedder.embed(texts)
+    return unit_rows(as_matrix(given, len(texts), embedder.dimensions, "the embedder"))

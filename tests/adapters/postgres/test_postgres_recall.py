@@ -6,7 +6,6 @@ named error where pgvector is missing."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import multiprocessing
 import zlib
 from collections.abc import Sequence
@@ -132,7 +131,6 @@ def test_another_embedder_is_refused_by_name_and_reembed_rebuilds(url: str) -> N
         async with opened(url, embedder=HashingEmbedder(8), reembed=True) as store:
             (found,) = await store.recall("north wind", 1)
             assert found.score == pytest.approx(1.0)
-            assert len(await HashingEmbedder(8).embed(["x"])) == 1
         with psycopg.connect(url) as conn:
             assert conn.execute("SELECT identity, dimensions FROM lionmem_recall").fetchall() == [("hashing:8", 8)]
 
@@ -204,8 +202,7 @@ def test_the_kit_finds_the_store_recalls_as_it_declares(url: str) -> None:
         return opened(url, f"kit{next(counter)}")
 
     result = ConformanceKit(factory, PGVECTOR_PROFILE).check("recall")
-    assert result.passed, result
-    assert dataclasses.replace(PGVECTOR_PROFILE).minimum_recall == 0.98
+    assert (result.passed, result.observed) == (True, "approximate"), result
 
 
 @pytest.fixture(scope="module")
@@ -362,8 +359,6 @@ def test_concurrent_writers_never_show_a_deleted_item_or_a_stale_vector(url: str
                     for result, vector in zip(found, current, strict=True):
                         # The score is of the item's text now: no stale vector.
                         assert result.score == pytest.approx(_cosine(target, vector), abs=1e-5)
-                        held = await reader.retrieve(result.item.id)
-                        assert held is None or held.id == result.item.id
                 reads += 1
             for process in workers:
                 process.join(60)

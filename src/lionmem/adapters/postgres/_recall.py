@@ -16,12 +16,12 @@ import psycopg
 from psycopg import sql
 
 from lionmem.adapters._codec import decode_rows
-from lionmem.adapters._embedding import unit_vectors
+from lionmem.adapters._embedding import refuse_another_embedder
 from lionmem.adapters.postgres._planner import Where, where_of
 from lionmem.adapters.postgres.schema import LOCK_KEY
-from lionmem.errors import EmbedderMismatchError, VectorExtensionMissingError
+from lionmem.errors import VectorExtensionMissingError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, recall_query
-from lionmem.protocols.recall import Embedder, Recalled, TextOf, check_k
+from lionmem.protocols.recall import Embedder, Recalled, TextOf, check_k, unit_vectors
 from lionmem.protocols.rules import matches
 
 if TYPE_CHECKING:
@@ -53,10 +53,10 @@ _TABLE: LiteralString = """CREATE TABLE lionmem_vectors (
     PRIMARY KEY (namespace, id),
     FOREIGN KEY (namespace, id) REFERENCES lionmem_items (namespace, id) ON DELETE CASCADE
 )"""
-# A replacement by any client, with an embedder or without, drops the old vector in
-# its own transaction; a writer with an embedder then writes the new one. So no
-# vector outlives the text it was made from.
-_STALE: list[LiteralString] = [
+# The table's HNSW index, and its trigger: a replacement by any client, with an
+# embedder or without, drops the old vector in its own transaction; a writer with an
+# embedder then writes the new one. So no vector outlives the text it was made from.
+_WITH_THE_TABLE: list[LiteralString] = [
     "CREATE INDEX lionmem_vectors_hnsw ON lionmem_vectors USING hnsw (embedding vector_cosine_ops)",
     "CREATE OR REPLACE FUNCTION lionmem_vectors_stale() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN"
     " DELETE FROM lionmem_vectors WHERE namespace = OLD.namespace AND id = OLD.id; RETURN NULL; END $body$",
@@ -81,7 +81,8 @@ _FILL: LiteralString = (
 
 # `1 - distance`, with the distance to or from a zero vector (NaN) taken as 1, so
 # that it scores 0 as in the other stores.
-_SCORE: LiteralString = "1 - coalesce(nullif(v.embedding <=> %s::vector, 'NaN'), 1)"
+_EXACT_SCORE: LiteralString = "1 - coalesce(nullif(v.embedding <=> %s::vector, 'NaN'), 1)"
+_INDEX_SCORE: LiteralString = "1 - coalesce(nullif(c.distance, 'NaN'), 1)"
 
 
 def literal(row: Matrix) -> str:
@@ -93,7 +94,6 @@ def literal(row: Matrix) -> str:
 class _Recall:
     """One recall's arguments, checked."""
 
-    namespace: str
     vector: str
     k: int
     where: Where
@@ -140,18 +140,15 @@ class PgVectors:
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
             await _install_extension(conn)
             recorded = await (await conn.execute("SELECT identity, dimensions FROM lionmem_recall")).fetchone()
-            if recorded is not None and not reembed and recorded != (identity, dimensions):
-                raise EmbedderMismatchError(
-                    f"the vectors in this database were made by {recorded[0]!r} ({recorded[1]} dimensions), "
-                    f"not by {identity!r} ({dimensions}); open it with that embedder, or with reembed=True "
-                    "to drop every vector and make them again with this one"
-                )
-            exists = await (await conn.execute("SELECT to_regclass('lionmem_vectors') IS NOT NULL")).fetchone()
-            if reembed and exists and exists[0]:
+            if not reembed:
+                refuse_another_embedder(recorded, self.embedder, "this database")
+            made = await (await conn.execute("SELECT to_regclass('lionmem_vectors') IS NOT NULL")).fetchone()
+            exists = bool(made and made[0])
+            if reembed and exists:
                 await conn.execute("DROP TABLE lionmem_vectors")
-            if reembed or not (exists and exists[0]):
+            if reembed or not exists:
                 await conn.execute(sql.SQL(_TABLE).format(dimensions=sql.Literal(dimensions)))
-                for statement in _STALE:
+                for statement in _WITH_THE_TABLE:
                     await conn.execute(statement)
             if recorded != (identity, dimensions):
                 await conn.execute(
@@ -160,14 +157,14 @@ class PgVectors:
                     [identity, dimensions],
                 )
 
-    async def fill(self, conn: psycopg.AsyncConnection[Any], namespace: str) -> int:
+    async def fill(self, conn: psycopg.AsyncConnection[Any], namespace: str) -> None:
         """Embed every item of `namespace` that has no vector (stored without an
-        embedder, or replaced by a client without one); return how many."""
-        after, filled = 0, 0
+        embedder, or replaced by a client without one)."""
+        after = 0
         while True:
             rows = await (await conn.execute(_MISSING, [namespace, after, _BACKFILL])).fetchall()
             if not rows:
-                return filled
+                return
             after = rows[-1][0]
             items = decode_rows([row[1:] for row in rows])
             vectors = await unit_vectors(self.embedder, self.text_of, items)
@@ -176,7 +173,6 @@ class PgVectors:
                     _FILL,
                     [(literal(v), namespace, i.id, row[3]) for v, i, row in zip(vectors, items, rows, strict=True)],
                 )
-            filled += len(items)
 
     # -- recall -------------------------------------------------------------------
 
@@ -191,7 +187,7 @@ class PgVectors:
         count = check_k(k)
         checked = recall_query(tags, filters)
         vector = await query_vector(self.embedder, query)
-        return _Recall(namespace, literal(vector[0]), count, where_of(namespace, checked), checked)
+        return _Recall(literal(vector[0]), count, where_of(namespace, checked), checked)
 
     async def recall(self, conn: psycopg.AsyncConnection[Any], asked: _Recall) -> list[Recalled]:
         """The top `asked.k`: through the index when it chose that path and it kept
@@ -255,7 +251,7 @@ async def _statement(
     if path == "exact":
         # An order the index cannot serve, so every match is scored.
         statement = sql.SQL(
-            "SELECT i.id::text, i.created_at, i.body, " + _SCORE + " AS score"
+            "SELECT i.id::text, i.created_at, i.body, " + _EXACT_SCORE + " AS score"
             " FROM (SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {}) AS i"
             " JOIN lionmem_vectors AS v ON v.namespace = i.namespace AND v.id = i.id"
             " ORDER BY score DESC, i.seq{}"
@@ -265,8 +261,9 @@ async def _statement(
     ef = _FILTERED_EF if filtered else min(_FILTERED_EF, max(200, 20 * asked.k))
     await conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef)])
     statement = sql.SQL(
-        "SELECT i.id::text, i.created_at, i.body, 1 - c.distance"
-        " FROM (SELECT v.namespace, v.id, v.embedding <=> %s::vector AS distance FROM lionmem_vectors AS v"
+        "SELECT i.id::text, i.created_at, i.body, "
+        + _INDEX_SCORE
+        + " FROM (SELECT v.namespace, v.id, v.embedding <=> %s::vector AS distance FROM lionmem_vectors AS v"
         " ORDER BY v.embedding <=> %s::vector LIMIT %s) AS c"
         " JOIN (SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {}) AS i"
         " ON i.namespace = c.namespace AND i.id = c.id"

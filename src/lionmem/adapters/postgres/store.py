@@ -52,7 +52,7 @@ every durable store."""
 
 PGVECTOR_PROFILE: Final = dataclasses.replace(POSTGRES_PROFILE, recall=Recall.APPROXIMATE, minimum_recall=0.98)
 """What `PostgresMemoryStore` opened with an embedder promises: recall through an HNSW
-index past `EXACT_MOST` matches, so approximate, finding at least 98% of the exact
+index past 2,000 matches, so approximate, finding at least 98% of the exact
 top 10 ([ADR-0103][adr-0103])."""
 
 _NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
@@ -490,7 +490,7 @@ class PostgresMemoryStore(ClosesOnExit):
     ) -> list[Recalled]:
         """The `k` items of this namespace most like `query`, highest cosine similarity
         first, among those `tags` and `filters` match as in `search`; equal scores in
-        insertion order. Exact when at most `EXACT_MOST` items match; past that, through
+        insertion order. Exact when at most 2,000 items match; past that, through
         the HNSW index, its candidates filtered and ranked again, and exactly when they
         hold fewer than `k` ([ADR-0103][adr-0103]).
 
@@ -513,7 +513,7 @@ class PostgresMemoryStore(ClosesOnExit):
         filters: dict[str, Any] | None = None,
     ) -> str:
         """The path `recall` takes first ("exact" or "index") and the server's plan for
-        its statement, as `EXPLAIN` prints it."""
+        its statement, as `EXPLAIN` prints it ([ADR-0103][adr-0103-d2])."""
         vectors = self._recalling()
         asked = await vectors.asked(self.namespace, query, k, tags, filters)
         return await self._on_connection(partial(vectors.explain, asked=asked))

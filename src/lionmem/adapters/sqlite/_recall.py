@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
 
 from lionmem.adapters._codec import decode_in_slices
-from lionmem.adapters._embedding import checked_settings, unit_vectors
+from lionmem.adapters._embedding import checked_settings, refuse_another_embedder
 from lionmem.adapters.sqlite._writes import write_transaction
-from lionmem.errors import EmbedderMismatchError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, recall_query
-from lionmem.protocols.recall import Embedder, Keep, Recalled, TextOf, check_k
+from lionmem.protocols.recall import Embedder, Keep, Recalled, TextOf, check_k, unit_vectors
 from lionmem.protocols.rules import matches
 
 if TYPE_CHECKING:
@@ -115,16 +114,18 @@ class Vectors:
         from lionmem._internal.vectors import query_vector
 
         count = check_k(k)
-        keep = recall_filter(tags, filters)
+        asked = recall_query(tags, filters)
         vector = await query_vector(self.embedder, query)
-        asked = cast("list[str] | None", tags), cast("dict[str, Any] | None", filters)
+        if not (asked.tags or asked.filters):
+            found = await run(self.ranked, db, vector, None, count)
+            return [Recalled(item, score) for item, score in found]
 
         def searched(limit: int) -> Sequence[MemoryItem | str]:
-            if not asked[1]:  # tags alone: the ids, from the tag index, decoding nothing
-                return _tagged_ids(db, cast("list[str]", asked[0]), limit)
-            return search(MemoryQuery(tags=asked[0], filters=asked[1], limit=limit))
+            if not asked.filters:  # tags alone: the ids, from the tag index, decoding nothing
+                return _tagged_ids(db, cast("list[str]", asked.tags), limit)
+            return search(asked.model_copy(update={"limit": limit}))
 
-        found = await run(self.ranked, db, vector, keep, count, None if keep is None else searched)
+        found = await run(self.ranked, db, vector, lambda item: matches(item, asked), count, searched)
         return [Recalled(item, score) for item, score in found]
 
     # -- on the worker thread ---------------------------------------------------------
@@ -138,12 +139,8 @@ class Vectors:
         """
         identity, dimensions = self.embedder.identity, self.embedder.dimensions
         recorded = dict(db.execute("SELECT key, value FROM lionmem_recall").fetchall())
-        if recorded and not reembed and recorded != {"identity": identity, "dimensions": str(dimensions)}:
-            raise EmbedderMismatchError(
-                f"the vectors in this file were made by {recorded.get('identity')!r} "
-                f"({recorded.get('dimensions')} dimensions), not by {identity!r} ({dimensions}); "
-                "open it with that embedder, or with reembed=True to rebuild every vector with this one"
-            )
+        if recorded and not reembed:
+            refuse_another_embedder((recorded["identity"], int(recorded["dimensions"])), self.embedder, "this file")
         if reembed or not recorded:
             with write_transaction(db):
                 if reembed:
@@ -271,20 +268,6 @@ def _items(db: sqlite3.Connection, seqs: list[int]) -> dict[int, MemoryItem]:
         ).fetchall()
         found.update(zip((row[0] for row in rows), decode_in_slices([row[1:] for row in rows]), strict=True))
     return found
-
-
-def recall_filter(tags: object, filters: object) -> Keep | None:
-    """The rule of `search` for `tags` and `filters`, as a predicate of one item, or
-    `None` when neither narrows anything.
-
-    Raises:
-        TypeError: `tags` is not a list of str, or `filters` not a dict, as
-            `MemoryQuery` takes them.
-    """
-    query = recall_query(tags, filters)
-    if not (query.tags or query.filters):
-        return None
-    return lambda item: matches(item, query)
 
 
 def _tagged_ids(db: sqlite3.Connection, tags: list[str], limit: int) -> list[str]:
