@@ -189,13 +189,35 @@ def has_pgvector(url: str) -> bool:
 
 
 @contextmanager
+def wheel_binaries(*, without_pgvector: bool = False) -> Iterator[Path]:
+    """The `pgserver` wheel's server binaries, where the user the server runs as can
+    run them: in place, or as root a copy in a folder the `postgres` user may read,
+    since the virtual environment may sit in one it may not (a `mktemp -d` folder).
+    `without_pgvector` copies them without pgvector's files."""
+    installed = pgvector_bindir().parent
+    if os.geteuid() != 0 and not without_pgvector:
+        yield installed / "bin"
+        return
+    folder = Path(tempfile.mkdtemp(prefix="lionmem-pgbin-"))
+    try:
+        copy = folder / "pgserver" / "pginstall"
+        shutil.copytree(installed, copy, ignore=shutil.ignore_patterns("vector*") if without_pgvector else None)
+        # The binaries find the wheel's shared libraries three folders up.
+        shutil.copytree(installed.parent.parent / "pgserver.libs", folder / "pgserver.libs")
+        os.chmod(folder, 0o755)
+        yield copy / "bin"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
 def pgvector_url() -> Iterator[str]:
     """The URL of a server with pgvector: the environment's, when it has it, or a
     throwaway one from the `pgserver` wheel."""
     if os.environ.get(ENV_URL) and has_pgvector(os.environ[ENV_URL]):
         yield os.environ[ENV_URL]
         return
-    with running_server(pgvector_bindir()) as server:
+    with wheel_binaries() as binaries, running_server(binaries) as server:
         yield server.url
 
 
@@ -203,19 +225,8 @@ def pgvector_url() -> Iterator[str]:
 def server_without_pgvector() -> Iterator[Server]:
     """A throwaway server from a copy of the `pgserver` binaries without pgvector's
     files: a server where the `vector` extension is not available at all."""
-    folder = Path(tempfile.mkdtemp(prefix="lionmem-pgbin-"))
-    try:
-        installed = pgvector_bindir().parent
-        copy = folder / "pgserver" / "pginstall"
-        shutil.copytree(installed, copy, ignore=shutil.ignore_patterns("vector*"))
-        # The binaries find the wheel's shared libraries three folders up.
-        (folder / "pgserver.libs").symlink_to(installed.parent.parent / "pgserver.libs")
-        if os.geteuid() == 0:
-            os.chmod(folder, 0o755)
-        with running_server(copy / "bin") as server:
-            yield server
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with wheel_binaries(without_pgvector=True) as binaries, running_server(binaries) as server:
+        yield server
 
 
 def fresh_database(url: str, encoding: str | None = None) -> str:
