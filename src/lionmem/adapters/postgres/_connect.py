@@ -15,6 +15,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from lionmem.adapters.postgres._dsn import unavailable
+from lionmem.adapters.postgres._recall import send_vectors_binary
 from lionmem.adapters.postgres.schema import migrate
 from lionmem.errors import StoreUnavailableError
 
@@ -97,6 +98,7 @@ async def connect(
             " set_config('default_transaction_isolation', 'read committed', false)",
             [f"{statement_ms}ms"],
         )
+        send_vectors_binary(conn)
 
     # The schema is checked on a connection of its own before the pool opens: a pool
     # that cannot connect only reports that it timed out, while a direct attempt says

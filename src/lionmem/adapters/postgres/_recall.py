@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 import psycopg
 from psycopg import sql
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
 
 from lionmem.adapters._codec import decode_rows
 from lionmem.adapters._embedding import refuse_another_embedder
@@ -27,7 +29,7 @@ from lionmem.protocols.rules import matches
 if TYPE_CHECKING:
     from lionmem._internal.vectors import Matrix
 
-__all__ = ["EXACT_MOST", "VECTOR_UPSERT", "PgVectors", "literal"]
+__all__ = ["EXACT_MOST", "VECTOR_UPSERT", "PgVectors", "send_vectors_binary"]
 
 EXACT_MOST: Final = 2_000
 """The most matches a recall ranks exactly by reading them all; past it, the index
@@ -40,11 +42,15 @@ _FILTERED_EF = 1_000
 """`hnsw.ef_search` for a filtered recall through the index: pgvector's largest, so
 that a filter keeping a small share of the candidates still keeps `k`."""
 
+_EF_PER_RESULT = 10
+"""`hnsw.ef_search` for an unfiltered recall: this many candidates a result asked
+for, at least 100 and at most `_FILTERED_EF`."""
+
 VECTOR_UPSERT: LiteralString = (
-    "INSERT INTO lionmem_vectors (namespace, id, embedding) VALUES (%s, %s, %s::vector)"
+    "INSERT INTO lionmem_vectors (namespace, id, embedding) VALUES (%s, %s, %b::vector)"
     " ON CONFLICT (namespace, id) DO UPDATE SET embedding = excluded.embedding"
 )
-"""Write one item's vector: `(namespace, id, literal)`."""
+"""Write one item's vector: `(namespace, id, PgVector)`."""
 
 _TABLE: LiteralString = """CREATE TABLE lionmem_vectors (
     namespace text NOT NULL,
@@ -53,11 +59,14 @@ _TABLE: LiteralString = """CREATE TABLE lionmem_vectors (
     PRIMARY KEY (namespace, id),
     FOREIGN KEY (namespace, id) REFERENCES lionmem_items (namespace, id) ON DELETE CASCADE
 )"""
-# The table's HNSW index, and its trigger: a replacement by any client, with an
+# The table's HNSW index, built with 40 candidates a step where pgvector's default is
+# 64: writes cost about half as much, and the top 10 found stayed the same (ADR-0103
+# D3 has the measurements). Then its trigger: a replacement by any client, with an
 # embedder or without, drops the old vector in its own transaction; a writer with an
 # embedder then writes the new one. So no vector outlives the text it was made from.
 _WITH_THE_TABLE: list[LiteralString] = [
-    "CREATE INDEX lionmem_vectors_hnsw ON lionmem_vectors USING hnsw (embedding vector_cosine_ops)",
+    "CREATE INDEX lionmem_vectors_hnsw ON lionmem_vectors USING hnsw (embedding vector_cosine_ops)"
+    " WITH (m = 16, ef_construction = 40)",
     "CREATE OR REPLACE FUNCTION lionmem_vectors_stale() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN"
     " DELETE FROM lionmem_vectors WHERE namespace = OLD.namespace AND id = OLD.id; RETURN NULL; END $body$",
     "DROP TRIGGER IF EXISTS lionmem_items_vector_stale ON lionmem_items",
@@ -75,26 +84,57 @@ _MISSING: LiteralString = (
 # locked, so that a replacement waits and then drops this vector.
 _FILL: LiteralString = (
     "INSERT INTO lionmem_vectors (namespace, id, embedding)"
-    " SELECT namespace, id, %s::vector FROM lionmem_items WHERE namespace = %s AND id = %s AND body = %s"
+    " SELECT namespace, id, %b::vector FROM lionmem_items WHERE namespace = %s AND id = %s AND body = %s"
     " FOR SHARE ON CONFLICT (namespace, id) DO NOTHING"
 )
 
 # `1 - distance`, with the distance to or from a zero vector (NaN) taken as 1, so
 # that it scores 0 as in the other stores.
-_EXACT_SCORE: LiteralString = "1 - coalesce(nullif(v.embedding <=> %s::vector, 'NaN'), 1)"
+_EXACT_SCORE: LiteralString = "1 - coalesce(nullif(v.embedding <=> %b::vector, 'NaN'), 1)"
 _INDEX_SCORE: LiteralString = "1 - coalesce(nullif(c.distance, 'NaN'), 1)"
 
 
-def literal(row: Matrix) -> str:
-    """A float32 row as pgvector's text form; each float in its shortest exact form."""
-    return "[" + ",".join(map(repr, row.tolist())) + "]"
+class PgVector:
+    """A vector in pgvector's binary form: dimensions and a reserved zero as two
+    big-endian 16-bit ints, then each float as a big-endian float32."""
+
+    __slots__ = ("data",)
+
+    data: bytes
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+class _PgVectorDumper(Dumper):
+    # No oid: `vector`'s differs from database to database, so each statement casts
+    # its parameter (`%b::vector`) and the server reads the bytes as that type.
+    format = Format.BINARY
+
+    def dump(self, obj: PgVector) -> bytes:
+        return obj.data
+
+
+def send_vectors_binary(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Let `conn` send `PgVector` parameters. Sent as text, a 256-float vector cost
+    about 120 µs to write out in Python and more for the server to parse."""
+    conn.adapters.register_dumper(PgVector, _PgVectorDumper)
+
+
+def pg_vectors(matrix: Matrix) -> list[PgVector]:
+    """Each float32 row of `matrix` as a `PgVector`."""
+    import numpy as np
+
+    head = np.array([matrix.shape[1], 0], dtype=">u2").tobytes()
+    big_endian = matrix.astype(">f4")
+    return [PgVector(head + row.tobytes()) for row in big_endian]
 
 
 @dataclass(frozen=True)
 class _Recall:
     """One recall's arguments, checked."""
 
-    vector: str
+    vector: PgVector
     k: int
     where: Where
     query: MemoryQuery
@@ -121,7 +161,7 @@ class PgVectors:
                 NaN or infinity.
         """
         matrix = await unit_vectors(self.embedder, self.text_of, items)
-        return [(namespace, item.id, literal(row)) for row, item in zip(matrix, items, strict=True)]
+        return [(namespace, item.id, vector) for vector, item in zip(pg_vectors(matrix), items, strict=True)]
 
     # -- opening ------------------------------------------------------------------
 
@@ -171,7 +211,7 @@ class PgVectors:
             async with conn.transaction(), conn.cursor() as cursor:
                 await cursor.executemany(
                     _FILL,
-                    [(literal(v), namespace, i.id, row[3]) for v, i, row in zip(vectors, items, rows, strict=True)],
+                    [(v, namespace, i.id, row[3]) for v, i, row in zip(pg_vectors(vectors), items, rows, strict=True)],
                 )
 
     # -- recall -------------------------------------------------------------------
@@ -187,23 +227,26 @@ class PgVectors:
         count = check_k(k)
         checked = recall_query(tags, filters)
         vector = await query_vector(self.embedder, query)
-        return _Recall(literal(vector[0]), count, where_of(namespace, checked), checked)
+        return _Recall(pg_vectors(vector)[0], count, where_of(namespace, checked), checked)
 
     async def recall(self, conn: psycopg.AsyncConnection[Any], asked: _Recall) -> list[Recalled]:
-        """The top `asked.k`: through the index when it chose that path and it kept
-        enough, else exactly."""
-        if await path_of(conn, asked) == "index":
-            found = await _run(conn, asked, "index")
-            if len(found) >= asked.k:
-                return found
-        return await _run(conn, asked, "exact")
+        """The top `asked.k`: exactly when at most `EXACT_MOST` items match, counted
+        and ranked by one statement; else through the index, and exactly over every
+        match if the index kept fewer than `k`."""
+        rows = await (await _execute(conn, *_statement(asked, "exact"), None)).fetchall()
+        if rows and rows[0][0] <= EXACT_MOST:
+            return _found(asked, [row[1:] for row in rows if row[1] is not None])
+        found = _found(asked, await (await _execute(conn, *_statement(asked, "index"), _ef_search(asked))).fetchall())
+        if len(found) >= asked.k:
+            return found
+        return _found(asked, await (await _execute(conn, *_statement(asked, "every"), None)).fetchall())
 
     async def explain(self, conn: psycopg.AsyncConnection[Any], asked: _Recall) -> str:
         """The path a recall takes first, and the server's plan for its statement."""
         path = await path_of(conn, asked)
-        async with conn.transaction():
-            statement, params = await _statement(conn, asked, path)
-            rows = await (await conn.execute(sql.SQL("EXPLAIN ") + statement, params, prepare=False)).fetchall()
+        statement, params = _statement(asked, path)
+        ef = _ef_search(asked) if path == "index" else None
+        rows = await (await _execute(conn, sql.SQL("EXPLAIN ") + statement, params, ef)).fetchall()
         return f"path: {path}\n" + "\n".join(str(row[0]) for row in rows)
 
 
@@ -240,42 +283,73 @@ async def path_of(conn: psycopg.AsyncConnection[Any], asked: _Recall) -> str:
     return "exact" if found is None or found[0] <= EXACT_MOST else "index"
 
 
-async def _statement(
-    conn: psycopg.AsyncConnection[Any], asked: _Recall, path: str
-) -> tuple[sql.Composed, list[object]]:
-    """The statement of `path`, in the transaction it runs in; the index's path sets
-    its `hnsw.ef_search` there first."""
+def _ef_search(asked: _Recall) -> int:
+    """The `hnsw.ef_search` of the index's path."""
+    if asked.query.tags or asked.query.filters:
+        return _FILTERED_EF
+    return min(_FILTERED_EF, max(100, _EF_PER_RESULT * asked.k))
+
+
+def _statement(asked: _Recall, path: str) -> tuple[sql.Composed, list[object]]:
+    """The statement of a path, and its parameters.
+
+    - "exact": the count of the matches up to `EXACT_MOST + 1` in the first column
+      of every row; when there are at most `EXACT_MOST`, each is scored (in an order
+      the index cannot serve) and the best follow, else one row of the count alone.
+    - "index": the index's candidates, kept by the predicates and ranked again.
+    - "every": every match scored, however many.
+    """
     where = asked.where
     cut = sql.SQL("") if asked.rechecked else sql.SQL(" LIMIT %s")
     tail: list[object] = [] if asked.rechecked else [asked.k]
+    scored = sql.SQL(
+        "SELECT i.id::text, i.created_at, i.body, " + _EXACT_SCORE + " AS score, i.seq"
+        " FROM {} AS i JOIN lionmem_vectors AS v ON v.namespace = i.namespace AND v.id = i.id"
+    )
     if path == "exact":
-        # An order the index cannot serve, so every match is scored.
         statement = sql.SQL(
-            "SELECT i.id::text, i.created_at, i.body, " + _EXACT_SCORE + " AS score"
-            " FROM (SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {}) AS i"
-            " JOIN lionmem_vectors AS v ON v.namespace = i.namespace AND v.id = i.id"
-            " ORDER BY score DESC, i.seq{}"
-        ).format(where.clause, cut)
+            "WITH m AS MATERIALIZED (SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {}"
+            " LIMIT %s), n AS (SELECT count(*) AS matched FROM m)"
+            " SELECT n.matched, r.id, r.created_at, r.body, r.score FROM n LEFT JOIN LATERAL"
+            " ({} WHERE n.matched <= %s ORDER BY score DESC, i.seq{}) AS r ON true"
+            " ORDER BY r.score DESC, r.seq"
+        ).format(where.clause, scored.format(sql.SQL("m")), cut)
+        return statement, [*where.params, EXACT_MOST + 1, asked.vector, EXACT_MOST, *tail]
+    if path == "every":
+        matches = sql.SQL("(SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {})").format(
+            where.clause
+        )
+        statement = sql.SQL("SELECT id, created_at, body, score FROM ({} ORDER BY score DESC, i.seq{}) AS r").format(
+            scored.format(matches), cut
+        )
         return statement, [asked.vector, *where.params, *tail]
-    filtered = bool(asked.query.tags or asked.query.filters)
-    ef = _FILTERED_EF if filtered else min(_FILTERED_EF, max(200, 20 * asked.k))
-    await conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef)])
     statement = sql.SQL(
         "SELECT i.id::text, i.created_at, i.body, "
         + _INDEX_SCORE
-        + " FROM (SELECT v.namespace, v.id, v.embedding <=> %s::vector AS distance FROM lionmem_vectors AS v"
-        " ORDER BY v.embedding <=> %s::vector LIMIT %s) AS c"
+        + " FROM (SELECT v.namespace, v.id, v.embedding <=> %b::vector AS distance FROM lionmem_vectors AS v"
+        " ORDER BY v.embedding <=> %b::vector LIMIT %s) AS c"
         " JOIN (SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {}) AS i"
         " ON i.namespace = c.namespace AND i.id = c.id"
         " ORDER BY c.distance, i.seq{}"
     ).format(where.clause, cut)
-    return statement, [asked.vector, asked.vector, ef, *where.params, *tail]
+    return statement, [asked.vector, asked.vector, _ef_search(asked), *where.params, *tail]
 
 
-async def _run(conn: psycopg.AsyncConnection[Any], asked: _Recall, path: str) -> list[Recalled]:
-    async with conn.transaction():
-        statement, params = await _statement(conn, asked, path)
-        rows = await (await conn.execute(statement, params, prepare=False)).fetchall()
+async def _execute(
+    conn: psycopg.AsyncConnection[Any], statement: sql.Composed, params: list[object], ef: int | None
+) -> psycopg.AsyncCursor[Any]:
+    """Run `statement`; with `ef`, in a transaction that sets `hnsw.ef_search` first,
+    the three sent together in one round trip."""
+    if ef is None:
+        return await conn.execute(statement, params, prepare=False)
+    async with conn.pipeline(), conn.transaction():
+        await conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef)])
+        return await conn.execute(statement, params, prepare=False)
+
+
+def _found(asked: _Recall, rows: list[tuple[Any, ...]]) -> list[Recalled]:
+    """Rows of id, creation time, body and score as the top `asked.k`, rechecked by
+    Python's rules where SQL could not decide a predicate."""
     items = decode_rows([row[:3] for row in rows])
     found = [Recalled(item, float(row[3])) for item, row in zip(items, rows, strict=True)]
     if asked.rechecked:
