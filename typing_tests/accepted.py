@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, assert_type
 from uuid import UUID, uuid4
 
-from lionmem import Branch, ForgettingStore, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore, Session
+from lionmem import BatchingStore, Branch, ForgettingStore, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore, Session
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
@@ -91,6 +91,13 @@ async def durable_stores(path: Path, dsn: str) -> None:
 def forgetting_stores(memory: InMemoryStore, sqlite: SQLiteMemoryStore, postgres: PostgresMemoryStore) -> None:
     """Every store lionmem ships is a ForgettingStore (ADR-0100)."""
     stores: list[ForgettingStore] = [memory, sqlite, postgres]
+    wants_a_store(stores[0])
+
+
+def batching_stores(memory: InMemoryStore, sqlite: SQLiteMemoryStore, postgres: PostgresMemoryStore) -> None:
+    """Every store lionmem ships writes a batch in one call, and says so."""
+    stores: list[BatchingStore] = [memory, sqlite, postgres]
+    assert isinstance(InMemoryStore(), BatchingStore)
     wants_a_store(stores[0])
 
 

@@ -504,3 +504,28 @@ def test_delete_matching_by_age_deletes_what_a_search_of_the_older_items_returns
         assert [i.content for i in await store.search(MemoryQuery(limit=100))] == ["n6", "n7"]
 
     asyncio.run(scenario())
+
+
+def test_store_many_checks_the_batch_and_stores_all_or_none() -> None:
+    from tests.support.store_contract import UNREADABLE_CONTENT, assert_batches_checked
+
+    run(assert_batches_checked(InMemoryStore()))
+    kept = MemoryItem(content="kept")
+    store = filled(kept)
+    for content in UNREADABLE_CONTENT:
+        with pytest.raises(ValueError, match="content"):
+            run(store.store_many([MemoryItem(content="fine"), MemoryItem(content=content)]))
+    with pytest.raises(TypeError, match="^every item must be a MemoryItem, got dict$"):
+        run(store.store_many([MemoryItem(content="fine"), {"content": "a dict"}]))  # type: ignore[list-item]
+    assert run(store.search(MemoryQuery())) == [kept]
+
+
+def test_store_many_gives_what_storing_one_at_a_time_gives() -> None:
+    first, second = MemoryItem(content="a"), MemoryItem(content="b")
+    again = MemoryItem(id=first.id, content="a, replaced")
+    batch = [first, second, again, MemoryItem(content="c")]
+    one_at_a_time = filled(*batch)
+    together = InMemoryStore()
+    assert run(together.store_many(iter(batch))) == [i.id for i in batch]
+    assert run(together.search(MemoryQuery())) == run(one_at_a_time.search(MemoryQuery()))
+    assert [i.content for i in run(together.search(MemoryQuery()))] == ["a, replaced", "b", "c"]

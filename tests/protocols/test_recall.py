@@ -333,3 +333,46 @@ def test_recall_is_concurrency_safe_with_writes() -> None:
         assert [r.item.id for r in found[:40]] == [ids[n] for n in range(200) if n % 5 == 1]
 
     run(body())
+
+
+def test_store_many_embeds_the_batch_in_one_call_and_recalls_as_single_stores_do() -> None:
+    calls: list[list[str]] = []
+    hashing = HashingEmbedder(64)
+
+    def counted(batch: list[str]) -> list[list[float]]:
+        calls.append(batch)
+        return [hashing.vector(text) for text in batch]
+
+    async def body() -> None:
+        embedder = FunctionEmbedder(counted, dimensions=64, identity="counted")
+        batch = [MemoryItem(content=f"harbour boats {n}", tags=["even" if n % 2 else "odd"]) for n in range(30)]
+        batch.append(MemoryItem(id=batch[3].id, content="desert camels"))
+        together = InMemoryStore(embedder=embedder)
+        assert await together.store_many(batch) == [i.id for i in batch]
+        assert calls == [[str(i.content) for i in batch]]
+        one_at_a_time = InMemoryStore(embedder=embedder)
+        for item in batch:
+            await one_at_a_time.store(item)
+        for query, tags in (("harbour boats 7", None), ("desert camels", None), ("harbour", ["even"])):
+            assert await together.recall(query, 5, tags=tags) == await one_at_a_time.recall(query, 5, tags=tags)
+        assert texts(await together.recall("desert camels", 1)) == ["desert camels"]
+
+    run(body())
+
+
+def test_store_many_stores_nothing_when_the_embedder_fails() -> None:
+    def failing(batch: list[str]) -> list[list[float]]:
+        if any("boom" in text for text in batch):
+            raise ConnectionError("the model server is down")
+        return [[1.0, 0.0] for _ in batch]
+
+    async def body() -> None:
+        store = InMemoryStore(embedder=FunctionEmbedder(failing, dimensions=2, identity="failing"))
+        kept = MemoryItem(content="kept")
+        await store.store(kept)
+        with pytest.raises(ConnectionError):
+            await store.store_many([MemoryItem(content="fine"), MemoryItem(id=kept.id, content="boom")])
+        assert await store.search(MemoryQuery()) == [kept]
+        assert [r.item for r in await store.recall([1.0, 0.0], 5)] == [kept]
+
+    run(body())

@@ -9,10 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import cast
+from typing import TypeVar, cast
 from uuid import UUID
 
+T = TypeVar("T")
+
 __all__ = [
+    "as_batch",
     "as_batch_size",
     "as_cutoff",
     "as_uuid",
@@ -90,6 +93,25 @@ def timestamp_of_datetime(value: datetime) -> float:
     """`value` as a UTC timestamp; a naive datetime carries no zone, and lionmem reads
     it as UTC, never as local time."""
     return (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).timestamp()
+
+
+def as_batch(items: Iterable[T], item_type: type[T]) -> list[T]:
+    """The items a `store_many` call writes, as a list.
+
+    One `item_type` alone is refused by name: a pydantic model is iterable (it yields
+    its fields), so it would otherwise fail later as "got tuple".
+
+    Raises:
+        TypeError: `items` is one `item_type`, or not iterable.
+    """
+    given: object = items  # typed callers cannot pass one; untyped ones can
+    if isinstance(given, item_type):
+        raise TypeError(
+            f"store_many takes an iterable of {item_type.__name__}, got one {item_type.__name__}; use store()"
+        )
+    if not isinstance(given, Iterable):
+        raise TypeError(f"store_many takes an iterable of {item_type.__name__}, got {type(given).__name__}")
+    return list(items)
 
 
 def as_batch_size(value: object) -> int:

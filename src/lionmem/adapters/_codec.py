@@ -32,7 +32,6 @@ __all__ = [
     "SHARE_EVERY",
     "EncodedItem",
     "Row",
-    "as_batch",
     "decode_in_slices",
     "decode_item",
     "decode_rows",
@@ -131,20 +130,6 @@ def encode_item(item: object, *, allow_nul: bool = True) -> EncodedItem:
     folded = fold(item.content)
     _check_size(folded, "its content's searchable text, str(content).lower(),")
     return EncodedItem(str(item.id), float(created_at), body, folded)
-
-
-def as_batch(items: Iterable[MemoryItem]) -> list[MemoryItem]:
-    """The items a `store_many` call writes, as a list.
-
-    One `MemoryItem` is refused by name: it is iterable (pydantic yields its fields),
-    so it would otherwise fail as "got tuple".
-    """
-    given: object = items  # typed callers cannot pass one; untyped ones can
-    if isinstance(given, MemoryItem):
-        raise TypeError("store_many takes an iterable of MemoryItem, got one MemoryItem; use store()")
-    if not isinstance(given, Iterable):
-        raise TypeError(f"store_many takes an iterable of MemoryItem, got {type(given).__name__}")
-    return list(items)
 
 
 ENCODE_EVERY = 200

@@ -22,8 +22,9 @@ class BatchingStore(MemoryStore, Protocol):
     none, with the same result as storing them one by one in order.
 
     `SQLiteMemoryStore` and `PostgresMemoryStore` implement it, each batch one
-    transaction; the command line's `import` and `copy` write through it where a
-    store offers it, and one item at a time where not.
+    transaction, and so does `InMemoryStore`, which embeds a batch in one call. The
+    command line's `import` and `copy` write through it where a store offers it, and
+    one item at a time where not.
     """
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:

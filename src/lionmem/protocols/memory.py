@@ -12,7 +12,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
+from lionmem._internal.arguments import as_batch, as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.rules import with_any_tag, with_filters
@@ -174,6 +174,33 @@ class InMemoryStore:
         self._items.include(item)
         self._index.put(item, vector[0])
         return item.id
+
+    async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
+        """Store `items` in order, as `store` would one at a time, and return their
+        ids: all of them or, on error, none. A store with an embedder embeds the
+        whole batch in one call first ([ADR-0096][adr-0096]).
+
+        Raises:
+            TypeError: `items` is not an iterable, is one `MemoryItem` alone, or
+                holds something else; nothing is stored.
+            ValueError: as for `store`; nothing is stored.
+        """
+        batch = as_batch(items, MemoryItem)
+        for item in batch:
+            require_type(item, "every item", MemoryItem)
+            if type(item.content) is not str:
+                check_matchable(item)
+        if self._index is None:
+            for item in batch:
+                self._items.include(item)
+            return [item.id for item in batch]
+        from lionmem.protocols.recall import unit_vectors
+
+        vectors = await unit_vectors(self._index.embedder, self._text_of, batch)
+        for item, vector in zip(batch, vectors, strict=True):
+            self._items.include(item)
+            self._index.put(item, vector)
+        return [item.id for item in batch]
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
         """Return the stored item with `item_id`, or `None`.

@@ -20,10 +20,10 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
-from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
+from lionmem._internal.arguments import as_batch, as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.timeouts import MAX_TIMEOUT, milliseconds
 from lionmem._internal.tracebacks import without_locals_on_refusal
-from lionmem.adapters._codec import DURABLE_PROFILE, as_batch, decode_item, encode_batch
+from lionmem.adapters._codec import DURABLE_PROFILE, decode_item, encode_batch
 from lionmem.adapters._embedding import checked_settings
 from lionmem.adapters._narrowing import unlimited
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
@@ -278,7 +278,7 @@ class PostgresMemoryStore(ClosesOnExit):
             RuntimeError: called from an event loop other than the one that opened
                 the store, or in a process forked from the one that opened it.
         """
-        batch = as_batch(items)
+        batch = as_batch(items, MemoryItem)
         rows = await encode_batch(batch, partial(item_row, self.namespace))
         await self._write(rows, batch)
         return [item.id for item in batch]

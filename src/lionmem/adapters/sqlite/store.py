@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, Final, Literal, ParamSpec, TypeVar, cast
 from uuid import UUID
 
-from lionmem._internal.arguments import as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
+from lionmem._internal.arguments import as_batch, as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.timeouts import milliseconds
-from lionmem.adapters._codec import DURABLE_PROFILE, as_batch, decode_item, encode_batch
+from lionmem.adapters._codec import DURABLE_PROFILE, decode_item, encode_batch
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
 from lionmem.adapters.sqlite._connect import connect
 from lionmem.adapters.sqlite._files import database_path
@@ -262,7 +262,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             RuntimeError: called in a process forked from the one that opened
                 the store.
         """
-        batch = as_batch(items)
+        batch = as_batch(items, MemoryItem)
         writes = await encode_batch(batch, Write.of)
         vectors = [] if self._vectors is None else await self._vectors.embedded(batch)
         await self._on_writer(self._worker.write, writes, vectors)
