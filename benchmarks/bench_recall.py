@@ -353,7 +353,7 @@ async def compared(url: str, embedder: WordLlamaEmbedder, items: list[MemoryItem
     )
     rows["lionmem PostgreSQL"]["bytes an item"] = database_bytes(ours) / len(items)
 
-    theirs = LangGraphMemory(index=langgraph_index(embedder))  # type: ignore[arg-type]
+    theirs = LangGraphMemory(index=langgraph_index(embedder))  # type: ignore[arg-type, unused-ignore]
     rows["LangGraph memory"], recall = await langgraph_rows(theirs, items, truth, asked)
     found["LangGraph memory"] = await langgraph_probes(theirs, recall)
     del theirs
@@ -361,7 +361,7 @@ async def compared(url: str, embedder: WordLlamaEmbedder, items: list[MemoryItem
     async def langgraph_footprint() -> Any:
         from langgraph.store.base import PutOp
 
-        kept = LangGraphMemory(index=langgraph_index(embedder))  # type: ignore[arg-type]
+        kept = LangGraphMemory(index=langgraph_index(embedder))  # type: ignore[arg-type, unused-ignore]
         for at in range(0, len(items), BATCH):
             await kept.abatch([PutOp((NAMESPACE,), str(i.id), value_of(i)) for i in items_of(notes)[at : at + BATCH]])
         return kept
@@ -369,7 +369,7 @@ async def compared(url: str, embedder: WordLlamaEmbedder, items: list[MemoryItem
     rows["LangGraph memory"]["bytes an item"] = await footprint(langgraph_footprint) / len(items)
 
     theirs_url = fresh_database(url)
-    async with AsyncPostgresStore.from_conn_string(theirs_url, index=langgraph_index(embedder)) as pg:  # type: ignore[arg-type]
+    async with AsyncPostgresStore.from_conn_string(theirs_url, index=langgraph_index(embedder)) as pg:  # type: ignore[arg-type, unused-ignore]
         await pg.setup()
         rows["LangGraph PostgreSQL"], recall = await langgraph_rows(pg, items, truth, asked, theirs_url)
         found["LangGraph PostgreSQL"] = await langgraph_probes(pg, recall)
