@@ -156,11 +156,11 @@ def test_sqlite_to_postgres_and_back(tmp_path: Path, pg_url: str, capsys: pytest
     assert back.read_bytes() == exported.read_bytes()
 
 
-def test_an_import_of_whole_batches_into_a_store_without_batches(
+def test_an_import_of_exactly_whole_batches_ends_without_an_empty_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`memory:` stores one item at a time (InMemoryStore has no `store_many`); a file
-    of exactly one batch ends without an empty one."""
+    """A file of exactly one batch, imported into `memory:`, ends without an empty
+    batch after it."""
     source = f"sqlite:///{tmp_path / 'a.db'}"
     fill(source, _items(496))
     exported = tmp_path / "export.jsonl"

@@ -89,15 +89,11 @@ Check = Callable[[MemoryItem], object]
 async def store_batch(
     store: ForgettingStore, batch: list[MemoryItem], *, check: Check, first_line: int | None = None
 ) -> None:
-    """Store `batch` in one call where the store takes batches (atomically, in the
-    durable stores), else one item at a time. A refusal names the item `check` finds
-    at fault, else the batch; with its line in the file, from `first_line`."""
+    """Store `batch` in one call, all of it or none. A refusal names the item `check`
+    finds at fault, else the batch; with its line in the file, from `first_line`."""
+    assert isinstance(store, BatchingStore), "every store open_store opens takes batches"
     try:
-        if isinstance(store, BatchingStore):
-            await store.store_many(batch)
-        else:
-            for item in batch:
-                await store.store(item)
+        await store.store_many(batch)
     except (TypeError, ValueError) as exc:
         raise CommandError(_refused(batch, exc, check, first_line)) from exc
 

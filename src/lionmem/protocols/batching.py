@@ -23,8 +23,7 @@ class BatchingStore(MemoryStore, Protocol):
 
     `SQLiteMemoryStore` and `PostgresMemoryStore` implement it, each batch one
     transaction, and so does `InMemoryStore`, which embeds a batch in one call. The
-    command line's `import` and `copy` write through it where a store offers it, and
-    one item at a time where not.
+    command line's `import` and `copy` write through it.
     """
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
