@@ -362,8 +362,9 @@ async def compared(url: str, embedder: WordLlamaEmbedder, items: list[MemoryItem
         from langgraph.store.base import PutOp
 
         kept = LangGraphMemory(index=langgraph_index(embedder))  # type: ignore[arg-type, unused-ignore]
-        for at in range(0, len(items), BATCH):
-            await kept.abatch([PutOp((NAMESPACE,), str(i.id), value_of(i)) for i in items_of(notes)[at : at + BATCH]])
+        fresh = items_of(notes)
+        for at in range(0, len(fresh), BATCH):
+            await kept.abatch([PutOp((NAMESPACE,), str(i.id), value_of(i)) for i in fresh[at : at + BATCH]])
         return kept
 
     rows["LangGraph memory"]["bytes an item"] = await footprint(langgraph_footprint) / len(items)
