@@ -16,16 +16,14 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from lionmem import InMemoryStore, MemoryItem, MemoryQuery, RecallStore
+from lionmem import MemoryItem, MemoryQuery, RecallStore
 from lionmem.adapters.lifecycle import PendingOpen
 from lionmem.adapters.postgres import PGVECTOR_PROFILE, PostgresMemoryStore
 from lionmem.embedders import FunctionEmbedder, HashingEmbedder
 from lionmem.errors import EmbedderMismatchError, NoEmbedderError, VectorExtensionMissingError
-from lionmem.filters import Ge
 from lionmem.testing import ConformanceKit
 from tests.support.pg_server import fresh_database, server_without_pgvector
-
-CONTENTS = ["red fox jumps", "blue whale sings", "red red fox", "green fox", "blue sky", "fox"]
+from tests.support.recall_contract import assert_recall_agrees_with_the_reference
 
 
 def run(body: Any) -> Any:
@@ -51,43 +49,11 @@ def opened(url: str, namespace: str = "n", **options: Any) -> PendingOpen[Postgr
     return PostgresMemoryStore.open(url, namespace=namespace, **options)
 
 
-async def same_as_reference(
-    store: PostgresMemoryStore, reference: InMemoryStore, text: Any, k: int, **options: Any
-) -> None:
-    ours = await store.recall(text, k, **options)
-    theirs = await reference.recall(text, k, **options)
-    assert [r.item.id for r in ours] == [r.item.id for r in theirs], (text, options)
-    assert [r.score for r in ours] == pytest.approx([r.score for r in theirs], abs=1e-5)
-
-
 def test_recall_equals_the_reference_stores(url: str) -> None:
     async def body() -> None:
-        reference = InMemoryStore(embedder=HashingEmbedder(64))
         async with opened(url) as store:
             assert isinstance(store, RecallStore)
-            assert store.embedder is not None
-            items = [
-                MemoryItem(content=c, tags=["even" if n % 2 == 0 else "odd"], metadata={"n": n})
-                for n, c in enumerate(CONTENTS)
-            ]
-            await store.store_many(items[:3])
-            for item in items[3:]:
-                await store.store(item)
-            for item in items:
-                await reference.store(item)
-            searches: list[tuple[str, dict[str, Any]]] = [
-                ("red fox", {}),
-                ("blue", {"tags": ["odd"]}),
-                ("fox", {"filters": {"n": Ge(2)}}),
-                ("whale", {"tags": ["even"], "filters": {"n": Ge(1)}}),
-                ("fox", {"filters": {"n": [1]}}),  # decided by Python on the rows
-                ("", {}),  # an empty text: every score 0, insertion order
-            ]
-            for text, options in searches:
-                await same_as_reference(store, reference, text, 3, **options)
-            found = await store.recall("red fox", 6)
-            assert all(r.item == next(i for i in items if i.id == r.item.id) for r in found)
-            assert await store.recall("fox", 3, tags=["none"]) == []
+            await assert_recall_agrees_with_the_reference(store, tolerance=1e-5)
 
     run(body())
 

@@ -20,8 +20,7 @@ from lionmem.embedders import FunctionEmbedder, HashingEmbedder
 from lionmem.errors import EmbedderMismatchError, NoEmbedderError
 from lionmem.filters import Ge
 from lionmem.testing import ConformanceKit, Recall
-
-CONTENTS = ["red fox jumps", "blue whale sings", "red red fox", "green fox", "blue sky", "fox"]
+from tests.support.recall_contract import assert_recall_agrees_with_the_reference
 
 
 def run(body: Any) -> Any:
@@ -30,31 +29,9 @@ def run(body: Any) -> Any:
 
 def test_recall_equals_the_reference_stores_for_every_query(tmp_path: Path) -> None:
     async def body() -> None:
-        reference = InMemoryStore(embedder=HashingEmbedder(64))
         async with SQLiteMemoryStore.open(tmp_path / "m.db", embedder=HashingEmbedder(64)) as store:
             assert isinstance(store, RecallStore)
-            assert store.embedder is not None
-            items = [
-                MemoryItem(content=c, tags=["even" if n % 2 == 0 else "odd"], metadata={"n": n})
-                for n, c in enumerate(CONTENTS)
-            ]
-            await store.store_many(items[:3])
-            for item in items[3:]:
-                await store.store(item)
-            for item in items:
-                await reference.store(item)
-            searches: list[tuple[str, dict[str, Any]]] = [
-                ("red fox", {}),
-                ("blue", {"tags": ["odd"]}),
-                ("fox", {"filters": {"n": Ge(2)}}),
-                ("whale", {"tags": ["even"], "filters": {"n": Ge(1)}}),
-            ]
-            for text, options in searches:
-                ours = await store.recall(text, 3, **options)
-                theirs = await reference.recall(text, 3, **options)
-                assert [r.item.id for r in ours] == [r.item.id for r in theirs], (text, options)
-                assert [r.score for r in ours] == pytest.approx([r.score for r in theirs], abs=1e-6)
-                assert all(r.item == next(i for i in items if i.id == r.item.id) for r in ours)
+            await assert_recall_agrees_with_the_reference(store, tolerance=1e-6)
 
     run(body())
 
