@@ -233,9 +233,9 @@ class PgVectors:
         """The top `asked.k`: exactly when at most `EXACT_MOST` items match, counted
         and ranked by one statement; else through the index, and exactly over every
         match if the index kept fewer than `k`."""
-        rows = await (await _execute(conn, *_statement(asked, "exact"), None)).fetchall()
-        if rows and rows[0][0] <= EXACT_MOST:
-            return _found(asked, [row[1:] for row in rows if row[1] is not None])
+        exact = await _exact_rows(conn, asked)
+        if exact is not None:
+            return _found(asked, exact)
         found = _found(asked, await (await _execute(conn, *_statement(asked, "index"), _ef_search(asked))).fetchall())
         if len(found) >= asked.k:
             return found
@@ -243,7 +243,7 @@ class PgVectors:
 
     async def explain(self, conn: psycopg.AsyncConnection[Any], asked: _Recall) -> str:
         """The path a recall takes first, and the server's plan for its statement."""
-        path = await path_of(conn, asked)
+        path = "index" if await _exact_rows(conn, asked) is None else "exact"
         statement, params = _statement(asked, path)
         ef = _ef_search(asked) if path == "index" else None
         rows = await (await _execute(conn, sql.SQL("EXPLAIN ") + statement, params, ef)).fetchall()
@@ -274,13 +274,13 @@ async def _install_extension(conn: psycopg.AsyncConnection[Any]) -> None:
         ) from None
 
 
-async def path_of(conn: psycopg.AsyncConnection[Any], asked: _Recall) -> str:
-    """ "exact" when at most `EXACT_MOST` rows pass the SQL predicates, else "index"."""
-    counted = sql.SQL("SELECT count(*) FROM (SELECT FROM lionmem_items WHERE {} LIMIT %s) AS m").format(
-        asked.where.clause
-    )
-    found = await (await conn.execute(counted, [*asked.where.params, EXACT_MOST + 1], prepare=False)).fetchone()
-    return "exact" if found is None or found[0] <= EXACT_MOST else "index"
+async def _exact_rows(conn: psycopg.AsyncConnection[Any], asked: _Recall) -> list[tuple[Any, ...]] | None:
+    """The exact path's rows (id, creation time, body, score) when at most
+    `EXACT_MOST` items pass the SQL predicates; `None` when more do."""
+    rows = await (await _execute(conn, *_statement(asked, "exact"), None)).fetchall()
+    if rows and rows[0][0] <= EXACT_MOST:
+        return [row[1:] for row in rows if row[1] is not None]
+    return None
 
 
 def _ef_search(asked: _Recall) -> int:
