@@ -30,9 +30,8 @@ from pathlib import Path
 
 from benchmarks.common import best_time, make_items, queries
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
-from lionmem.adapters._rows import decode_rows, encode_item
+from lionmem.adapters._codec import decode_rows, encode_item
 from lionmem.adapters.sqlite import SQLiteMemoryStore
-from lionmem.adapters.sqlite._planner import search as planned_search
 
 BROAD = ("search.text.broad", "search.tags.broad", "search.filter.broad")
 COLLECTOR = ("off", "default", "gc.freeze()", "threshold 10,000")
@@ -46,7 +45,7 @@ async def sql_alone(sqlite: SQLiteMemoryStore, query: MemoryQuery) -> float:
         captured: list[str] = []
         sqlite._writer.set_trace_callback(captured.append)
         try:
-            planned_search(sqlite._writer, query)
+            sqlite._worker.search(query)
         finally:
             sqlite._writer.set_trace_callback(None)
         return captured

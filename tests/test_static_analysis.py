@@ -32,7 +32,7 @@ def pyright() -> str:
     return found
 
 
-def test_mypy_strict_passes_on_src_tests_and_typing_tests() -> None:
+def test_mypy_strict_passes_on_src_tests_typing_tests_and_benchmarks() -> None:
     done = run(sys.executable, "-m", "mypy")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Success" in done.stdout
