@@ -41,6 +41,7 @@ def test_the_list_forms_keep_order_and_agree_with_the_rules() -> None:
     assert with_any_tag(items, frozenset({"b"})) == [items[1], items[3]]
     assert with_filters(items, [("n", In([0, 3]))]) == [items[0], items[3]]
     assert with_filters(items, [("n", Present()), ("n", Ne(0))]) == items[1:]
+    assert with_filters(items, [("n", Present()), ("n", Ne(0)), ("n", Ne(3))]) == items[1:3]
 
 
 def test_an_empty_query_field_is_no_predicate() -> None:

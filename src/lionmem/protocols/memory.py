@@ -162,7 +162,7 @@ class InMemoryStore:
                 is not one of its dimensions; nothing is stored
                 ([ADR-0092][adr-0092-notes]).
         """
-        if type(getattr(item, "content", None)) is not str and isinstance(item, MemoryItem):
+        if (type(item) is not MemoryItem or type(item.content) is not str) and isinstance(item, MemoryItem):
             check_matchable(item)
         if self._index is None:
             self._items.include(item)

@@ -122,8 +122,14 @@ def filters_hold(metadata: dict[str, Any], conditions: Sequence[tuple[str, Any]]
 def with_filters(items: Sequence[ItemT], conditions: Sequence[tuple[str, Any]]) -> list[ItemT]:
     """The items whose metadata satisfies `conditions` (see `filters_hold`), in order."""
     # `filters_hold`'s rule, written out: a call per item cost a two-filter search of
-    # 10,000 items a quarter of its time.
+    # 10,000 items a quarter of its time, and `all()` over a generator per item took
+    # seven times as long as two conditions written out (3.84 against 0.55 ms). Each
+    # item is still read whole before the next, its conditions in order, as the
+    # reference does.
     if len(conditions) == 1:
         ((key, value),) = conditions
         return [item for item in items if item.metadata.get(key) == value]
+    if len(conditions) == 2:
+        (first, wanted), (second, also) = conditions
+        return [item for item in items if (held := item.metadata).get(first) == wanted and held.get(second) == also]
     return [item for item in items if all(item.metadata.get(k) == v for k, v in conditions)]

@@ -108,7 +108,8 @@ class Pile(Generic[T]):
             TypeError: `item` is not an admitted type, or its id is not a UUID (an
                 element built without validation); nothing changes.
         """
-        self._check(item)
+        if type(item) not in self._item_types:
+            self._check(item)
         key = item.id
         # Validation makes every id a UUID; a string key would stand beside the
         # element with the same UUID, and no `get` could reach it.
