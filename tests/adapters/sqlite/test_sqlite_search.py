@@ -267,10 +267,10 @@ def test_the_newest_first_reads_each_driving_index_backwards_without_sorting(tmp
 def test_range_and_in_set_filters_are_read_from_the_metadata_index(tmp_path: Path) -> None:
     """An order comparison or a set of values on a metadata key reads the rows of the
     value index in that range, then walks their items in order; none scans the items
-    table (ADR-0099)."""
+    table (ADR-0099). `AllOf` of two bounds reads one range between them."""
     queries = [
         MemoryQuery(filters={"n": Ge(45)}),
-        MemoryQuery(filters={"n": AllOf(Ge(45))}),  # not narrowed: Python decides, from a scan
+        MemoryQuery(filters={"n": AllOf(Ge(10), Lt(13))}),
         MemoryQuery(filters={"n": In([3, 47])}),
         MemoryQuery(filters={"s": Lt("b")}),
         MemoryQuery(filters={"n": Lt(2.5)}, tags=["t"]),
@@ -295,10 +295,11 @@ def test_range_and_in_set_filters_are_read_from_the_metadata_index(tmp_path: Pat
         return results
 
     read = with_store(tmp_path / "m.db", body)
-    assert [found for found, _ in read] == [[45, 46, 47, 48, 49], [45, 46, 47, 48, 49], [3, 47], [7], [0, 1, 2], [7]]
-    for index in (0, 2, 3, 4, 5):
+    assert [found for found, _ in read] == [[45, 46, 47, 48, 49], [10, 11, 12], [3, 47], [7], [0, 1, 2], [7]]
+    assert "(key=? AND value>? AND value<?)" in read[1][1]
+    for index in range(6):
         assert "INDEX item_meta_by_value (key=? AND value" in read[index][1], (index, read[index][1])
-    assert "SCAN items" in read[1][1]
+        assert "SCAN items" not in read[index][1], (index, read[index][1])
 
 
 def test_the_narrowest_index_drives(tmp_path: Path) -> None:
@@ -423,3 +424,50 @@ def test_limits_follow_the_reference(tmp_path: Path) -> None:
                 assert [i.content for i in await store.search(query)] == want, query
 
     with_store(tmp_path / "m.db", body)
+
+
+@pytest.mark.parametrize(
+    ("query", "newest_first", "walks"),
+    [
+        (MemoryQuery(filters={"n": Ge(5)}, limit=3), False, True),  # 95 of 100, 7 in the first 12 rows
+        (MemoryQuery(filters={"n": Ge(5)}, limit=3), True, True),
+        (MemoryQuery(filters={"n": Ge(10)}, limit=3), False, False),  # 2 in the first 12 rows
+        (MemoryQuery(filters={"n": Ge(80)}, limit=3), False, False),  # the first 12 rows hold none
+        (MemoryQuery(filters={"n": Ge(80)}, limit=3), True, True),  # but the last 12 do
+        (MemoryQuery(filters={"n": Ge(97)}, limit=3), True, False),  # 3 candidates: gathered
+        (MemoryQuery(tags=["even", "third"], limit=3), False, True),
+        (MemoryQuery(filters={"n": Ge(5)}, limit=-1), False, False),  # no limit stops a walk
+        (MemoryQuery(filters={"n": Ge(5)}, limit=1_001), False, False),  # past _WALK_MOST
+        (MemoryQuery(filters={"n": Ge(5)}, tags=["even", "third"], limit=3), False, True),
+    ],
+)
+def test_a_broad_range_with_a_small_limit_walks_the_items_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, query: MemoryQuery, newest_first: bool, walks: bool
+) -> None:
+    """A range or several tags that gather at least `_GATHER_MOST` candidates are read
+    by walking the items in order instead, when the first `_WALK_ROWS_A_RESULT` rows
+    a result hold the limit's matches; the results are the reference's either way."""
+    monkeypatch.setattr(sqlite_planner, "_GATHER_MOST", 8)
+    monkeypatch.setattr(sqlite_planner, "_WALK_ROWS_A_RESULT", 4)
+    items = [
+        MemoryItem(
+            content=f"note {n}",
+            tags=["even" if n % 2 == 0 else "odd", *(["third"] if n % 3 == 0 else [])],
+            metadata={"n": n},
+        )
+        for n in range(100)
+    ]
+
+    async def body(store: SQLiteMemoryStore) -> tuple[list[MemoryItem], list[str]]:
+        await store.store_many(items)
+        return await traced_search(store, query, newest_first=newest_first)
+
+    async def expected() -> list[MemoryItem]:
+        reference = InMemoryStore()
+        await reference.store_many(items)
+        return await (reference.search_newest(query) if newest_first else reference.search(query))
+
+    found, statements = with_store(tmp_path / "m.db", body)
+    assert found == run(expected())
+    (statement,) = statements
+    assert ("items.seq IN" not in statement) is walks, statement

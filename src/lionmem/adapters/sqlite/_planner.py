@@ -16,7 +16,7 @@ from typing import Any, LiteralString, NamedTuple, cast
 
 from lionmem.adapters._narrowing import SQL_FILTERS, Narrowing, Plan, settle_unstorable, sql_limit
 from lionmem.adapters.sqlite._indexes import INT64, indexable
-from lionmem.protocols.filters import Condition, Ge, Gt, In, Le, Lt
+from lionmem.protocols.filters import AllOf, Condition, Ge, Gt, In, Le, Lt
 from lionmem.protocols.memory import MemoryQuery
 
 # A BLOB in created_at is only ever -0.0 (see `stored_time`), which the decoder reads
@@ -107,6 +107,8 @@ def _held(condition: Condition) -> _Held | None:
             return f"{row}.value IN ({marks}) AND {row}.kind IN ({listed})"
 
         return _Held(among, members, True)
+    if isinstance(condition, AllOf):
+        return _held_by_every(condition.conditions)
     operator = _ORDERS.get(type(condition))
     if operator is None:
         return None
@@ -126,6 +128,38 @@ def _held(condition: Condition) -> _Held | None:
         return f"{row}.value {operator} ? AND {row}.kind IN {_NUMBER_KINDS}"
 
     return _Held(number_order, [bound], False)
+
+
+def _held_by_every(members: tuple[Any, ...]) -> _Held | None:
+    """The rows `AllOf(*members)` may keep: those every member SQL can narrow keeps,
+    so that `AllOf(Ge(a), Lt(b))` reads one range of the index. Exact only when
+    every member is; `None` when none can narrow."""
+    parts: list[_Held | None] = []
+    for member in members:
+        if isinstance(member, Condition):
+            parts.append(_held(member))
+        else:
+            parts.append(_equal_to(member))
+    kept = [part for part in parts if part is not None]
+    if not kept:
+        return None
+
+    def every(row: LiteralString) -> LiteralString:
+        return " AND ".join(f"({part.on(row)})" for part in kept)
+
+    params = [param for part in kept for param in part.params]
+    return _Held(every, params, len(kept) == len(parts) and all(part.exact for part in kept))
+
+
+def _equal_to(value: object) -> _Held | None:
+    """The rows holding a value `==` `value`, as `_same_value` decides it."""
+    if _same_value(value, "r") is None:
+        return None
+
+    def same(row: LiteralString) -> LiteralString:
+        return cast(LiteralString, _same_value(value, row))
+
+    return _Held(same, [value], True)
 
 
 _BIG_INTEGERS: LiteralString = (
@@ -186,6 +220,9 @@ class _Driver(NamedTuple):
     """Whether the condition decides the tag predicate exactly."""
     settles_key: str | None = None
     """The filter key whose predicate the condition decides exactly, if any."""
+    gathers: bool = False
+    """Whether SQLite gathers every candidate into a sorted set before the first is
+    read, so that a limit does not stop it early."""
 
 
 # Seam for tests: `_drivers`, asked which index would drive a query.
@@ -226,6 +263,7 @@ def _drivers(
                     params,
                     within,
                     settles_key=key if exact else None,
+                    gathers=True,
                 )
             )
             continue
@@ -245,7 +283,9 @@ def _drivers(
         # SQLite collects the items holding any of the tags into a sorted set and
         # walks it in order.
         within = f"SELECT seq FROM item_tags WHERE tag IN ({', '.join('?' * len(tags))})"
-        drivers.append(_Driver("items", "items.seq", f"items.seq IN ({within})", [*tags], within, settles_tags=True))
+        drivers.append(
+            _Driver("items", "items.seq", f"items.seq IN ({within})", [*tags], within, settles_tags=True, gathers=True)
+        )
     needle = (query.text or "").lower()
     if len(needle) >= _MIN_TRIGRAM:
         # Narrows only: instr() on the stored text decides, so wildcards stay literal,
@@ -286,36 +326,97 @@ def plan_search(asked: MemoryQuery, count: Count, *, newest_first: bool = False)
     recheck: list[tuple[str, Any]] = every_filter[SQL_FILTERS:]
     held = {key: _held(value) for key, value in filters.items() if isinstance(value, Condition)}
     driver = _narrowest(count, _drivers(query, tags, filters, held), query.limit)
-    # The driving index lists candidates in insertion order, so a limit stops the
-    # scan early; every other predicate is looked up row by row on primary keys.
-    clauses = [] if driver is None else [driver.condition]
-    params = [] if driver is None else [*driver.params]
-    if query.text:
-        clauses.append("instr(items.folded, ?) > 0")
-        params.append(query.text.lower())
-    if tags and (driver is None or not driver.settles_tags):
-        marks = ", ".join("?" * len(tags))
-        clauses.append(f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))")
-        params.extend(tags)
-    for key, value in filters.items():
-        if driver is not None and key == driver.settles_key:
-            continue
-        narrowing = _filter_condition(key, value, held.get(key))
-        if narrowing is None or not narrowing.exact:
-            recheck.append((key, value))
-        if narrowing is not None:
-            clauses.append(narrowing.condition)
-            params.extend(narrowing.params)
-    source, order = ("items", "items.seq") if driver is None else (driver.source, driver.order)
-    sql = f"SELECT {COLUMNS} FROM {source}"
-    if clauses:
-        sql += " WHERE " + " AND ".join(clauses)
-    sql += f" ORDER BY {order}{' DESC' if newest_first else ''}"
-    limit = sql_limit(query.limit, recheck, any_tag)
-    if limit is not None:
-        sql += " LIMIT ?"
-        params.append(limit)
-    return Plan(sql, params, recheck, any_tag, pushed=limit is not None)
+    if driver is not None and driver.gathers and 0 < query.limit <= _WALK_MOST:
+        walk = _Where(query, None, tags, filters, held, recheck)
+        if _walk_is_cheaper(count, driver, walk, query.limit, newest_first):
+            return walk.plan(any_tag, newest_first)
+    return _Where(query, driver, tags, filters, held, recheck).plan(any_tag, newest_first)
+
+
+class _Where:
+    """The conditions of a search read through `driver` (with none, every item in
+    order): the driver's own, then each predicate it does not settle, looked up row
+    by row on primary keys; and the filters Python decides after."""
+
+    def __init__(
+        self,
+        query: MemoryQuery,
+        driver: _Driver | None,
+        tags: list[str],
+        filters: dict[str, Any],
+        held: dict[str, _Held | None],
+        recheck: list[tuple[str, Any]],
+    ) -> None:
+        self.driver = driver
+        self.limit = query.limit
+        self.recheck = [*recheck]
+        self.clauses = [] if driver is None else [driver.condition]
+        self.params = [] if driver is None else [*driver.params]
+        if query.text:
+            self.clauses.append("instr(items.folded, ?) > 0")
+            self.params.append(query.text.lower())
+        if tags and (driver is None or not driver.settles_tags):
+            marks = ", ".join("?" * len(tags))
+            self.clauses.append(f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))")
+            self.params.extend(tags)
+        for key, value in filters.items():
+            if driver is not None and key == driver.settles_key:
+                continue
+            narrowing = _filter_condition(key, value, held.get(key))
+            if narrowing is None or not narrowing.exact:
+                self.recheck.append((key, value))
+            if narrowing is not None:
+                self.clauses.append(narrowing.condition)
+                self.params.extend(narrowing.params)
+
+    @property
+    def sql(self) -> str:
+        """The `WHERE` clause, or nothing."""
+        return " WHERE " + " AND ".join(self.clauses) if self.clauses else ""
+
+    def plan(self, any_tag: frozenset[str], newest_first: bool) -> Plan[str]:
+        """The statement: the driving index lists candidates in insertion order, so a
+        limit stops the scan early."""
+        driver = self.driver
+        source, order = ("items", "items.seq") if driver is None else (driver.source, driver.order)
+        sql = f"SELECT {COLUMNS} FROM {source}{self.sql} ORDER BY {order}{' DESC' if newest_first else ''}"
+        params = [*self.params]
+        limit = sql_limit(self.limit, self.recheck, any_tag)
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return Plan(sql, params, self.recheck, any_tag, pushed=limit is not None)
+
+
+# Seam for tests: `_GATHER_MOST` and `_WALK_ROWS_A_RESULT`, lowered to test the walk
+# in a small store.
+_GATHER_MOST = 1_024
+"""The fewest candidates of a driver that gathers them for which walking the items
+in order is tried instead: fewer cost less than any walk's first rows."""
+_WALK_ROWS_A_RESULT = 32
+"""Items a walk in order may read for each result it is asked for: the most a walk
+costs, and the most a walk that falls short wastes before the driver gathers."""
+_WALK_MOST = 1_000
+"""The largest limit a walk is tried for."""
+
+
+def _walk_is_cheaper(count: Count, driver: _Driver, walk: _Where, limit: int, newest_first: bool) -> bool:
+    """Whether reading the items in order and checking each is cheaper than
+    gathering `driver`'s candidates: they number at least `_GATHER_MOST` and the
+    `_WALK_ROWS_A_RESULT * limit` rows a walk may read, and those first rows in order
+    hold `limit` matches. A range or several tags matching a large share of the
+    store is then read a few rows at a time, not gathered whole before the limit
+    cuts it ([ADR-0099][adr-0099-d5])."""
+    # Gathering fewer candidates than the walk may read rows costs less.
+    enough = max(_GATHER_MOST, _WALK_ROWS_A_RESULT * limit)
+    if count(f"SELECT count(*) FROM ({driver.entries} LIMIT ?)", [*driver.params, enough]) < enough:
+        return False
+    first = f"SELECT seq, folded FROM items ORDER BY items.seq{' DESC' if newest_first else ''} LIMIT ?"
+    found = count(
+        f"SELECT count(*) FROM (SELECT 1 FROM ({first}) AS items{walk.sql} LIMIT ?)",
+        [_WALK_ROWS_A_RESULT * limit, *walk.params, limit],
+    )
+    return found >= limit
 
 
 def _narrowest(count: Count, drivers: list[_Driver], limit: int) -> _Driver | None:
