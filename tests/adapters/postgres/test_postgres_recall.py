@@ -221,7 +221,10 @@ def test_a_filter_of_any_share_gives_k_exact_results_by_its_path(
             plan = await store.explain_recall(query, 10, **options)
             found = await store.recall(query, 10, **options)
         assert plan.startswith(f"path: {path}\n"), plan
-        assert ("lionmem_vectors_hnsw" in plan) == (path == "index"), plan
+        searched = [
+            line for line in plan.splitlines() if "using lionmem_vectors_hnsw" in line and "never executed" not in line
+        ]
+        assert bool(searched) == (path == "index"), plan
         target = np.asarray(query) / np.linalg.norm(query)
         vectors = np.asarray(spread([str(i.content) for i in wanted]))
         scores = vectors @ target / np.linalg.norm(vectors, axis=1)
@@ -229,6 +232,58 @@ def test_a_filter_of_any_share_gives_k_exact_results_by_its_path(
         assert [r.item.id for r in found] == exact, share
 
     run(body())
+
+
+def test_an_unfiltered_recall_is_one_statement_that_runs_one_branch(
+    url: str, large: tuple[str, list[MemoryItem]]
+) -> None:
+    """A namespace of 2,000 items or fewer is ranked exactly and one of 20,000
+    through the index, by the same statement: the plan shows the branch not taken
+    never ran, and each path gives the exact top 10 where it is exact."""
+    small = [MemoryItem(content=f"note {n}") for n in range(300)]
+    (query,) = spread(["what to find"])
+
+    def index_ran(plan: str) -> bool:
+        (scan,) = [line for line in plan.splitlines() if "Index Scan using lionmem_vectors_hnsw" in line]
+        return "never executed" not in scan
+
+    async def body() -> tuple[str, str, list[Any]]:
+        async with opened(url, embedder=SPREAD) as store:
+            await store.store_many(small)
+            few = await store.explain_recall(query, 10)
+            found = await store.recall(query, 10)
+        async with opened(large[0], embedder=SPREAD) as store:
+            many = await store.explain_recall(query, 10)
+        return few, many, [r.item.id for r in found]
+
+    few, many, found = run(body())
+    assert few.startswith("path: exact\n") and not index_ran(few), few
+    assert many.startswith("path: index\n") and index_ran(many), many
+    vectors = np.asarray(spread([str(i.content) for i in small]))
+    scores = vectors @ np.asarray(query) / np.linalg.norm(vectors, axis=1)
+    assert found == [small[n].id for n in np.argsort(-scores, kind="stable")[:10]]
+
+
+def test_through_the_index_equal_scores_keep_insertion_order(url: str) -> None:
+    """Twelve copies of one text among 2,500 items tie for the top: an unfiltered
+    recall of 10, which the index serves, gives the first ten copies stored, as the
+    exact path and the other stores do, whatever order the index found them in."""
+    others = [MemoryItem(content=f"note {n}") for n in range(2_500)]
+    twins = [MemoryItem(content="twin", metadata={"copy": n}) for n in range(12)]
+    items = [*others]
+    for n, twin in enumerate(twins):
+        items.insert(150 * n + 7, twin)
+    (query,) = spread(["twin"])
+
+    async def body() -> list[int]:
+        async with opened(url, embedder=SPREAD) as store:
+            await store.store_many(items)
+            assert (await store.explain_recall(query, 10)).startswith("path: index\n")
+            found = await store.recall(query, 10)
+        assert all(abs(r.score - 1.0) < 1e-6 for r in found), found
+        return [r.item.metadata["copy"] for r in found]
+
+    assert run(body()) == list(range(10))
 
 
 def test_an_unfiltered_recall_through_the_index_finds_most_of_the_exact_top_10(

@@ -512,8 +512,10 @@ class PostgresMemoryStore(ClosesOnExit):
         tags: list[str] | None = None,
         filters: dict[str, Any] | None = None,
     ) -> str:
-        """The path `recall` takes first ("exact" or "index") and the server's plan for
-        its statement, as `EXPLAIN` prints it ([ADR-0103][adr-0103-d2])."""
+        """The path `recall` takes first ("exact" or "index") and the server's plan, as
+        run, for the statement that ranks, as `EXPLAIN ANALYZE` prints it; without
+        tags or filters, the branch not taken is marked "never executed"
+        ([ADR-0103][adr-0103-d2])."""
         vectors = self._recalling()
         asked = await vectors.asked(self.namespace, query, k, tags, filters)
         return await self._on_connection(partial(vectors.explain, asked=asked))
