@@ -198,6 +198,13 @@ def test_each_diagram_is_what_its_description_draws() -> None:
         assert used, f"{name} is drawn but no page shows it"
 
 
+def test_the_performance_page_shows_the_committed_core_benchmark() -> None:
+    from benchmarks.bench_core import RESULTS, table
+
+    page = (ROOT / "docs" / "performance.md").read_text()
+    assert table(json.loads(RESULTS.read_text())) in page
+
+
 def test_the_performance_page_shows_the_committed_copy_benchmark() -> None:
     from benchmarks.bench_copy import RESULTS, table
 
