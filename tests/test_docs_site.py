@@ -233,6 +233,13 @@ def test_the_performance_page_shows_the_committed_recall_benchmark() -> None:
     assert table(json.loads(RESULTS.read_text())) in page
 
 
+def test_the_performance_page_shows_the_committed_interleaved_recall_benchmark() -> None:
+    from benchmarks.bench_recall_pg import RESULTS, table
+
+    page = (ROOT / "docs" / "performance.md").read_text()
+    assert table(json.loads(RESULTS.read_text())) in page
+
+
 def test_the_performance_page_shows_the_committed_langgraph_benchmark() -> None:
     from benchmarks.bench_langgraph import CHART, RESULTS, chart, table
 

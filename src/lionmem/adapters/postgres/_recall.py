@@ -4,6 +4,9 @@ few, and the HNSW index, checked again, when they are many.
 
 numpy loads only when a store is opened with an embedder. Governed by
 [ADR-0103][adr-0103].
+
+Seam for benchmarks: `_ef_search`, replaced by `bench_recall_pg` to time the index
+asked for fewer candidates.
 """
 
 from __future__ import annotations
