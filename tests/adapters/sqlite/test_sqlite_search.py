@@ -13,7 +13,7 @@ from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
 from lionmem.adapters.sqlite import _planner as sqlite_planner
-from lionmem.filters import AllOf, Ge, In, Lt
+from lionmem.filters import AllOf, Ge, In, Lt, Ne
 from tests.support.sqlite_support import on_writer, run, traced_search, with_store
 from tests.support.store_contract import (
     assert_searches_agree,
@@ -471,3 +471,36 @@ def test_a_broad_range_with_a_small_limit_walks_the_items_in_order(
     assert found == run(expected())
     (statement,) = statements
     assert ("items.seq IN" not in statement) is walks, statement
+
+
+@pytest.mark.parametrize(
+    ("condition", "narrowed"),
+    [
+        (AllOf(Ge(10), Lt(13)), ["(d.value >= 10 AND", "(d.value < 13 AND"]),
+        (AllOf(Ge(10), 11), ["(d.value >= 10 AND", "(d.value = 11 AND"]),  # a plain member is an equality
+        (AllOf(Ge(10), Ne(11), Lt(13)), ["(d.value >= 10 AND", "(d.value < 13 AND"]),  # Ne: Python decides
+        (AllOf(Ge(10), [11]), ["(d.value >= 10 AND"]),  # nor does SQL narrow a list
+        (AllOf(Ne(11), [11]), []),  # no member narrows: read in order, decided in Python
+    ],
+)
+def test_all_of_reads_the_rows_every_member_sql_can_narrow_keeps(
+    tmp_path: Path, condition: AllOf, narrowed: list[str]
+) -> None:
+    """`AllOf` reads the index rows its narrowable members all keep; a member SQL
+    cannot narrow is left to Python, so the results are the reference's."""
+    items = [MemoryItem(content=f"note {n}", metadata={"n": [11] if n == 20 else n}) for n in range(30)]
+    query = MemoryQuery(filters={"n": condition})
+
+    async def body(store: SQLiteMemoryStore) -> tuple[list[MemoryItem], list[str]]:
+        await store.store_many(items)
+        return await traced_search(store, query)
+
+    async def expected() -> list[MemoryItem]:
+        reference = InMemoryStore()
+        await reference.store_many(items)
+        return await reference.search(query)
+
+    found, (statement,) = with_store(tmp_path / "m.db", body)
+    assert found == run(expected())
+    assert ("item_meta AS d" in statement) is bool(narrowed), statement
+    assert all(part in statement for part in narrowed), statement

@@ -92,9 +92,9 @@ class Pile(Generic[T]):
         return Progression(self.keys())
 
     def _check(self, item: object) -> None:
+        """Raise `TypeError` unless `item`, whose type is not one admitted exactly, is
+        an instance of one and subclasses are admitted."""
         kind = type(item)
-        if kind in self._item_types:
-            return
         if not self._strict_type and isinstance(item, tuple(self._item_types)):
             return
         expected = " | ".join(sorted(t.__qualname__ for t in self._item_types))
