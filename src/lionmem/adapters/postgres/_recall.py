@@ -96,6 +96,20 @@ _FILL: LiteralString = (
 _EXACT_SCORE: LiteralString = "1 - coalesce(nullif(v.embedding <=> %b::vector, 'NaN'), 1)"
 _INDEX_SCORE: LiteralString = "1 - coalesce(nullif(c.distance, 'NaN'), 1)"
 
+# The statements' parts, each with a `{}` for what differs between them.
+_MATCHES: LiteralString = "SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {}"
+"""The rows the SQL predicates keep: `{}` is their clause."""
+_SCORED: LiteralString = (
+    "SELECT i.id::text, i.created_at, i.body, " + _EXACT_SCORE + " AS score, i.seq"
+    " FROM {} AS i JOIN lionmem_vectors AS v ON v.namespace = i.namespace AND v.id = i.id"
+)
+"""Every row of `{}` scored by its vector."""
+_CANDIDATES: LiteralString = (
+    "SELECT v.namespace, v.id, v.embedding <=> %b::vector AS distance FROM lionmem_vectors AS v{}"
+    " ORDER BY v.embedding <=> %b::vector LIMIT %s"
+)
+"""The HNSW index's candidates, `{}` a condition on them or nothing."""
+
 
 class PgVector:
     """A vector in pgvector's binary form: dimensions and a reserved zero as two
@@ -323,33 +337,27 @@ def _statement(asked: _Recall, path: str) -> tuple[sql.Composed, list[object]]:
     where = asked.where
     cut = sql.SQL("") if asked.rechecked else sql.SQL(" LIMIT %s")
     tail: list[object] = [] if asked.rechecked else [asked.k]
-    scored = sql.SQL(
-        "SELECT i.id::text, i.created_at, i.body, " + _EXACT_SCORE + " AS score, i.seq"
-        " FROM {} AS i JOIN lionmem_vectors AS v ON v.namespace = i.namespace AND v.id = i.id"
-    )
+    scored = sql.SQL(_SCORED)
     if path == "whole":
         return _whole(asked, scored)
     if path == "exact":
         statement = sql.SQL(
-            "WITH m AS MATERIALIZED (SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {}"
-            " LIMIT %s), n AS (SELECT count(*) AS matched FROM m)"
+            "WITH m AS MATERIALIZED (" + _MATCHES + " LIMIT %s), n AS (SELECT count(*) AS matched FROM m)"
             " SELECT n.matched, r.id, r.created_at, r.body, r.score FROM n LEFT JOIN LATERAL"
             " ({} WHERE n.matched <= %s ORDER BY score DESC, i.seq{}) AS r ON true"
             " ORDER BY r.score DESC, r.seq"
         ).format(where.clause, scored.format(sql.SQL("m")), cut)
         return statement, [*where.params, EXACT_MOST + 1, asked.vector, EXACT_MOST, *tail]
-    matches = sql.SQL("(SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {})").format(where.clause)
+    matches = sql.SQL("(" + _MATCHES + ")").format(where.clause)
     if path == "every":
         statement = sql.SQL("SELECT id, created_at, body, score FROM ({} ORDER BY score DESC, i.seq{}) AS r").format(
             scored.format(matches), cut
         )
         return statement, [asked.vector, *where.params, *tail]
     statement = sql.SQL(
-        "SELECT i.id::text, i.created_at, i.body, " + _INDEX_SCORE + " AS score"
-        " FROM (SELECT v.namespace, v.id, v.embedding <=> %b::vector AS distance FROM lionmem_vectors AS v"
-        " ORDER BY v.embedding <=> %b::vector LIMIT %s) AS c"
+        "SELECT i.id::text, i.created_at, i.body, " + _INDEX_SCORE + " AS score FROM (" + _CANDIDATES + ") AS c"
         " JOIN {} AS i ON i.namespace = c.namespace AND i.id = c.id ORDER BY score DESC, i.seq{}"
-    ).format(matches, cut)
+    ).format(sql.SQL(""), matches, cut)
     return statement, [asked.vector, asked.vector, _ef_search(asked), *where.params, *tail]
 
 
@@ -367,13 +375,12 @@ def _whole(asked: _Recall, scored: sql.SQL) -> tuple[sql.Composed, list[object]]
     indexed = sql.SQL(
         "SELECT i.id::text, i.created_at, i.body, " + _INDEX_SCORE + " AS score, i.seq"
         " FROM (SELECT c.namespace, c.id, c.distance, rank() OVER (ORDER BY " + _INDEX_SCORE + " DESC) AS place"
-        " FROM (SELECT v.namespace, v.id, v.embedding <=> %b::vector AS distance FROM lionmem_vectors AS v"
-        " WHERE n.matched > %s ORDER BY v.embedding <=> %b::vector LIMIT %s) AS c WHERE {}) AS c"
+        " FROM (" + _CANDIDATES + ") AS c WHERE {}) AS c"
         " JOIN lionmem_items AS i ON i.namespace = c.namespace AND i.id = c.id WHERE c.place <= %s"
-    ).format(where.clause)
+    ).format(sql.SQL(" WHERE n.matched > %s"), where.clause)
     statement = sql.SQL(
-        "WITH m AS MATERIALIZED (SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {}"
-        " LIMIT %s), n AS (SELECT count(*) AS matched FROM (SELECT FROM lionmem_items WHERE {} LIMIT %s) AS g)"
+        "WITH m AS MATERIALIZED (" + _MATCHES + " LIMIT %s),"
+        " n AS (SELECT count(*) AS matched FROM (SELECT FROM lionmem_items WHERE {} LIMIT %s) AS g)"
         " SELECT n.matched, r.id, r.created_at, r.body, r.score FROM n LEFT JOIN LATERAL"
         " (({} WHERE n.matched <= %s ORDER BY score DESC, i.seq LIMIT %s)"
         " UNION ALL ({} ORDER BY score DESC, i.seq LIMIT %s)) AS r ON true"
