@@ -284,3 +284,43 @@ def test_a_frozen_server_fails_each_call_in_time_and_is_served_again_once_it_res
             await store.close()
 
         run(scenario())
+
+
+def test_the_pool_checks_only_a_connection_that_has_not_answered_recently(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection that answered within RECENT_SECONDS is lent without the pool's
+    check, a round trip of its own; an older one is checked. One the server dropped
+    meanwhile fails its call as an outage, and the pool replaces it for the next."""
+    from psycopg_pool import AsyncConnectionPool
+
+    from lionmem.adapters.postgres import _connect
+
+    checks: list[int] = []
+    check = AsyncConnectionPool.check_connection
+
+    async def counted(conn: psycopg.AsyncConnection[object]) -> None:
+        checks.append(conn.info.backend_pid)
+        await check(conn)
+
+    monkeypatch.setattr(AsyncConnectionPool, "check_connection", staticmethod(counted))
+
+    async def body(store: PostgresMemoryStore) -> None:
+        item = MemoryItem(content="kept")
+        await store.store(item)  # a connection not yet lent: checked
+        assert len(checks) == 1
+        for _ in range(5):
+            assert await store.retrieve(item.id) == item
+        assert len(checks) == 1
+        monkeypatch.setattr(_connect, "RECENT_SECONDS", 0.0)
+        assert await store.retrieve(item.id) == item
+        assert len(checks) == 2
+        monkeypatch.setattr(_connect, "RECENT_SECONDS", 3600.0)
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as other:
+            await other.execute("SELECT pg_terminate_backend(%s)", [checks[-1]])
+        with pytest.raises(StoreUnavailableError, match="is unavailable"):
+            await store.retrieve(item.id)
+        assert await store.retrieve(item.id) == item  # on a new connection, checked first
+        assert len(checks) == 3 and checks[-1] != checks[-2]
+
+    with_store(pg_url, body, min_size=1, max_size=1)

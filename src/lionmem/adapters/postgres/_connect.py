@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+import weakref
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, TypeVar
 
@@ -77,11 +79,41 @@ async def answered(conn: psycopg.AsyncConnection[Any], call: Awaitable[T], secon
     raise psycopg.OperationalError(f"the server did not answer within {seconds:g} s")
 
 
+RECENT_SECONDS = 1.0
+"""How long after a connection last answered the pool lends it without checking it."""
+
+
+class Recent:
+    """When each of a pool's connections last answered a call.
+
+    The pool checks a connection before lending it, which costs a round trip: on a
+    busy store as much as the call itself. A connection that answered within
+    `RECENT_SECONDS` is lent unchecked; one the server dropped since then fails its
+    call as an outage, as it would if the server went away just after a check.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self._answered: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = weakref.WeakKeyDictionary()
+        self._timeout = timeout
+
+    def answered(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """Note that `conn` just answered a call."""
+        self._answered[conn] = time.monotonic()
+
+    async def check(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """The pool's check, bounded in time (on a frozen server it waited for ever),
+        for a connection that has not answered recently."""
+        last = self._answered.get(conn)
+        if last is None or time.monotonic() - last >= RECENT_SECONDS:
+            await answered(conn, AsyncConnectionPool.check_connection(conn), self._timeout)
+
+
 async def connect(
     conninfo: str, min_size: int, max_size: int, timeout: float, statement_ms: int, create: bool
-) -> tuple[AsyncConnectionPool[psycopg.AsyncConnection[Any]], bool]:
-    """Check (creating, with `create`) the schema, then open the pool: the pool, and
-    whether text search can use a trigram index."""
+) -> tuple[AsyncConnectionPool[psycopg.AsyncConnection[Any]], Recent, bool]:
+    """Check (creating, with `create`) the schema, then open the pool: the pool, the
+    record of its connections' answers the pool's check reads, and whether text
+    search can use a trigram index."""
 
     # The statement timeout is set on each connection rather than given to libpq as
     # `options`, which would replace the options a service file or PGOPTIONS gives.
@@ -115,6 +147,7 @@ async def connect(
         # Raised out of the handler: psycopg's error, chained as the context, would
         # keep the connection string, secrets and all.
         raise failure
+    recent = Recent(timeout)
     pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
         conninfo,
         min_size=min_size,
@@ -122,8 +155,7 @@ async def connect(
         timeout=timeout,
         kwargs={"autocommit": True},
         configure=configure,
-        # The pool's own check, bounded: on a frozen server it waited for ever.
-        check=lambda conn: answered(conn, AsyncConnectionPool.check_connection(conn), timeout),
+        check=recent.check,
         open=False,
     )
     try:
@@ -136,4 +168,4 @@ async def connect(
     if failure is not None:
         await pool.close()
         raise failure
-    return pool, trigram
+    return pool, recent, trigram

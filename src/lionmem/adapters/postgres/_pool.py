@@ -17,7 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from lionmem.adapters._codec import SHARE_EVERY
 from lionmem.adapters.lifecycle import process_id, refuse_forked
-from lionmem.adapters.postgres._connect import answered, outages_unavailable
+from lionmem.adapters.postgres._connect import Recent, answered, outages_unavailable
 from lionmem.adapters.postgres._dsn import redacted
 from lionmem.errors import StoreClosedError, StoreUnavailableError
 
@@ -31,9 +31,10 @@ Pool = AsyncConnectionPool[psycopg.AsyncConnection[Any]]
 class Connections:
     """The pool of one store, for the calls of the event loop that opened it."""
 
-    def __init__(self, pool: Pool, namespace: str, conninfo: str, deadline: float) -> None:
+    def __init__(self, pool: Pool, recent: Recent, namespace: str, conninfo: str, deadline: float) -> None:
         self.pool: Pool | None = pool
         """The pool, `None` once closed."""
+        self._recent = recent
         # The pool's waiters and maintenance tasks belong to the loop that opened it.
         self._loop = asyncio.get_running_loop()
         self._pid = process_id()
@@ -105,7 +106,9 @@ class Connections:
         connection string, secrets and all."""
         try:
             async with self._connection() as conn:
-                return await answered(conn, work(conn), self._deadline)
+                done = await answered(conn, work(conn), self._deadline)
+                self._recent.answered(conn)
+                return done
         except StoreUnavailableError as exc:
             failure = exc
         # Raised again out of the handler, where nothing becomes its context.

@@ -27,7 +27,7 @@ from lionmem.adapters._codec import DURABLE_PROFILE, decode_item, encode_batch
 from lionmem.adapters._embedding import checked_settings
 from lionmem.adapters._narrowing import unlimited
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
-from lionmem.adapters.postgres._connect import connect
+from lionmem.adapters.postgres._connect import Recent, connect
 from lionmem.adapters.postgres._deletes import delete_found, delete_where
 from lionmem.adapters.postgres._dsn import checked_conninfo, redacted
 from lionmem.adapters.postgres._planner import plan_search
@@ -89,6 +89,7 @@ class PostgresMemoryStore(ClosesOnExit):
     def __init__(
         self,
         pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]],
+        recent: Recent,
         namespace: str,
         conninfo: str,
         trigram: bool,
@@ -97,7 +98,7 @@ class PostgresMemoryStore(ClosesOnExit):
     ) -> None:
         """Use [`open`][lionmem.adapters.postgres.PostgresMemoryStore.open] instead."""
         # Seam for tests: `_connections`, whose pool the tests hold and run statements on.
-        self._connections = Connections(pool, namespace, conninfo, deadline)
+        self._connections = Connections(pool, recent, namespace, conninfo, deadline)
         self.namespace = namespace
         """The namespace this store reads and writes."""
         self.trigram = trigram
@@ -189,9 +190,9 @@ class PostgresMemoryStore(ClosesOnExit):
         reembed: bool,
     ) -> PostgresMemoryStore:
         min_size, max_size, timeout, statement_ms, create = settings
-        pool, trigram = await connect(conninfo, min_size, max_size, timeout, statement_ms, create)
+        pool, recent, trigram = await connect(conninfo, min_size, max_size, timeout, statement_ms, create)
         deadline = 2 * statement_ms / 1000
-        store = cls(pool, namespace, conninfo, trigram=trigram, deadline=deadline, vectors=vectors)
+        store = cls(pool, recent, namespace, conninfo, trigram=trigram, deadline=deadline, vectors=vectors)
         if vectors is not None:
             try:
                 await store._on_connection(partial(vectors.adopt, reembed=reembed))
