@@ -68,6 +68,7 @@ async def measure_sqlite(items: list[MemoryItem], singles: list[MemoryItem], dir
     from langgraph.store.sqlite import SqliteStore
 
     out: Results = {}
+    more_singles = make_items(SINGLES, seed=98)
     ours_path, theirs_path = directory / "lionmem.db", directory / "langgraph.db"
     query = MemoryQuery(filters={"kind": 3})
     async with SQLiteMemoryStore.open(ours_path) as ours:
@@ -77,6 +78,7 @@ async def measure_sqlite(items: list[MemoryItem], singles: list[MemoryItem], dir
         load = (time.perf_counter() - start) / len(items)
         await ours.optimize()
         write = await timed([partial(ours.store, i) for i in singles])
+        unsynced = await timed([partial(ours.store, i) for i in more_singles])  # lionmem's default: WAL, NORMAL
         read = await timed([partial(ours.retrieve, i.id) for i in singles])
         search = await timed([partial(ours.search, query)] * 50)
     ours_bytes = sqlite_bytes(ours_path)
@@ -99,12 +101,16 @@ async def measure_sqlite(items: list[MemoryItem], singles: list[MemoryItem], dir
         their_write = await timed([partial(put, i) for i in singles])
         their_read = await timed([partial(get, i) for i in singles])
         their_search = await timed([find] * 50)
+        theirs.conn.execute("PRAGMA journal_mode = WAL")
+        theirs.conn.execute("PRAGMA synchronous = NORMAL")
+        their_unsynced = await timed([partial(put, i) for i in more_singles])
     with sqlite3.connect(theirs_path) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     their_bytes = sqlite_bytes(theirs_path)
     for name, mine, their in (
         ("bulk load, µs an item", load * 1e6, their_load * 1e6),
         ("single write, median µs", write * 1e6, their_write * 1e6),
+        ("single write, both on WAL and NORMAL, median µs", unsynced * 1e6, their_unsynced * 1e6),
         ("retrieve, median µs", read * 1e6, their_read * 1e6),
         ("filter search, limit 20, median µs", search * 1e6, their_search * 1e6),
         ("file, MB", ours_bytes / 1e6, their_bytes / 1e6),

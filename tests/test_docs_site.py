@@ -198,12 +198,29 @@ def test_each_diagram_is_what_its_description_draws() -> None:
         assert used, f"{name} is drawn but no page shows it"
 
 
-@pytest.mark.parametrize("bench", ["bench_core", "bench_recent", "bench_operators", "bench_recall", "bench_recall_pg"])
+@pytest.mark.parametrize(
+    "bench",
+    [
+        "bench_core",
+        "bench_recent",
+        "bench_operators",
+        "bench_recall",
+        "bench_recall_pg",
+        "bench_growth",
+        "bench_load",
+        "bench_disk",
+    ],
+)
 def test_the_performance_page_shows_each_committed_benchmark(bench: str) -> None:
-    """Each benchmark's table, as its `table` renders its committed results."""
+    """Each benchmark's table, as its `table` renders its committed results, and its
+    chart, if it draws one, as its `chart` draws them."""
     module = importlib.import_module(f"benchmarks.{bench}")
+    results = json.loads(module.RESULTS.read_text())
     page = (ROOT / "docs" / "performance.md").read_text()
-    assert module.table(json.loads(module.RESULTS.read_text())) in page
+    assert module.table(results) in page
+    if hasattr(module, "CHART"):
+        assert module.CHART.read_text(encoding="utf-8") == module.chart(results)
+        assert f"assets/{module.CHART.name}" in page
 
 
 def test_the_performance_page_shows_the_committed_copy_benchmark() -> None:
