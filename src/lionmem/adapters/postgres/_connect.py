@@ -96,7 +96,7 @@ class Recent:
         self._answered: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = weakref.WeakKeyDictionary()
         self._timeout = timeout
 
-    def answered(self, conn: psycopg.AsyncConnection[Any]) -> None:
+    def note(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """Note that `conn` just answered a call."""
         self._answered[conn] = time.monotonic()
 

@@ -107,7 +107,7 @@ class Connections:
         try:
             async with self._connection() as conn:
                 done = await answered(conn, work(conn), self._deadline)
-                self._recent.answered(conn)
+                self._recent.note(conn)
                 return done
         except StoreUnavailableError as exc:
             failure = exc
