@@ -10,23 +10,16 @@ after `VACUUM ANALYZE`. Results go to benchmarks/results/disk.json.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
 import sqlite3
-import sys
-import tempfile
 from pathlib import Path
 
 import psycopg
 
+from benchmarks import three_stores
 from benchmarks.common import make_items
 from lionmem import MemoryItem
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.support.pg_server import fresh_database, postgres_url
 
 RESULTS = Path(__file__).resolve().parent / "results" / "disk.json"
 BATCH = 1000
@@ -81,15 +74,5 @@ def table(results: Sizes) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--items", type=int, default=100_000)
-    args = parser.parse_args()
-    with postgres_url() as server, tempfile.TemporaryDirectory() as directory:
-        measured = asyncio.run(measure(fresh_database(server), args.items, Path(directory)))
-    print(table(measured))
-    RESULTS.write_text(json.dumps(measured, indent=1) + "\n")
-
-
 if __name__ == "__main__":
-    main()
+    three_stores.main(__doc__, measure, table, RESULTS)

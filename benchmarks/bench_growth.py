@@ -11,34 +11,23 @@ docs/assets/growth.svg.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
-import statistics
-import sys
-import tempfile
-import time
-from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
-from benchmarks.common import make_items
-from benchmarks.plot import LogAxis
+from benchmarks import three_stores
+from benchmarks.common import make_items, median_time
+from benchmarks.plot import LogAxis, bars
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.filters import Ge, In
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.support.pg_server import fresh_database, postgres_url
-
 RESULTS = Path(__file__).resolve().parent / "results" / "growth.json"
 CHART = Path(__file__).resolve().parent.parent / "docs" / "assets" / "growth.svg"
 STORES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
-COLOURS = {"sqlite": "#3b7dd8", "postgres": "#d8833b"}
 GROWTH = 10
 """How many times more items the second size holds."""
 TARGET = 2.0
@@ -61,24 +50,15 @@ Results = dict[str, dict[str, dict[str, float]]]
 """Milliseconds by search, store and size."""
 
 
-async def median_ms(calls: list[Callable[[], Awaitable[Any]]]) -> float:
-    times = []
-    for call in calls:
-        start = time.perf_counter()
-        await call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
-
-
 async def measure_store(store: Any, items: list[MemoryItem]) -> dict[str, float]:
     """Each search's median time on `store`, which holds `items`, in milliseconds."""
     out = {}
     for name, query in SEARCHES.items():
-        out[name] = await median_ms([partial(store.search, query)] * REPEATS)
-    out[NEWEST] = await median_ms([partial(store.search_newest, MemoryQuery())] * REPEATS)
+        out[name] = await median_time([partial(store.search, query)] * REPEATS) * 1e3
+    out[NEWEST] = await median_time([partial(store.search_newest, MemoryQuery())] * REPEATS) * 1e3
     # Ids spread over the whole store, each asked once.
     ids = [items[at].id for at in range(0, len(items), max(1, len(items) // 200))]
-    out[RETRIEVE] = await median_ms([partial(store.retrieve, i) for i in ids])
+    out[RETRIEVE] = await median_time([partial(store.retrieve, i) for i in ids]) * 1e3
     return out
 
 
@@ -109,7 +89,8 @@ async def measure(url: str, n: int, directory: Path) -> Results:
 
 
 def sizes(results: Results) -> tuple[str, str]:
-    small, large = next(iter(next(iter(results.values())).values()))
+    """The two sizes of a run, smaller first, as the results' keys."""
+    small, large = results[RETRIEVE]["sqlite"]
     return small, large
 
 
@@ -134,46 +115,10 @@ def table(results: Results) -> str:
 def chart(results: Results) -> str:
     """Each search's growth in each store as a bar on a log scale, with the target."""
     small, large = sizes(results)
-    left, width, bar, gap = 150, 520, 9, 8
-    height = 74 + len(results) * (2 * bar + gap)
-    axis = LogAxis(left, width, -1.0, 2.0)  # 0.1x .. 100x
+    growth = {name: {s: row[s][large] / row[s][small] for s in STORES} for name, row in results.items()}
     title = f"Cost at {int(large):,} items over the cost at {int(small):,} (log scale; the red line is {TARGET:g}x)"
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 30}" height="{height}" '
-        'font-family="sans-serif" font-size="11">',
-        f'<text x="10" y="18" font-size="13" font-weight="bold">{title}</text>',
-        *axis.grid(44, height),
-        f'<line x1="{axis.x(TARGET):.1f}" y1="44" x2="{axis.x(TARGET):.1f}" y2="{height - 20}" stroke="#c00"/>',
-    ]
-    one, y = axis.x(1.0), 50
-    for name, row in results.items():
-        parts.append(f'<text x="{left - 6}" y="{y + bar + 3}" text-anchor="end">{name}</text>')
-        for store, colour in COLOURS.items():
-            growth = row[store][large] / row[store][small]
-            x0, x1 = sorted((one, axis.x(growth)))
-            parts.append(
-                f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 1):.1f}" height="{bar}" '
-                f'fill="{colour}"><title>{STORES[store]} {name}: {growth:.2f}x</title></rect>'
-            )
-            y += bar
-        y += gap
-    for i, (store, colour) in enumerate(COLOURS.items()):
-        parts.append(f'<rect x="{10 + i * 150}" y="26" width="10" height="10" fill="{colour}"/>')
-        parts.append(f'<text x="{24 + i * 150}" y="35">{STORES[store]}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--items", type=int, default=100_000)
-    args = parser.parse_args()
-    with postgres_url() as server, tempfile.TemporaryDirectory() as directory:
-        measured = asyncio.run(measure(fresh_database(server), args.items, Path(directory)))
-    print(table(measured))
-    RESULTS.write_text(json.dumps(measured, indent=1) + "\n")
-    CHART.write_text(chart(measured), encoding="utf-8")
+    return bars(title, growth, STORES, LogAxis(150, 520, -1.0, 2.0), marks=(TARGET,))
 
 
 if __name__ == "__main__":
-    main()
+    CHART.write_text(chart(three_stores.main(__doc__, measure, table, RESULTS)), encoding="utf-8")

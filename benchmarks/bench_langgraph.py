@@ -15,18 +15,16 @@ import asyncio
 import html
 import json
 import sqlite3
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
-from benchmarks.common import make_items
+from benchmarks.common import make_items, median_time
 from benchmarks.plot import LogAxis
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
@@ -49,16 +47,6 @@ def value_of(item: MemoryItem) -> dict[str, Any]:
     return {**item.metadata, "content": item.content, "tags": item.tags}
 
 
-async def timed(calls: list[Callable[[], Awaitable[Any]]]) -> float:
-    """The median of each call's own time, in seconds."""
-    times = []
-    for call in calls:
-        start = time.perf_counter()
-        await call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def sqlite_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
 
@@ -77,10 +65,10 @@ async def measure_sqlite(items: list[MemoryItem], singles: list[MemoryItem], dir
             await ours.store_many(items[at : at + BATCH])
         load = (time.perf_counter() - start) / len(items)
         await ours.optimize()
-        write = await timed([partial(ours.store, i) for i in singles])
-        unsynced = await timed([partial(ours.store, i) for i in more_singles])  # lionmem's default: WAL, NORMAL
-        read = await timed([partial(ours.retrieve, i.id) for i in singles])
-        search = await timed([partial(ours.search, query)] * 50)
+        write = await median_time([partial(ours.store, i) for i in singles])
+        unsynced = await median_time([partial(ours.store, i) for i in more_singles])  # lionmem's default: WAL, NORMAL
+        read = await median_time([partial(ours.retrieve, i.id) for i in singles])
+        search = await median_time([partial(ours.search, query)] * 50)
     ours_bytes = sqlite_bytes(ours_path)
     with SqliteStore.from_conn_string(str(theirs_path)) as theirs:
         theirs.setup()
@@ -98,12 +86,12 @@ async def measure_sqlite(items: list[MemoryItem], singles: list[MemoryItem], dir
         async def find() -> None:
             theirs.search(NAMESPACE, filter={"kind": 3}, limit=20)
 
-        their_write = await timed([partial(put, i) for i in singles])
-        their_read = await timed([partial(get, i) for i in singles])
-        their_search = await timed([find] * 50)
+        their_write = await median_time([partial(put, i) for i in singles])
+        their_read = await median_time([partial(get, i) for i in singles])
+        their_search = await median_time([find] * 50)
         theirs.conn.execute("PRAGMA journal_mode = WAL")
         theirs.conn.execute("PRAGMA synchronous = NORMAL")
-        their_unsynced = await timed([partial(put, i) for i in more_singles])
+        their_unsynced = await median_time([partial(put, i) for i in more_singles])
     with sqlite3.connect(theirs_path) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     their_bytes = sqlite_bytes(theirs_path)
@@ -137,9 +125,9 @@ async def measure_postgres(items: list[MemoryItem], singles: list[MemoryItem], s
             await ours.store_many(items[at : at + BATCH])
         load = (time.perf_counter() - start) / len(items)
         analyze(ours_url)  # what autovacuum does soon after a load, as ADR-0097 asks
-        write = await timed([partial(ours.store, i) for i in singles])
-        read = await timed([partial(ours.retrieve, i.id) for i in singles])
-        search = await timed([partial(ours.search, query)] * 50)
+        write = await median_time([partial(ours.store, i) for i in singles])
+        read = await median_time([partial(ours.retrieve, i.id) for i in singles])
+        search = await median_time([partial(ours.search, query)] * 50)
     async with AsyncPostgresStore.from_conn_string(theirs_url) as theirs:
         await theirs.setup()
         start = time.perf_counter()
@@ -147,9 +135,9 @@ async def measure_postgres(items: list[MemoryItem], singles: list[MemoryItem], s
             await theirs.abatch([PutOp(NAMESPACE, str(i.id), value_of(i)) for i in items[at : at + BATCH]])
         their_load = (time.perf_counter() - start) / len(items)
         analyze(theirs_url)
-        their_write = await timed([partial(theirs.aput, NAMESPACE, str(i.id), value_of(i)) for i in singles])
-        their_read = await timed([partial(theirs.aget, NAMESPACE, str(i.id)) for i in singles])
-        their_search = await timed([partial(theirs.asearch, NAMESPACE, filter={"kind": 3}, limit=20)] * 50)
+        their_write = await median_time([partial(theirs.aput, NAMESPACE, str(i.id), value_of(i)) for i in singles])
+        their_read = await median_time([partial(theirs.aget, NAMESPACE, str(i.id)) for i in singles])
+        their_search = await median_time([partial(theirs.asearch, NAMESPACE, filter={"kind": 3}, limit=20)] * 50)
     sizes = []
     for url in (ours_url, theirs_url):
         with psycopg.connect(url, autocommit=True) as conn:

@@ -9,9 +9,9 @@ code a careful user would write without lionmem: a `psycopg_pool` pool (the same
 size), one table of JSON documents with a GIN index and an order index, and the same
 `MemoryItem`s in and out. Each count runs in fresh databases holding `PRELOAD` items,
 the sides in turn. Afterwards every acknowledged item is looked for. With
-`--profile`, the client of one of lionmem's 8 processes runs under cProfile, and the
-server's statements are read from `pg_stat_statements`; both are printed. Results
-go to benchmarks/results/load.json.
+`--profile`, one client process of each side's 8 runs under cProfile, and the
+server's statements are read from `pg_stat_statements`; both are printed, and no
+results are written. Results go to benchmarks/results/load.json.
 """
 
 from __future__ import annotations
@@ -223,12 +223,13 @@ def measure(rounds: int, profile: bool) -> dict[str, dict[str, dict[str, float]]
             conn.execute("CREATE EXTENSION pg_stat_statements")
         for processes in PROCESSES:
             row = results.setdefault(str(processes), {})
+            profiled = profile and processes == PROCESSES[-1]
             for side in SIDES:
-                if profile and processes == PROCESSES[-1]:
+                if profiled:
                     with psycopg.connect(server.url, autocommit=True) as conn:
                         conn.execute("SELECT pg_stat_statements_reset()")
-                row[side] = run_side(side, server.url, processes, rounds, profile and processes == PROCESSES[-1])
-                if profile and processes == PROCESSES[-1]:
+                row[side] = run_side(side, server.url, processes, rounds, profiled)
+                if profiled:
                     print(f"--- the server's statements for {side} at {processes} processes ---")
                     print(server_statements(server.url))
                 print(processes, side, row[side], flush=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import statistics
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -51,6 +52,16 @@ def queries(n: int) -> dict[str, MemoryQuery]:
         out[f"search.{name}"] = MemoryQuery(limit=n, **fields)
         out[f"search.{name}[20]"] = MemoryQuery(**fields)
     return out
+
+
+async def median_time(calls: list[Callable[[], Awaitable[Any]]]) -> float:
+    """The median of each call's own time, in seconds."""
+    times = []
+    for call in calls:
+        start = time.perf_counter()
+        await call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 async def best_time(repeat: int, fn: Callable[[], Awaitable[Any]]) -> float:

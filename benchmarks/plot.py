@@ -40,38 +40,50 @@ class LogAxis(NamedTuple):
         return parts
 
 
-def chart(rows: dict[str, dict[str, float]], title: str) -> str:
-    names = [n for n in rows if n.startswith("search.")]
-    low, high = -2.0, 3.0  # log10 of 0.01x .. 1000x
-    left, width, bar, gap = 220, 560, 9, 8
-    height = 74 + len(names) * (2 * bar + gap)
-
-    axis = LogAxis(left, width, low, high)
-    x = axis.x
+def bars(
+    title: str,
+    ratios: dict[str, dict[str, float]],
+    legend: dict[str, str],
+    axis: LogAxis,
+    marks: tuple[float, ...] = (),
+) -> str:
+    """An SVG chart of `ratios`, a row of bars for each label, one bar for each series
+    of `legend` (coloured by `COLOURS`, labelled by `legend`) from 1x on `axis`, and a
+    red line at each ratio of `marks`."""
+    bar, gap = 9, 8
+    height = 74 + len(ratios) * (len(legend) * bar + gap)
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 30}" height="{height}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{axis.left + axis.width + 30:g}" height="{height}" '
         'font-family="sans-serif" font-size="11">',
         f'<text x="10" y="18" font-size="13" font-weight="bold">{title}</text>',
         *axis.grid(44, height),
+        *(
+            f'<line x1="{axis.x(mark):.1f}" y1="44" x2="{axis.x(mark):.1f}" y2="{height - 20}" stroke="#c00"/>'
+            for mark in marks
+        ),
     ]
-    one = x(1.0)
-    y = 50
-    for name in names:
-        parts.append(f'<text x="{left - 6}" y="{y + bar + 3}" text-anchor="end">{name[7:]}</text>')
-        for store in ("sqlite", "postgres"):
-            ratio = rows[name][store] / rows[name]["memory"]
-            x0, x1 = sorted((one, x(ratio)))
+    one, y = axis.x(1.0), 50
+    for label, row in ratios.items():
+        parts.append(f'<text x="{axis.left - 6:g}" y="{y + bar + 3}" text-anchor="end">{label}</text>')
+        for series, name in legend.items():
+            x0, x1 = sorted((one, axis.x(row[series])))
             parts.append(
                 f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 1):.1f}" height="{bar}" '
-                f'fill="{COLOURS[store]}"><title>{store} {name}: {ratio:.2f}x</title></rect>'
+                f'fill="{COLOURS[series]}"><title>{label}, {name}: {row[series]:.2f}x</title></rect>'
             )
             y += bar
         y += gap
-    for i, (store, colour) in enumerate(COLOURS.items()):
-        parts.append(f'<rect x="{10 + i * 150}" y="26" width="10" height="10" fill="{colour}"/>')
-        parts.append(f'<text x="{24 + i * 150}" y="35">{store} / in-memory</text>')
+    for i, (series, name) in enumerate(legend.items()):
+        parts.append(f'<rect x="{10 + i * 150}" y="26" width="10" height="10" fill="{COLOURS[series]}"/>')
+        parts.append(f'<text x="{24 + i * 150}" y="35">{name}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def chart(rows: dict[str, dict[str, float]], title: str) -> str:
+    """Each search's time in each durable store over the in-memory store's."""
+    ratios = {n[7:]: {s: rows[n][s] / rows[n]["memory"] for s in COLOURS} for n in rows if n.startswith("search.")}
+    return bars(title, ratios, {s: f"{s} / in-memory" for s in COLOURS}, LogAxis(220, 560, -2.0, 3.0))
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
-"""The three stores filled alike, and the command line of a benchmark that compares
-them in one run: shared by `bench_recent` and `bench_operators`."""
+"""The three stores filled alike, and the command line of a benchmark that measures
+stores in one run: shared by `bench_recent`, `bench_operators`, `bench_growth` and
+`bench_disk`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import tempfile
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -24,6 +25,7 @@ from tests.support.pg_server import fresh_database, postgres_url
 
 STORES = ("memory", "sqlite", "postgres")
 Results = dict[str, dict[str, float]]
+R = TypeVar("R")
 
 
 @asynccontextmanager
@@ -49,12 +51,13 @@ async def filled(url: str, items: list[MemoryItem], directory: Path) -> AsyncIte
 
 def main(
     description: str | None,
-    measure: Callable[[str, int, Path], Coroutine[Any, Any, Results]],
-    table: Callable[[Results], str],
+    measure: Callable[[str, int, Path], Coroutine[Any, Any, R]],
+    table: Callable[[R], str],
     results: Path,
-) -> None:
+) -> R:
     """Run `measure` on a throwaway server (or LIONMEM_TEST_POSTGRES_URL's) with
-    `--items` items, print its `table` and write the results to `results`."""
+    `--items` items, print its `table`, write the results to `results` and return
+    them."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--items", type=int, default=100_000)
     args = parser.parse_args()
@@ -63,3 +66,4 @@ def main(
     print(table(measured))
     results.parent.mkdir(exist_ok=True)
     results.write_text(json.dumps(measured, indent=1) + "\n")
+    return measured
