@@ -209,6 +209,7 @@ def test_each_diagram_is_what_its_description_draws() -> None:
         "bench_growth",
         "bench_load",
         "bench_disk",
+        "bench_write_parts",
     ],
 )
 def test_the_performance_page_shows_each_committed_benchmark(bench: str) -> None:

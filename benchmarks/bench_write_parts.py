@@ -1,0 +1,214 @@
+"""Where a write's time goes in both durable stores, and the PostgreSQL bulk loads tried.
+
+Run: python -m benchmarks.bench_write_parts [--items 100000]
+Each store first holds `--items` notes. SQLite: `store` through the store, a call
+to its writer thread that does nothing, then the same write on a connection of the
+benchmark's own (no writer thread), whole and without each index. PostgreSQL:
+`store` through the store, then its statement on one connection, with and without
+the `lionmem_meta` trigger, beside a two-column insert. PostgreSQL bulk loads, each
+into a fresh database in batches of 1,000: `store_many` as shipped, without the
+trigger, without the trigger and the GIN and trigram indexes, and a `COPY` into a
+staging table with statement-level triggers over transition tables (a design
+measured, not built; the items are new, so it replaces nothing). Single writes are
+medians of `SINGLES`; results (µs) go to benchmarks/results/write-parts.json.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import statistics
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import LiteralString
+
+import psycopg
+
+from benchmarks import three_stores
+from benchmarks.common import make_items, median_time
+from lionmem import MemoryItem
+from lionmem.adapters.postgres import PostgresMemoryStore
+from lionmem.adapters.postgres._writes import UPSERT, item_row
+from lionmem.adapters.sqlite import SQLiteMemoryStore
+from lionmem.adapters.sqlite._indexes import indexable
+from lionmem.adapters.sqlite._writes import Write, put, write_transaction
+from tests.support.pg_server import fresh_database
+
+RESULTS = Path(__file__).resolve().parent / "results" / "write-parts.json"
+SINGLES = 200
+BATCH = 1000
+Results = dict[str, float]
+
+_SQLITE_PARTS: dict[str, LiteralString] = {
+    "text index": "INSERT INTO items_text (rowid, indexed) VALUES (?, ?)",
+    "tag rows": "INSERT INTO item_tags (seq, tag) VALUES (?, ?)",
+    "value rows": "INSERT INTO item_meta (seq, key, kind, value) VALUES (?, ?, ?, ?)",
+}
+
+
+def _new_item(write: Write, db: sqlite3.Connection, without: str | None) -> None:
+    """A new item's write as `put` makes it, leaving out the part `without`."""
+    with write_transaction(db):
+        db.execute("SELECT seq FROM items WHERE id = ?", (write.columns[0],)).fetchone()
+        seq = db.execute(
+            "INSERT INTO items (id, created_at, body, folded) VALUES (?, ?, ?, ?)", write.columns
+        ).lastrowid
+        rows: dict[str, list[tuple[object, ...]]] = {
+            "text index": [(seq, indexable(write.columns[3]))],
+            "tag rows": [(seq, tag) for tag in write.tags],
+            "value rows": [(seq, *row) for row in write.meta],
+        }
+        for part, statement in _SQLITE_PARTS.items():
+            if part != without:
+                db.executemany(statement, rows[part])
+
+
+def _median_us(calls: list[Callable[[], object]]) -> float:
+    times = []
+    for call in calls:
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e6
+
+
+async def sqlite_parts(items: list[MemoryItem], directory: Path) -> Results:
+    path = directory / "parts.db"
+    async with SQLiteMemoryStore.open(path) as store:
+        await store.store_many(items)
+        await store.optimize()
+        out = {
+            "SQLite: `store`": await median_time([partial(store.store, i) for i in make_items(SINGLES, 91)]) * 1e6,
+            "SQLite: a call to the store's writer thread that does nothing": await median_time(
+                [partial(store._on_writer, int)] * SINGLES
+            )
+            * 1e6,
+        }
+    fresh = make_items(SINGLES * 5, seed=92)
+    out["SQLite: encoding the item (`Write.of`)"] = _median_us([partial(Write.of, i) for i in fresh[:SINGLES]])
+    writes = [Write.of(i) for i in fresh]
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA synchronous = NORMAL")  # the store's default
+        batches = [writes[at : at + SINGLES] for at in range(0, len(writes), SINGLES)]
+
+        def whole(write: Write) -> None:
+            with write_transaction(db):
+                put(db, write)
+
+        out["SQLite: the same write on the caller's thread"] = _median_us([partial(whole, w) for w in batches[0]])
+        for batch, without in zip(batches[1:], [None, *_SQLITE_PARTS], strict=True):
+            name = "every part" if without is None else f"all but the {without}"
+            out[f"SQLite: {name}, on the caller's thread"] = _median_us(
+                [partial(_new_item, w, db, without) for w in batch]
+            )
+    finally:
+        db.close()
+    return out
+
+
+async def postgres_singles(items: list[MemoryItem], server: str) -> Results:
+    url = fresh_database(server)
+    async with PostgresMemoryStore.open(url, namespace="parts") as store:
+        await store.store_many(items)
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            await conn.execute("ANALYZE")
+            out = {"PostgreSQL: `store`": await median_time([partial(store.store, i) for i in make_items(SINGLES, 93)])}
+            rows = [item_row("parts", i) for i in make_items(SINGLES * 3, seed=94)]
+
+            async def upsert(row: tuple[object, ...]) -> None:
+                await conn.execute(UPSERT, row)
+
+            out["PostgreSQL: its statement on one connection"] = await median_time(
+                [partial(upsert, r) for r in rows[:SINGLES]]
+            )
+            await conn.execute("ALTER TABLE lionmem_items DISABLE TRIGGER USER")
+            out["PostgreSQL: the statement without the `lionmem_meta` trigger"] = await median_time(
+                [partial(upsert, r) for r in rows[SINGLES : 2 * SINGLES]]
+            )
+            await conn.execute("CREATE TABLE two (id uuid PRIMARY KEY, body text NOT NULL)")
+
+            async def insert(row: tuple[object, ...]) -> None:
+                await conn.execute("INSERT INTO two VALUES (%s, %s)", [row[1], row[3]])
+
+            out["PostgreSQL: a two-column insert"] = await median_time(
+                [partial(insert, r) for r in rows[2 * SINGLES :]]
+            )
+    return {name: seconds * 1e6 for name, seconds in out.items()}
+
+
+# The design measured, not built: a batch copied into a staging table, then written
+# with one statement, whose statement-level triggers read transition tables.
+_STATEMENT_TRIGGERS = """
+DROP FUNCTION lionmem_meta_write() CASCADE;
+CREATE FUNCTION lionmem_meta_added() RETURNS trigger LANGUAGE plpgsql AS $b$ BEGIN
+ INSERT INTO lionmem_meta (namespace, seq, key, num, txt) SELECT i.namespace, i.seq, e.key,
+  CASE jsonb_typeof(e.value) WHEN 'number' THEN e.value::numeric WHEN 'boolean' THEN e.value::boolean::int END,
+  CASE jsonb_typeof(e.value) WHEN 'string' THEN left(e.value #>> '{}', 200) END
+ FROM added AS i, jsonb_each(i.metadata) AS e
+ WHERE jsonb_typeof(e.value) IN ('number', 'boolean', 'string') AND octet_length(e.key) <= 1000;
+ RETURN NULL; END $b$;
+CREATE TRIGGER lionmem_items_added AFTER INSERT ON lionmem_items REFERENCING NEW TABLE AS added
+ FOR EACH STATEMENT EXECUTE FUNCTION lionmem_meta_added();
+CREATE TEMP TABLE staging (n int, id uuid, created_at float8, body text, folded text, tags text[], metadata jsonb);
+"""
+_FROM_STAGING: LiteralString = (
+    "INSERT INTO lionmem_items (namespace, id, created_at, body, folded, tags, metadata)"
+    " SELECT 'parts', id, created_at, body, folded, tags, metadata FROM staging ORDER BY n"
+)
+_BULK: dict[str, str | None] = {
+    "as shipped (`store_many`)": None,
+    "without the `lionmem_meta` trigger": "ALTER TABLE lionmem_items DISABLE TRIGGER USER",
+    "without the trigger, the GIN and trigram indexes": (
+        "ALTER TABLE lionmem_items DISABLE TRIGGER USER; DROP INDEX lionmem_items_tags;"
+        " DROP INDEX lionmem_items_metadata; DROP INDEX IF EXISTS lionmem_items_text"
+    ),
+    "`COPY` to a staging table, statement-level trigger": _STATEMENT_TRIGGERS,
+}
+
+
+async def postgres_bulk(items: list[MemoryItem], server: str) -> Results:
+    out = {}
+    for name, change in _BULK.items():
+        url = fresh_database(server)
+        async with (
+            PostgresMemoryStore.open(url, namespace="parts") as store,
+            await psycopg.AsyncConnection.connect(url, autocommit=True) as conn,
+        ):
+            if change is not None:
+                await conn.execute(change)
+            start = time.perf_counter()
+            for at in range(0, len(items), BATCH):
+                batch = items[at : at + BATCH]
+                if change is not _STATEMENT_TRIGGERS:
+                    await store.store_many(batch)
+                    continue
+                async with conn.transaction(), conn.cursor() as cursor:
+                    async with cursor.copy("COPY staging FROM STDIN") as copy:
+                        for n, row in enumerate(item_row("parts", i) for i in batch):
+                            await copy.write_row((n, *row[1:]))
+                    await cursor.execute(_FROM_STAGING)
+                    await cursor.execute("TRUNCATE staging")
+            out[f"PostgreSQL bulk load, an item: {name}"] = (time.perf_counter() - start) / len(items) * 1e6
+    return out
+
+
+async def measure(server: str, n: int, directory: Path) -> Results:
+    items = make_items(n)
+    return {
+        **await sqlite_parts(items, directory),
+        **await postgres_singles(items, server),
+        **await postgres_bulk(items, server),
+    }
+
+
+def table(results: Results) -> str:
+    """The Markdown table of docs/performance.md for one run."""
+    lines = ["| Measure | µs |", "| --- | --- |"]
+    lines += [f"| {name} | {us:,.1f} |" for name, us in results.items()]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    three_stores.main(__doc__, measure, table, RESULTS)
