@@ -5,10 +5,15 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 import lionmem
 from lionmem import testing
@@ -32,7 +37,7 @@ def pyright() -> str:
     return found
 
 
-def test_mypy_strict_passes_on_src_tests_typing_tests_and_benchmarks() -> None:
+def test_mypy_strict_passes_on_src_tests_typing_tests_benchmarks_and_scripts() -> None:
     done = run(sys.executable, "-m", "mypy")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Success" in done.stdout
@@ -179,3 +184,85 @@ def test_ruff_reads_the_projects_rules(tmp_path: Path) -> None:
     done = run(ruff(), "check", "--no-cache", "--config", str(ROOT / "pyproject.toml"), str(bad))
     assert done.returncode == 1
     assert "I001" in done.stdout and "B006" in done.stdout
+
+
+# -- the forge's workflows ----------------------------------------------------------
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+
+def _workflow(name: str) -> dict[str, Any]:
+    loaded: dict[Any, Any] = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+    # YAML 1.1 reads the key `on` as True.
+    loaded["on"] = loaded.pop(True)
+    return loaded
+
+
+def actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
+    found = shutil.which("actionlint", path=str(Path(sys.executable).parent))
+    assert found is not None, "actionlint is installed by the test extra"
+    # ShellCheck checks each step's script; without it, actionlint skips them silently.
+    assert shutil.which("shellcheck"), "shellcheck is installed by .ci/system-deps"
+    return run(found, "-no-color", "-oneline", *map(str, files))
+
+
+def test_actionlint_finds_nothing_wrong_in_the_workflows() -> None:
+    files = sorted(WORKFLOWS.glob("*.yml"))
+    assert [f.name for f in files] == ["ci.yml", "docs.yml", "release.yml"]
+    done = actionlint(*files)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_actionlint_finds_an_unquoted_variable_and_an_undefined_matrix_key(tmp_path: Path) -> None:
+    # So that the test above runs checks that can fail, ShellCheck's included.
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        (WORKFLOWS / "ci.yml").read_text(encoding="utf-8").replace("bash .ci/run", 'echo $HOME "${{ matrix.nope }}"'),
+        encoding="utf-8",
+    )
+    done = actionlint(bad)
+    assert done.returncode == 1
+    assert "SC2086" in done.stdout and 'property "nope" is not defined' in done.stdout
+
+
+def test_the_ci_workflow_runs_ci_run_itself_on_every_python_the_classifiers_name() -> None:
+    workflow = _workflow("ci.yml")
+    assert set(workflow["on"]) == {"push", "pull_request"}
+    (job,) = workflow["jobs"].values()
+    runs = [step["run"] for step in job["steps"] if "run" in step]
+    assert runs == ["bash .ci/run"], "ci.yml runs .ci/run and nothing else, not a copy of its steps"
+    classifiers = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["classifiers"]
+    pythons = [
+        c.rsplit(" :: ", 1)[1] for c in classifiers if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    ]
+    assert job["strategy"]["matrix"]["python"] == pythons
+    assert job["container"] == "python:${{ matrix.python }}-bookworm"
+
+
+def test_the_release_workflow_publishes_by_trusted_publishing_with_no_token() -> None:
+    text = (WORKFLOWS / "release.yml").read_text(encoding="utf-8")
+    workflow = _workflow("release.yml")
+    assert workflow["on"] == {"push": {"tags": ["v*"]}}
+    assert workflow["permissions"] == {"contents": "read"}
+    publish = workflow["jobs"]["publish"]
+    assert publish["permissions"] == {"id-token": "write"}
+    assert publish["environment"]["name"] == "pypi"
+    assert publish["needs"] == "build"
+    assert publish["steps"][-1] == {"uses": "pypa/gh-action-pypi-publish@release/v1"}
+    assert "secrets." not in text and "password" not in text
+    build = "\n".join(step.get("run", "") for step in workflow["jobs"]["build"]["steps"])
+    assert "python -m build" in build and "twine check --strict" in build
+    assert "scripts/check_wheel.py dist/*.whl" in build
+    assert '"${TAG}" != "v${version}"' in build  # the tag must name pyproject's version
+
+
+def test_the_docs_workflow_deploys_the_tagged_version_with_mike_and_moves_latest() -> None:
+    workflow = _workflow("docs.yml")
+    assert workflow["on"] == {"push": {"tags": ["v*"]}}
+    assert workflow["permissions"] == {"contents": "write"}
+    (job,) = workflow["jobs"].values()
+    steps = "\n".join(step.get("run", "") for step in job["steps"])
+    assert 'python -m pip install ".[docs]"' in steps
+    assert 'mike deploy --push --update-aliases "${version%.*}" latest' in steps
+    assert "mike set-default --push latest" in steps
+    assert job["steps"][0] == {"uses": "actions/checkout@v5", "with": {"fetch-depth": 0}}

@@ -42,7 +42,7 @@ def test_without_root_or_sudo_it_names_the_missing_packages_and_stops(tmp_path: 
     done = _run_as_a_user_without_sudo(tmp_path, sys.executable)  # a python3 with venv support
     assert done.returncode == 1
     assert "system-deps: these Debian packages are missing:" in done.stderr
-    assert "chromium" in done.stderr and "install them as root" in done.stderr
+    assert "chromium" in done.stderr and "shellcheck" in done.stderr and "install them as root" in done.stderr
 
 
 def test_a_python_without_venv_support_is_named(tmp_path: Path) -> None:
