@@ -235,6 +235,43 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+HOME_ROWS = {
+    "Filter search, limit 20": (
+        "SQLite: filter search, limit 20, median µs",
+        "PostgreSQL: filter search, limit 20, median µs",
+    ),
+    "Retrieve by id": ("SQLite: retrieve, median µs", "PostgreSQL: retrieve, median µs"),
+    "Single write": ("SQLite: single write, median µs", "PostgreSQL: single write, median µs"),
+    "Bulk load, an item": ("SQLite: bulk load, µs an item", "PostgreSQL: bulk load, µs an item"),
+}
+HOME_SIZES = ("SQLite: file, MB", "PostgreSQL: disk, MB")
+
+
+def home_table(results: dict[str, Any]) -> str:
+    """The home page's comparison: the same run's measures, SQLite / PostgreSQL."""
+    measures = results["measures"]
+
+    def pair(names: tuple[str, str], side: str, unit: str, spec: str) -> str:
+        return " / ".join(f"{measures[name][side]:{spec}}" for name in names) + f" {unit}"
+
+    lines = [
+        f"| {results['items']:,} items, SQLite / PostgreSQL | lionmem | LangGraph's stores |",
+        "| --- | --- | --- |",
+    ]
+    for label, names in HOME_ROWS.items():
+        lines.append(f"| {label} | {pair(names, 'lionmem', 'µs', ',.0f')} | {pair(names, 'langgraph', 'µs', ',.0f')} |")
+    lines.append(
+        f"| Size | {pair(HOME_SIZES, 'lionmem', 'MB', '.1f')} | {pair(HOME_SIZES, 'langgraph', 'MB', '.1f')} |"
+    )
+    probes = results["probes"]
+    differ = sum(row["LangGraph SQLite"] != row["LangGraph PostgreSQL"] for row in probes.values())
+    lines.append(
+        "| One filter, asked of the SQLite and the PostgreSQL store | one answer, the reference rule's "
+        f"| two answers on {differ} of {len(probes)} probes |"
+    )
+    return "\n".join(lines) + "\n"
+
+
 def chart(results: dict[str, Any]) -> str:
     """lionmem's time or size over LangGraph's for each measure, as an SVG bar chart
     on a log scale (0.01x to 100x): a bar left of the line is lionmem ahead."""

@@ -147,6 +147,26 @@ def sequence(title: str, participants: list[str], steps: list[Step]) -> str:
 def drawings() -> dict[str, str]:
     """Every diagram, by its file name in docs/assets."""
     return {
+        "overview.svg": components(
+            "lionmem: a conversation's memory is any store with three methods",
+            [
+                Box("Branch, Session", "conversation.memory", 10, 10, 210),
+                Box("MemoryStore", "store, retrieve, search", 322, 10, 210),
+                Box("ConformanceKit", "checks what a store declares", 634, 10, 210),
+                Box("InMemoryStore", "the default, in process", 10, 150, 195),
+                Box("SQLiteMemoryStore", "one file, durable", 222, 150, 195),
+                Box("PostgresMemoryStore", "shared by many workers", 434, 150, 200),
+                Box("your adapter", "any object with the methods", 651, 150, 195),
+            ],
+            [
+                Link("Branch, Session", "MemoryStore", "uses"),
+                Link("ConformanceKit", "MemoryStore", "checks"),
+                Link("InMemoryStore", "MemoryStore", "implements", dashed=True),
+                Link("SQLiteMemoryStore", "MemoryStore", "", dashed=True),
+                Link("PostgresMemoryStore", "MemoryStore", "", dashed=True),
+                Link("your adapter", "MemoryStore", "implements", dashed=True),
+            ],
+        ),
         "adr-0100-components.svg": components(
             "ADR-0100: the ForgettingStore extension, who implements it and who uses it",
             [

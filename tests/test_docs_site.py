@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -61,9 +63,10 @@ def test_the_strict_build_validates_links_and_anchors(site: Path) -> None:
 def test_no_page_fetches_anything_from_the_network(site: Path) -> None:
     for page in site.rglob("*.html"):
         text = page.read_text()
-        # Links may point anywhere; nothing may be loaded from elsewhere.
+        # Links may point anywhere, the page's canonical address included; nothing may
+        # be loaded from elsewhere.
         assert not re.search(r'src="(https?:)?//', text), page
-        assert not re.search(r'<link [^>]*href="(https?:)?//', text), page
+        assert not re.search(r'<link (?![^>]*rel="canonical")[^>]*href="(https?:)?//', text), page
 
 
 ANCHOR = re.compile(r"\]\[(lionmem(?:\.\w+)*)\]")
@@ -121,9 +124,59 @@ def test_every_record_is_listed_and_follows_the_template() -> None:
             assert part in text, f"{record.name} lacks {part}"
 
 
+# Who commits to the throwaway repository: git and mike refuse to commit without a name.
+COMMITTER = {
+    "GIT_AUTHOR_NAME": "docs",
+    "GIT_AUTHOR_EMAIL": "docs@example.invalid",
+    "GIT_COMMITTER_NAME": "docs",
+    "GIT_COMMITTER_EMAIL": "docs@example.invalid",
+}
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, check=True, env={**os.environ, **COMMITTER})
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site as the docs workflow publishes it: versions 0.1 and then 0.2 deployed
+    by mike into a throwaway repository's gh-pages branch, `latest` moved to 0.2 and
+    made the default, then that branch's tree written out as a web server serves it."""
+    repo = tmp_path_factory.mktemp("repo")
+    for folder in ("docs", "src", "overrides"):
+        shutil.copytree(ROOT / folder, repo / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "mkdocs.yml", repo)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "the docs")
+    # mike runs `mkdocs` from PATH: this venv's, as the docs workflow's install puts it there.
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, **COMMITTER, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env["NO_MKDOCS_2_WARNING"] = "1"
+    for command in (["deploy", "0.1"], ["deploy", "--update-aliases", "0.2", "latest"], ["set-default", "latest"]):
+        done = subprocess.run([bin_dir / "mike", *command], cwd=repo, capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path_factory.mktemp("gh-pages")
+    archive = _git(repo, "archive", "--format=tar", "gh-pages").stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(out, filter="data")
+    return out
+
+
+def test_mike_publishes_each_version_and_points_latest_at_the_newest(published: Path) -> None:
+    for version in ("0.1", "0.2"):
+        assert (published / version / "index.html").is_file()
+        assert (published / version / "reference" / "lionmem.protocols.memory" / "index.html").is_file()
+        assert (published / version / "adr" / "0092-minimal-memory-store" / "index.html").is_file()
+    assert (published / "latest").is_symlink() and (published / "latest").resolve() == (published / "0.2").resolve()
+    versions = json.loads((published / "versions.json").read_text(encoding="utf-8"))
+    assert [(v["version"], v["aliases"]) for v in versions] == [("0.2", ["latest"]), ("0.1", [])]
+    assert 'url=latest/"' in (published / "index.html").read_text(encoding="utf-8")
+
+
 @pytest.fixture
-def served(site: Path) -> Iterator[str]:
-    handler = partial(SimpleHTTPRequestHandler, directory=str(site))
+def served(published: Path) -> Iterator[str]:
+    handler = partial(SimpleHTTPRequestHandler, directory=str(published))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -141,11 +194,13 @@ def test_the_site_in_headless_chromium(served: str) -> None:
     assert chromium, "Debian's chromium is installed by .ci/system-deps"
     ARTIFACTS.mkdir(exist_ok=True)
     errors: list[str] = []
+    elsewhere: list[str] = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
         page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on("request", lambda request: None if request.url.startswith(served) else elsewhere.append(request.url))
         # A request the next navigation cancels (net::ERR_ABORTED) is not a broken page.
         page.on(
             "requestfailed",
@@ -157,20 +212,43 @@ def test_the_site_in_headless_chromium(served: str) -> None:
         )
 
         page.goto(served + "/")
+        page.wait_for_url("**/latest/")  # the root redirects to the default alias
         assert "lionmem" in page.title()
         assert page.locator("h1").first.inner_text().rstrip("¶") == "lionmem"
+        assert "pip install lionmem" in page.locator("article").inner_text()
+        assert page.locator("article img[src$='overview.svg']").count() == 1
+        # The version selector, filled from versions.json: this is 0.2, 0.1 is listed.
+        page.locator(".md-version__current").wait_for(timeout=15_000)
+        assert page.locator(".md-version__current").inner_text().startswith("0.2")  # then its alias
+        listed = page.locator(".md-version__link").all_inner_texts()
+        assert any(text.startswith("0.2") for text in listed) and any(text.startswith("0.1") for text in listed)
         page.screenshot(path=str(ARTIFACTS / "home.png"), full_page=True)
 
-        page.get_by_role("link", name="Decision records").first.click()
+        # Three tabs; the repository link; the palette toggle switches the scheme.
+        tabs = [text.strip() for text in page.locator(".md-tabs__link").all_inner_texts()]
+        assert tabs == ["Guide", "Decisions", "API reference"]
+        assert page.locator(".md-header a.md-source").get_attribute("href") == "https://github.com/lionmem/lionmem"
+        scheme = page.locator("body").get_attribute("data-md-color-scheme")
+        page.locator("form[data-md-component='palette'] label:visible").first.click()
+        assert page.locator("body").get_attribute("data-md-color-scheme") not in (None, scheme)
+
+        page.locator(".md-tabs__link", has_text="Decisions").click()
         page.wait_for_url("**/adr/")
         assert page.locator("h1").first.inner_text().rstrip("¶") == "Decision records"
 
-        page.goto(served + "/adr/0092-minimal-memory-store/")
-        assert "ADR-0092" in page.locator("h1").first.inner_text()
-        page.goto(served + "/reference/lionmem.protocols.memory/")
+        # The API reference's sidebar: sections by package, each module under a short label.
+        page.goto(served + "/latest/reference/lionmem.protocols.memory/")
         assert page.locator("[id='lionmem.protocols.memory.MemoryQuery']").count() == 1
+        sidebar = page.locator(".md-sidebar--primary .md-nav--primary")
+        tab = sidebar.locator(":scope > ul > li.md-nav__item--active")
+        sections = tab.locator(":scope > nav > ul > li > label").all_inner_texts()
+        assert [text.strip() for text in sections] == ["lionmem", "protocols", "session", "adapters", "testing"]
+        labels = [text.strip() for text in tab.locator("a.md-nav__link").all_inner_texts() if text.strip()]
+        assert len(labels) >= 37  # every module page
+        assert "memory" in labels and "pile" in labels
+        assert not [label for label in labels if label.startswith("lionmem.") or len(label) > 24]
 
-        page.goto(served + "/")
+        page.goto(served + "/latest/")
         search = page.locator("input[data-md-component='search-query']")
         search.click()
         search.press_sequentially("MemoryQuery", delay=20)
@@ -179,6 +257,7 @@ def test_the_site_in_headless_chromium(served: str) -> None:
         assert "MemoryQuery" in results.first.inner_text()
         browser.close()
     assert errors == []
+    assert elsewhere == []
 
 
 def test_each_diagram_is_what_its_description_draws() -> None:
@@ -224,6 +303,24 @@ def test_the_performance_page_shows_each_committed_benchmark(bench: str) -> None
         assert f"assets/{module.CHART.name}" in page
 
 
+def test_the_home_page_compares_only_what_a_benchmark_measured_or_a_test_holds() -> None:
+    """The LangGraph table is the committed run's numbers; each lionagi row links to a
+    row of the differences page, which its own test holds to a test of both libraries."""
+    from benchmarks.bench_langgraph import RESULTS, home_table
+
+    home = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    assert "```bash\npip install lionmem\n```" in home
+    assert "](assets/overview.svg)" in home
+    assert home_table(json.loads(RESULTS.read_text())) in home
+    assert "(performance.md#beside-langgraphs-durable-stores-at-100000-items)" in home
+    table = home[home.index("| Call | lionagi | lionmem |") :].split("\n\n")[0].splitlines()[2:]
+    differences = (ROOT / "docs" / "lionagi-differences.md").read_text(encoding="utf-8")
+    assert len(table) >= 4
+    for row in table:
+        (anchor,) = re.findall(r"\]\[([a-z-]+)\]", row.split(" | ")[0])
+        assert f"[](){{#{anchor}}} `{anchor}`" in differences, row
+
+
 def test_the_performance_page_shows_the_committed_copy_benchmark() -> None:
     from benchmarks.bench_copy import RESULTS, table
 
@@ -256,10 +353,10 @@ class _Links(HTMLParser):
                 self.ids.add(value)
 
 
-def _broken_links(site: Path) -> tuple[list[str], int]:
-    """Every internal link or source of the site at `site`, served at the root of its
-    host, that names no file of the site, or a fragment that no id of its page holds;
-    and how many pages were read."""
+def _broken_links(site: Path, base: str = "/") -> tuple[list[str], int]:
+    """Every internal link or source of the site at `site`, served at the path `base`
+    of its host, that names no file of the site, or a fragment that no id of its page
+    holds; and how many pages were read."""
     parsed: dict[Path, _Links] = {}
 
     def page(path: Path) -> _Links:
@@ -270,13 +367,16 @@ def _broken_links(site: Path) -> tuple[list[str], int]:
 
     broken: list[str] = []
     for html in sorted(site.rglob("*.html")):
-        url = "/" + html.relative_to(site).as_posix()
+        url = base + html.relative_to(site).as_posix()
         for link in page(html).links:
             target = urljoin(url, link)
             parts = urlsplit(target)
             if parts.scheme or parts.netloc:
                 continue
-            file = site / unquote(parts.path).lstrip("/")
+            if not parts.path.startswith(base):
+                broken.append(f"{url}: {link} (outside {base})")
+                continue
+            file = site / unquote(parts.path).removeprefix(base)
             if file.is_dir():
                 file = file / "index.html"
             if not file.exists():
@@ -290,13 +390,23 @@ def test_the_link_checker_finds_a_missing_page_and_a_missing_anchor(tmp_path: Pa
     (tmp_path / "a").mkdir()
     (tmp_path / "index.html").write_text('<a href="a/">a</a><a href="b/">b</a><a href="a/#here">x</a><a id="top"></a>')
     (tmp_path / "a" / "index.html").write_text('<a href="../#top">up</a><a href="https://example.org/">out</a>')
-    assert _broken_links(tmp_path) == (["/index.html: b/ (no b)", "/index.html: a/#here (no #here)"], 2)
+    (tmp_path / "a" / "up.html").write_text('<a href="/elsewhere/">root</a>')
+    assert _broken_links(tmp_path, "/docs/") == (
+        [
+            "/docs/a/up.html: /elsewhere/ (outside /docs/)",
+            "/docs/index.html: b/ (no b)",
+            "/docs/index.html: a/#here (no #here)",
+        ],
+        3,
+    )
 
 
 def test_every_link_of_the_site_resolves_to_a_page_and_anchor(site: Path) -> None:
-    """A link checker over the built site, served at the root of its host as it will
-    be. The 404 page's links are root-absolute, as those of a page served at any path
-    must be, so the site must be served at a host's root."""
-    broken, pages = _broken_links(site)
+    """A link checker over the built site, served at the path of its `site_url`. The
+    404 page's links are root-absolute, as those of a page served at any path must be,
+    so they hold only at that path."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    (site_url,) = re.findall(r"^site_url: (\S+)$", config, flags=re.MULTILINE)
+    broken, pages = _broken_links(site, urlsplit(site_url).path)
     assert pages > 50
     assert broken == []
