@@ -57,7 +57,11 @@ def test_a_hung_test_ends_the_run_with_its_traceback(tmp_path: Path) -> None:
 
 
 BARE = re.compile(r"(?:^|&&|;|\||\()\s*(python|pip|mkdocs|pytest)(?=\s)")
-"""A tool named without the venv's path: `python -m lionmem`, `mkdocs serve`..."""
+"""A tool named without a path: `python -m lionmem`, `mkdocs serve`..."""
+
+INSTALLED = re.compile(r'(pip install (lionmem|"lionmem\[[a-z,]+\]")|python -m (lionmem|asyncio))(\s|$)')
+"""What a user types in the environment lionmem is installed in: installing it from the
+index, and running its command line or an asyncio REPL."""
 
 
 def _commands(text: str) -> list[str]:
@@ -74,23 +78,27 @@ def _commands(text: str) -> list[str]:
     return found
 
 
-def test_every_command_in_the_readme_and_docs_works_as_typed_after_the_two_commands() -> None:
-    """The README's commands make `.venv` and never activate it, so a command typed
-    after them names the venv's tools by path; `python3` makes the venv."""
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+def test_every_command_in_the_readme_and_docs_works_as_typed() -> None:
+    """Two voices: a user with lionmem installed types `pip install lionmem` and
+    `python -m lionmem` in their own environment; everything else (an editable
+    install, the tests, the docs build) is typed in a checkout after the README's
+    commands, which make `.venv` and never activate it, so it names the venv's tools
+    by path. `python3` makes the venv."""
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
     bare = [
         f"{page.relative_to(ROOT)}: {command}"
         for page in pages
         for command in _commands(page.read_text(encoding="utf-8"))
-        if BARE.search(command)
+        if BARE.search(command) and not INSTALLED.match(command)
     ]
     assert bare == []
+    assert not INSTALLED.match("pip install -e .") and not INSTALLED.match("python -m pytest")
 
 
 def test_the_documented_site_build_prints_only_mkdocs_own_lines(tmp_path: Path) -> None:
     """Material prints a coloured notice on every build unless NO_MKDOCS_2_WARNING is
     set, even into a file; every documented mkdocs command sets it."""
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
     mkdocs = [c for page in pages for c in _commands(page.read_text(encoding="utf-8")) if "mkdocs " in c]
     assert mkdocs and all(c.startswith("NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs ") for c in mkdocs), mkdocs
     build = next(c for c in mkdocs if " build" in c)
@@ -110,3 +118,16 @@ def test_the_documented_site_build_prints_only_mkdocs_own_lines(tmp_path: Path) 
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     assert lines and all(line.startswith("INFO    -  ") for line in lines), lines
+
+
+def test_the_readmes_links_into_the_docs_name_pages_that_exist() -> None:
+    """PyPI shows the README, where a relative link is broken: the README links to the
+    published site, each link to a page of this checkout's docs."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    (site_url,) = re.findall(r"^site_url: (\S+)$", config, flags=re.MULTILINE)
+    links = re.findall(rf"\]\({re.escape(site_url)}latest/([^)#]*)\)", README)
+    assert len(links) >= 10
+    for link in links:
+        page = link.rstrip("/")
+        assert (ROOT / "docs" / f"{page}.md").exists() or (ROOT / "docs" / page / "index.md").exists(), link
+    assert not re.findall(r"\]\((?!https://)[^)]+\)", README), "a relative link breaks on PyPI"
