@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.linked_venv import linked_venv
+
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 PACKAGES = sorted(
@@ -175,13 +177,8 @@ CHECK = ROOT / "scripts" / "check_wheel.py"
 def offline_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv that sees this one's packages but lionmem, as links, so that a wheel is
     installed into it and checked without asking an index for anything."""
-    root = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
-    (site,) = (root / "lib").glob("python3.*/site-packages")
-    for entry in Path(sys.prefix).glob("lib/python3.*/site-packages/*"):
-        if not re.match(r"(_editable_impl_)?lionmem\b", entry.name):
-            (site / entry.name).symlink_to(entry)
-    return root / "bin" / "python"
+    editable = re.compile(r"(_editable_impl_)?lionmem\b")
+    return linked_venv(tmp_path_factory.mktemp("venv"), lambda name: editable.match(name) is not None)
 
 
 def _install(python: Path, wheel: Path) -> None:

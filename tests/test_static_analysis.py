@@ -17,6 +17,7 @@ import yaml
 
 import lionmem
 from lionmem import testing
+from tests.support.linked_venv import linked_venv
 
 ROOT = Path(__file__).resolve().parent.parent
 STUB = ROOT / "src" / "lionmem" / "__init__.pyi"
@@ -73,21 +74,11 @@ def test_pyright_finds_every_public_symbol_typed_and_documented() -> None:
     assert report["missingClassDocStringCount"] == 0
 
 
-def _without_lionagi(root: Path) -> Path:
-    """An interpreter that sees this one's packages but lionagi's, as a machine with
-    only `lionmem[testing]` installed does; it is a venv linking to each package."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
-    (site,) = (root / "lib").glob("python3.*/site-packages")
-    for entry in Path(sys.prefix).glob("lib/python3.*/site-packages/*"):
-        if not entry.name.startswith("lionagi"):
-            (site / entry.name).symlink_to(entry)
-    return root / "bin" / "python"
-
-
 def test_the_kits_types_are_whole_without_lionagi(tmp_path: Path) -> None:
     """The kit's public names, `memory_store_contract` among them, are fully known
     without the lionagi extra: a strict user importing them gets no error."""
-    python = _without_lionagi(tmp_path / "venv")
+    # As a machine with only `lionmem[testing]` installed.
+    python = linked_venv(tmp_path / "venv", lambda name: name.startswith("lionagi"))
     assert subprocess.run([python, "-c", "import lionagi"], capture_output=True).returncode != 0
     user = tmp_path / "user"
     user.mkdir()
