@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -427,26 +428,33 @@ def test_limits_follow_the_reference(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("query", "newest_first", "walks"),
+    ("query", "newest_first", "read"),
     [
-        (MemoryQuery(filters={"n": Ge(5)}, limit=3), False, True),  # 95 of 100, 7 in the first 12 rows
-        (MemoryQuery(filters={"n": Ge(5)}, limit=3), True, True),
-        (MemoryQuery(filters={"n": Ge(10)}, limit=3), False, False),  # 2 in the first 12 rows
-        (MemoryQuery(filters={"n": Ge(80)}, limit=3), False, False),  # the first 12 rows hold none
-        (MemoryQuery(filters={"n": Ge(80)}, limit=3), True, True),  # but the last 12 do
-        (MemoryQuery(filters={"n": Ge(97)}, limit=3), True, False),  # 3 candidates: gathered
-        (MemoryQuery(tags=["even", "third"], limit=3), False, True),
-        (MemoryQuery(filters={"n": Ge(5)}, limit=-1), False, False),  # no limit stops a walk
-        (MemoryQuery(filters={"n": Ge(5)}, limit=1_001), False, False),  # past _WALK_MOST
-        (MemoryQuery(filters={"n": Ge(5)}, tags=["even", "third"], limit=3), False, True),
+        (MemoryQuery(filters={"n": Ge(5)}, limit=3), False, "walk"),  # 95 of 100, 7 in the first 12 rows
+        (MemoryQuery(filters={"n": Ge(5)}, limit=3), True, "walk"),
+        (MemoryQuery(filters={"n": Ge(10)}, limit=3), False, "gather"),  # 2 in the first 12 rows
+        (MemoryQuery(filters={"n": Ge(80)}, limit=3), False, "gather"),  # the first 12 rows hold none
+        (MemoryQuery(filters={"n": Ge(80)}, limit=3), True, "walk"),  # but the last 12 do
+        (MemoryQuery(filters={"n": Ge(97)}, limit=3), True, "gather"),  # 3 candidates: gathered
+        (MemoryQuery(filters={"n": Ge(5)}, limit=-1), False, "gather"),  # no limit stops a walk
+        (MemoryQuery(filters={"n": Ge(5)}, limit=1_001), False, "gather"),  # past _WALK_MOST
+        (MemoryQuery(filters={"n": Ge(5)}, tags=["even", "third"], limit=3), False, "walk"),
+        # Tags or a set alone: the first 3 of each tag or value, never all of them.
+        (MemoryQuery(tags=["even", "third"], limit=3), False, "merge"),
+        (MemoryQuery(tags=["even", "third"], limit=3), True, "merge"),
+        (MemoryQuery(filters={"n": In(list(range(0, 100, 2)))}, limit=3), False, "merge"),
+        (MemoryQuery(tags=["even", "third"], filters={"n": Ge(10)}, limit=3), False, "gather"),  # n decides too
+        (MemoryQuery(tags=["even", "third"], limit=-1), False, "gather"),  # the slice needs every match
     ],
 )
-def test_a_broad_range_with_a_small_limit_walks_the_items_in_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, query: MemoryQuery, newest_first: bool, walks: bool
+def test_a_broad_search_with_a_small_limit_walks_the_items_in_order_or_merges_its_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, query: MemoryQuery, newest_first: bool, read: str
 ) -> None:
-    """A range or several tags that gather at least `_GATHER_MOST` candidates are read
-    by walking the items in order instead, when the first `_WALK_ROWS_A_RESULT` rows
-    a result hold the limit's matches; the results are the reference's either way."""
+    """A range that gathers at least `_GATHER_MOST` candidates is read by walking the
+    items in order instead, when the first `_WALK_ROWS_A_RESULT` rows a result hold the
+    limit's matches. Several tags or a set of values that decide the search alone are
+    read as the first `limit` entries of each, merged. The results are the reference's
+    every way."""
     monkeypatch.setattr(sqlite_planner, "_GATHER_MOST", 8)
     monkeypatch.setattr(sqlite_planner, "_WALK_ROWS_A_RESULT", 4)
     items = [
@@ -470,7 +478,57 @@ def test_a_broad_range_with_a_small_limit_walks_the_items_in_order(
     found, statements = with_store(tmp_path / "m.db", body)
     assert found == run(expected())
     (statement,) = statements
-    assert ("items.seq IN" not in statement) is walks, statement
+    merged = re.search(r"ORDER BY seq( DESC)? LIMIT", statement) is not None
+    shape = "merge" if merged else "gather" if "items.seq IN" in statement else "walk"
+    assert shape == read, statement
+
+
+@pytest.mark.parametrize("newest_first", [False, True])
+def test_merged_reads_take_at_most_the_limit_of_each_tag_or_value_and_sort_nothing(
+    tmp_path: Path, newest_first: bool
+) -> None:
+    """At any size a search for several tags, or a set of values, alone reads `limit`
+    index entries for each and sorts nothing: each read walks its index in order and
+    stops at the limit. An item holding two of the tags, or two equal members
+    (`1` and `True`), is one result."""
+    queries = [
+        MemoryQuery(tags=["a", "b", "c"], limit=4),
+        MemoryQuery(filters={"k": In([1, True, "x"])}, limit=4),
+        MemoryQuery(filters={"k": In(["x", "y"])}, limit=2),
+    ]
+    items = [
+        MemoryItem(
+            content=f"note {n}",
+            tags=[["a"], ["b"], ["a", "b"], ["d"]][n % 4],
+            metadata={"k": [1, "x", 2, "y", True, 1.0][n % 6], "n": n},
+        )
+        for n in range(240)
+    ]
+
+    async def body(store: SQLiteMemoryStore) -> list[tuple[list[MemoryItem], str]]:
+        await store.store_many(items)
+        results: list[tuple[list[MemoryItem], str]] = []
+        for query in queries:
+            found, read = await traced_search(store, query, newest_first=newest_first)
+
+            def plan(db: sqlite3.Connection, sql: str = read[0]) -> str:
+                return " / ".join(row[-1] for row in db.execute("EXPLAIN QUERY PLAN " + sql))
+
+            results.append((found, read[0] + " => " + await on_writer(store, plan)))
+        return results
+
+    async def expected() -> list[list[MemoryItem]]:
+        reference = InMemoryStore()
+        await reference.store_many(items)
+        search = reference.search_newest if newest_first else reference.search
+        return [await search(query) for query in queries]
+
+    read = with_store(tmp_path / "m.db", body)
+    assert [found for found, _ in read] == run(expected())
+    for (_, plan), query in zip(read, queries, strict=True):
+        members = len(query.tags or ()) or len(next(iter((query.filters or {}).values())).values)
+        assert plan.count(f"LIMIT {query.limit})") == members, plan
+        assert "TEMP B-TREE" not in plan and "SCAN items" not in plan, plan
 
 
 @pytest.mark.parametrize(

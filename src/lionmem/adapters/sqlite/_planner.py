@@ -223,6 +223,9 @@ class _Driver(NamedTuple):
     gathers: bool = False
     """Whether SQLite gathers every candidate into a sorted set before the first is
     read, so that a limit does not stop it early."""
+    reads: tuple[tuple[str, tuple[object, ...]], ...] = ()
+    """The same candidates as one read of the index in insertion order for each tag or
+    value (a `seq` column and its values), when a gathering driver can be read so."""
 
 
 # Seam for tests: `_drivers`, asked which index would drive a query.
@@ -255,6 +258,16 @@ def _drivers(
             if not exact:  # an order on numbers: the big integers are read apart
                 within += " UNION ALL " + _BIG_INTEGERS
                 params.append(key)
+            reads: tuple[tuple[str, tuple[object, ...]], ...] = ()
+            if isinstance(value, In) and exact:
+                # `_held` narrows a set only when every member has a `_same_value`.
+                reads = tuple(
+                    (
+                        f"SELECT d.seq AS seq FROM item_meta AS d WHERE d.key = ? AND {_same_value(member, 'd')}",
+                        (key, member),
+                    )
+                    for member in value.values
+                )
             drivers.append(
                 _Driver(
                     "items",
@@ -264,6 +277,7 @@ def _drivers(
                     within,
                     settles_key=key if exact else None,
                     gathers=True,
+                    reads=reads,
                 )
             )
             continue
@@ -283,8 +297,18 @@ def _drivers(
         # SQLite collects the items holding any of the tags into a sorted set and
         # walks it in order.
         within = f"SELECT seq FROM item_tags WHERE tag IN ({', '.join('?' * len(tags))})"
+        reads = tuple(("SELECT seq FROM item_tags WHERE tag = ?", (tag,)) for tag in tags)
         drivers.append(
-            _Driver("items", "items.seq", f"items.seq IN ({within})", [*tags], within, settles_tags=True, gathers=True)
+            _Driver(
+                "items",
+                "items.seq",
+                f"items.seq IN ({within})",
+                [*tags],
+                within,
+                settles_tags=True,
+                gathers=True,
+                reads=reads,
+            )
         )
     needle = (query.text or "").lower()
     if len(needle) >= _MIN_TRIGRAM:
@@ -326,11 +350,12 @@ def plan_search(asked: MemoryQuery, count: Count, *, newest_first: bool = False)
     recheck: list[tuple[str, Any]] = every_filter[SQL_FILTERS:]
     held = {key: _held(value) for key, value in filters.items() if isinstance(value, Condition)}
     driver = _narrowest(count, _drivers(query, tags, filters, held), query.limit)
-    if driver is not None and driver.gathers and 0 < query.limit <= _WALK_MOST:
+    where = _Where(query, driver, tags, filters, held, recheck)
+    if driver is not None and driver.gathers and not where.merges(any_tag) and 0 < query.limit <= _WALK_MOST:
         walk = _Where(query, None, tags, filters, held, recheck)
         if _walk_is_cheaper(count, driver, walk, query.limit, newest_first):
             return walk.plan(any_tag, newest_first)
-    return _Where(query, driver, tags, filters, held, recheck).plan(any_tag, newest_first)
+    return where.plan(any_tag, newest_first)
 
 
 class _Where:
@@ -374,14 +399,30 @@ class _Where:
         """The `WHERE` clause, or nothing."""
         return " WHERE " + " AND ".join(self.clauses) if self.clauses else ""
 
+    def merges(self, any_tag: frozenset[str]) -> bool:
+        """Whether the driver's reads, one for each tag or value, decide the search
+        alone: nothing else is checked and the limit goes into the SQL, so the first
+        `limit` entries of each read hold the first `limit` matches."""
+        limit = sql_limit(self.limit, self.recheck, any_tag)
+        return self.driver is not None and bool(self.driver.reads) and len(self.clauses) == 1 and bool(limit)
+
     def plan(self, any_tag: frozenset[str], newest_first: bool) -> Plan[str]:
         """The statement: the driving index lists candidates in insertion order, so a
-        limit stops the scan early."""
+        limit stops the scan early. A driver that gathers its candidates, when it
+        decides the search alone, reads at most `limit` of them for each tag or value
+        instead of all of them ([ADR-0096][adr-0096])."""
         driver = self.driver
-        source, order = ("items", "items.seq") if driver is None else (driver.source, driver.order)
-        sql = f"SELECT {COLUMNS} FROM {source}{self.sql} ORDER BY {order}{' DESC' if newest_first else ''}"
-        params = [*self.params]
+        direction = " DESC" if newest_first else ""
         limit = sql_limit(self.limit, self.recheck, any_tag)
+        if driver is not None and self.merges(any_tag):
+            firsts = [f"SELECT seq FROM ({read} ORDER BY seq{direction} LIMIT ?)" for read, _ in driver.reads]
+            sql = f"SELECT {COLUMNS} FROM items WHERE items.seq IN ({' UNION ALL '.join(firsts)})"
+            sql += f" ORDER BY items.seq{direction} LIMIT ?"
+            params = [value for _, values in driver.reads for value in (*values, limit)]
+            return Plan(sql, [*params, limit], self.recheck, any_tag, pushed=True)
+        source, order = ("items", "items.seq") if driver is None else (driver.source, driver.order)
+        sql = f"SELECT {COLUMNS} FROM {source}{self.sql} ORDER BY {order}{direction}"
+        params = [*self.params]
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
