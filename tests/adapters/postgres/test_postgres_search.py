@@ -12,11 +12,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from lionmem import MemoryItem, MemoryQuery
+from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import (
     PostgresMemoryStore,
 )
-from lionmem.filters import Ge, Gt, Le, Lt
+from lionmem.adapters.postgres._planner import plan_search
+from lionmem.filters import Ge, Gt, In, Le, Lt
 from tests.support.postgres_support import with_store
 from tests.support.store_contract import (
     assert_searches_agree,
@@ -97,6 +98,75 @@ def test_order_comparisons_on_numbers_are_exact(pg_url: str) -> None:
                 assert [i.id for i in await store.search(query)] == want, query
 
     with_store(pg_url, body)
+
+
+def test_an_equality_or_set_alone_reads_the_first_rows_of_each_value_in_order(pg_url: str) -> None:
+    """An equality or `In` filter that is the whole query, under a limit of 1 to 1,000,
+    reads at most `limit` rows of each value from `lionmem_meta`'s B-trees in order,
+    not every match from the GIN index; with anything else in the query, or a value
+    those rows cannot decide exactly, it does not. Every way, the reference's results
+    (ADR-0099 D5)."""
+    long = "x" * 200  # as long as the start a row keeps: not decided by the rows
+    values: list[Any] = [1, 1.0, True, "1", 2.5, long, long + "y", 0, False, 2**60, float(2**60), "u1"]
+    items = [
+        MemoryItem(content=f"n{n}", tags=["t"] if n % 2 else [], metadata={"k": values[n % len(values)], "n": n})
+        for n in range(120)
+    ]
+    merged = [
+        MemoryQuery(filters={"k": 1}, limit=4),
+        MemoryQuery(filters={"k": "1"}, limit=3),
+        MemoryQuery(filters={"k": In([2.5, "u1", False])}, limit=5),
+        MemoryQuery(filters={"k": True}, limit=200),
+    ]
+    unmerged = [
+        MemoryQuery(filters={"k": long}, limit=3),  # the rows keep only its start
+        MemoryQuery(filters={"k": 2**60}, limit=3),  # past 2**53
+        MemoryQuery(filters={"k": In([1, long])}, limit=3),
+        MemoryQuery(filters={"k": 1}, tags=["t"], limit=3),  # the tags decide too
+        MemoryQuery(filters={"k": 1, "n": Ge(10)}, limit=3),
+        MemoryQuery(filters={"k": 1}, limit=-2),  # the slice needs every match
+        MemoryQuery(filters={"k": 1}, limit=1_001),  # a bitmap fetches many matches faster
+        MemoryQuery(filters={"k" * 1_001: 1}, limit=3),  # a key too long to have rows
+    ]
+    reference = InMemoryStore()
+
+    async def body(store: PostgresMemoryStore) -> None:
+        await store.store_many(items)
+        await reference.store_many(items)
+        for newest_first in (False, True):
+            for query in [*merged, *unmerged]:
+                search = store.search_newest if newest_first else store.search
+                expected = reference.search_newest if newest_first else reference.search
+                assert await search(query) == await expected(query), (query, newest_first)
+                plan = plan_search(store.namespace, query, newest_first=newest_first)
+                statement = plan.statement.as_string()
+                reads = statement.count("FROM lionmem_meta WHERE")
+                value = (query.filters or {})["k" if "k" in (query.filters or {}) else "k" * 1_001]
+                members = len(value.values) if isinstance(value, In) else 1
+                assert reads == (members if query in merged else 0), statement
+
+    with_store(pg_url, body)
+
+
+def test_the_server_reads_a_merged_equality_from_the_b_tree_and_stops_at_the_limit(pg_url: str) -> None:
+    """At a size where the server plans by its statistics, the ordered reads are
+    index scans that a LIMIT stops, and the GIN index is not asked."""
+    items = [MemoryItem(content=n, metadata={"owner": f"u{n % 50}", "n": n % 7}) for n in range(20_000)]
+
+    async def body(store: PostgresMemoryStore) -> list[str]:
+        await store.store_many(items)
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+            await conn.execute("ANALYZE lionmem_items, lionmem_meta")
+        return [
+            await store.explain(MemoryQuery(filters={"owner": "u7"})),
+            await store.explain(MemoryQuery(filters={"n": In([2, 5])}), newest_first=True),
+        ]
+
+    strings, numbers = with_store(pg_url, body)
+    assert "Index Only Scan using lionmem_meta_strings" in strings, strings
+    assert numbers.count("Index Only Scan Backward using lionmem_meta_numbers") == 2, numbers
+    for plan in (strings, numbers):
+        assert "lionmem_items_metadata" not in plan and "Bitmap" not in plan, plan
 
 
 def test_a_limited_search_reads_further_when_python_drops_candidates(pg_url: str) -> None:
