@@ -186,7 +186,9 @@ def _merged_reads(where: Where, limit: int | None) -> list[tuple[str, LiteralStr
     reads = [_equal_rows(key, member) for member in members]
     if not reads or None in reads:
         return None
-    return [(key, *read) for read in cast("list[tuple[LiteralString, str | Decimal]]", reads)]
+    # Members equal to each other (1, 1.0 and True) are one read.
+    distinct = dict.fromkeys(cast("list[tuple[LiteralString, str | Decimal]]", reads))
+    return [(key, *read) for read in distinct]
 
 
 def plan_search(namespace: str, asked: MemoryQuery, *, newest_first: bool = False) -> Plan[sql.Composed]:
@@ -203,19 +205,21 @@ def plan_search(namespace: str, asked: MemoryQuery, *, newest_first: bool = Fals
     limit = sql_limit(where.query.limit, where.recheck, where.any_tag)
     reads = _merged_reads(where, limit)
     if reads is not None:
+        # Each item has one row a key, holding a number or a string, so distinct reads
+        # list distinct items and the join needs no de-duplication.
         read = sql.SQL(
             "(SELECT seq FROM lionmem_meta WHERE namespace = %s AND key = %s AND {column} = %s"
             " ORDER BY seq{direction} LIMIT %s)"
         )
         firsts = [read.format(column=sql.Identifier(column), direction=direction) for _, column, _ in reads]
         statement = sql.SQL(
-            "SELECT id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND seq IN ({})"
-            " ORDER BY seq{} LIMIT %s"
+            "SELECT i.id::text, i.created_at, i.body FROM ({}) AS m"
+            " JOIN lionmem_items AS i ON i.namespace = %s AND i.seq = m.seq ORDER BY m.seq{} LIMIT %s"
         ).format(sql.SQL(" UNION ALL ").join(firsts), direction)
-        values: list[object] = [namespace]
+        values: list[object] = []
         for key, _, value in reads:
             values += [namespace, key, value, limit]
-        return Plan(statement, [*values, limit], [], where.any_tag, True)
+        return Plan(statement, [*values, namespace, limit], [], where.any_tag, True)
     statement = sql.SQL("SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq{}").format(
         where.clause, direction
     )
