@@ -72,18 +72,22 @@ def run(command: list[str], cwd: Path) -> str:
     return done.stdout
 
 
+def shipped_files() -> set[str]:
+    """Every file of `src/lionmem`, named as the wheel names it (`lionmem/...`)."""
+    return {
+        f"lionmem/{path.relative_to(PACKAGE).as_posix()}"
+        for path in PACKAGE.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
 def check_files(python: Path, work: Path) -> None:
     report = json.loads(run([str(python), "-c", INSTALLED], work))
     if report["editable"]:
         raise CheckFailed("lionmem is an editable install, not the wheel")
     if not Path(report["module"]).is_relative_to(python.parent.parent):
         raise CheckFailed(f"lionmem was imported from {report['module']}, outside the venv")
-    shipped = {
-        f"lionmem/{path.relative_to(PACKAGE).as_posix()}"
-        for path in PACKAGE.rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts
-    }
-    missing = sorted(shipped - set(report["files"]))
+    missing = sorted(shipped_files() - set(report["files"]))
     if missing:
         raise CheckFailed(f"the wheel lacks {', '.join(missing)}")
 

@@ -3,6 +3,7 @@ the installed wheel checked as users meet it (scripts/check_wheel.py)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -17,9 +18,15 @@ from pathlib import Path
 import pytest
 
 from tests.support.linked_venv import linked_venv
+from tests.support.project import classifier_pythons, site_url
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+CHECK = ROOT / "scripts" / "check_wheel.py"
+_spec = importlib.util.spec_from_file_location("check_wheel", CHECK)
+assert _spec is not None and _spec.loader is not None
+check_wheel = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(check_wheel)
 PACKAGES = sorted(
     path.parent.relative_to(ROOT / "src").as_posix() for path in (ROOT / "src" / "lionmem").rglob("__init__.py")
 )
@@ -78,12 +85,7 @@ def test_the_wheel_holds_the_types_every_package_the_plugin_and_the_license(buil
     assert len(PACKAGES) >= 10
     for package in PACKAGES:
         assert f"{package}/__init__.py" in names, package
-    shipped = {
-        f"lionmem/{path.relative_to(ROOT / 'src' / 'lionmem').as_posix()}"
-        for path in (ROOT / "src" / "lionmem").rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts
-    }
-    assert shipped <= names
+    assert check_wheel.shipped_files() <= names
     assert any(re.fullmatch(r"lionmem-[^/]+\.dist-info/licenses/LICENSE", n) for n in names)
     assert "[pytest11]\nlionmem = lionmem.testing.pytest_plugin" in entry_points
     # Nothing but the package and its metadata: no tests, docs or benchmarks.
@@ -122,8 +124,7 @@ def test_pypi_shows_the_urls_keywords_license_and_the_readme(built: Built) -> No
     urls = dict(value.split(", ", 1) for value in metadata.get_all("Project-URL") or [])
     assert sorted(urls) == ["Changelog", "Documentation", "Issues", "Source"]
     assert all(url.startswith("https://") for url in urls.values())
-    site_url = re.search(r"^site_url: (\S+)$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.MULTILINE)
-    assert site_url is not None and urls["Documentation"] == site_url[1]
+    assert urls["Documentation"] == site_url()
     assert urls["Source"] in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")  # the site's repository link
     keywords = (metadata["Keywords"] or "").split(",")
     assert {"memory", "agents", "lionagi", "sqlite", "postgresql"} <= set(keywords)
@@ -133,19 +134,12 @@ def test_pypi_shows_the_urls_keywords_license_and_the_readme(built: Built) -> No
     assert isinstance(payload, str) and "pip install lionmem" in payload
 
 
-def _ci_pythons() -> list[str]:
-    workflow = (ROOT / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8")
-    (matrix,) = re.findall(r"^\s+python: \[(.*)\]$", workflow, flags=re.MULTILINE)
-    return [version.strip().strip('"') for version in matrix.split(",")]
-
-
-def test_the_classifiers_name_exactly_the_pythons_ci_runs(built: Built) -> None:
+def test_the_wheel_names_the_pythons_ci_runs_and_requires_the_oldest(built: Built) -> None:
     metadata = _metadata(built.wheel)
     classifiers = metadata.get_all("Classifier") or []
-    named = [
-        c.rsplit(" :: ", 1)[1] for c in classifiers if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
-    ]
-    assert named == _ci_pythons() == ["3.11", "3.12"]
+    named = classifier_pythons(classifiers)
+    # ci.yml runs on these: tests/test_static_analysis.py holds the matrix to pyproject's.
+    assert named == classifier_pythons(PROJECT["classifiers"]) == ["3.11", "3.12"]
     assert metadata["Requires-Python"] == f">={named[0]}"
     assert {"Typing :: Typed", "Framework :: Pytest", "Framework :: AsyncIO"} <= set(classifiers)
 
@@ -169,8 +163,6 @@ def test_the_install_page_documents_every_extra_and_no_other() -> None:
 
 
 # -- the installed wheel ----------------------------------------------------------
-
-CHECK = ROOT / "scripts" / "check_wheel.py"
 
 
 @pytest.fixture(scope="module")

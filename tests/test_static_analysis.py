@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import yaml
 import lionmem
 from lionmem import testing
 from tests.support.linked_venv import linked_venv
+from tests.support.project import classifier_pythons
 
 ROOT = Path(__file__).resolve().parent.parent
 STUB = ROOT / "src" / "lionmem" / "__init__.pyi"
@@ -223,9 +223,7 @@ def test_the_ci_workflow_runs_ci_run_itself_on_every_python_the_classifiers_name
     runs = [step["run"] for step in job["steps"] if "run" in step]
     assert runs == ["bash .ci/run"], "ci.yml runs .ci/run and nothing else, not a copy of its steps"
     classifiers = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["classifiers"]
-    pythons = [
-        c.rsplit(" :: ", 1)[1] for c in classifiers if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
-    ]
+    pythons = classifier_pythons(classifiers)
     assert job["strategy"]["matrix"]["python"] == pythons
     assert job["container"] == "python:${{ matrix.python }}-bookworm"
 

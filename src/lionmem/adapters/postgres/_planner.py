@@ -219,7 +219,7 @@ def plan_search(namespace: str, asked: MemoryQuery, *, newest_first: bool = Fals
         values: list[object] = []
         for key, _, value in reads:
             values += [namespace, key, value, limit]
-        return Plan(statement, [*values, namespace, limit], [], where.any_tag, True)
+        return Plan(statement, [*values, namespace, limit], [], frozenset(), True)
     statement = sql.SQL("SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq{}").format(
         where.clause, direction
     )
