@@ -129,14 +129,18 @@ CHECKS: dict[str, Callable[[Path, Path], None]] = {
 
 
 def install(wheel: Path, into: Path) -> Path:
-    """A fresh venv with the wheel, its extras and the test extra's mypy and pytest."""
+    """A fresh venv with the wheel, its extras and the test extra's mypy and pytest, at the
+    versions the test lock pins."""
     venv.create(into, with_pip=True, clear=True)
     python = into / "bin" / "python"
     test_extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
         "optional-dependencies"
     ]["test"]
     tools = [line for line in test_extra if re.match(r"(mypy|pytest)\b(?![-\w])", line)]
-    run([str(python), "-m", "pip", "install", "-q", f"{wheel.resolve()}[testing,postgres,lionagi]", *tools], into)
+    lock = ["-c", str(ROOT / "constraints" / "test-lock.txt")]
+    run(
+        [str(python), "-m", "pip", "install", "-q", *lock, f"{wheel.resolve()}[testing,postgres,lionagi]", *tools], into
+    )
     return python
 
 

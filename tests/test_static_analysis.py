@@ -199,7 +199,7 @@ def actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
 
 def test_actionlint_finds_nothing_wrong_in_the_workflows() -> None:
     files = sorted(WORKFLOWS.glob("*.yml"))
-    assert [f.name for f in files] == ["ci.yml", "docs.yml", "release.yml"]
+    assert [f.name for f in files] == ["ci.yml", "docs.yml", "newest.yml", "release.yml"]
     done = actionlint(*files)
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -228,6 +228,16 @@ def test_the_ci_workflow_runs_ci_run_itself_on_every_python_the_classifiers_name
     assert job["container"] == "python:${{ matrix.python }}-bookworm"
 
 
+def test_the_newest_workflow_runs_the_suite_weekly_without_the_lock() -> None:
+    workflow = _workflow("newest.yml")
+    assert set(workflow["on"]) == {"schedule", "workflow_dispatch"}
+    (job,) = workflow["jobs"].values()
+    assert [step["run"] for step in job["steps"] if "run" in step] == ["bash .ci/newest"]
+    newest = (ROOT / ".ci" / "newest").read_text(encoding="utf-8")
+    assert 'pip install -e ".[test]"' in newest and "scripts/lock.py --compare" in newest
+    assert "python -m pytest -n auto --dist loadfile" in newest
+
+
 def test_the_release_workflow_publishes_by_trusted_publishing_with_no_token() -> None:
     text = (WORKFLOWS / "release.yml").read_text(encoding="utf-8")
     workflow = _workflow("release.yml")
@@ -251,7 +261,7 @@ def test_the_docs_workflow_deploys_the_tagged_version_with_mike_and_moves_latest
     assert workflow["permissions"] == {"contents": "write"}
     (job,) = workflow["jobs"].values()
     steps = "\n".join(step.get("run", "") for step in job["steps"])
-    assert 'python -m pip install ".[docs]"' in steps
+    assert 'python -m pip install -c constraints/test-lock.txt ".[docs]"' in steps
     assert 'mike deploy --push --update-aliases "${version%.*}" latest' in steps
     assert "mike set-default --push latest" in steps
     assert job["steps"][0] == {"uses": "actions/checkout@v5", "with": {"fetch-depth": 0}}

@@ -1,0 +1,1 @@
+"""The project's own tools: the locks, the wheel check, the diagrams and the API snapshot."""
