@@ -1,13 +1,15 @@
-"""Unfiltered recall in the two PostgreSQL stores, question by question in turn.
+"""Recall@10 and time in the two PostgreSQL stores, on everyday notes, with and without
+filters (ADR-0103 D3).
 
-Run: python -m benchmarks.bench_recall_pg [--items 100000]
-Needs the `bench` dependency group. lionmem's `PostgresMemoryStore` and LangGraph's
-`AsyncPostgresStore` hold the same notes in two databases of one `pgserver` server,
-both loaded before either is asked. Then each round asks every question of each
-side in turn, the order reversed every other round, so that a drift of the machine
-reaches both sides alike: the embedder alone, lionmem as it ships (the index asked
-for 100 candidates), lionmem with the index asked for 40 (pgvector's default, which
-LangGraph keeps) and LangGraph. Each figure is a round's median; results go to
+Run: python -m benchmarks.bench_recall_pg [--items 20000 100000]
+Needs the `bench` dependency group. For each count, lionmem's `PostgresMemoryStore`
+and LangGraph's `AsyncPostgresStore` hold the same everyday notes in two databases of
+one `pgserver` server, embedded by the same offline model. Each side is asked the same
+sixty everyday questions, with no filter, with an operator filter keeping the newest
+twentieth and with an equality keeping every other note; each answer is compared with
+the exact top 10 numpy gives over the same vectors. lionmem is measured as it ships,
+at other candidate counts and with `exact=True`; LangGraph at pgvector's default
+`hnsw.ef_search` of 40 and raised until it reaches lionmem's recall. Results go to
 benchmarks/results/recall-pg.json.
 """
 
@@ -16,104 +18,169 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
-from benchmarks.bench_recall import BATCH, NAMESPACE, K, items_of, langgraph_index, questions, texts, value_of
+from benchmarks.bench_recall import NAMESPACE, langgraph_index
+from benchmarks.everyday import (
+    FILTERS,
+    K,
+    Truth,
+    items_of,
+    langgraph_filter,
+    lionmem_filter,
+    measured,
+    questions,
+)
 from lionmem.adapters.postgres import PostgresMemoryStore
-from lionmem.adapters.postgres import _recall as pg_recall
+from lionmem.adapters.postgres._recall import CANDIDATES
 from lionmem.embedders import WordLlamaEmbedder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.support.pg_server import fresh_database, pgvector_url
 
 RESULTS = Path(__file__).resolve().parent / "results" / "recall-pg.json"
-ROUNDS = 6
-SIDES = ("the embedder alone", "lionmem", "lionmem, 40 candidates", "LangGraph")
+BATCH = 1000
+OUR_COUNTS = (40, 100, 200, 400, 800)
+THEIR_EF = (40, 100, 200, 400, 800, 1000)
+Side = dict[str, dict[str, float]]
+"""A side's measures under each filter."""
 
 
-async def rounds(url: str, items: int) -> dict[str, list[float]]:
-    """Each side's median recall time in each round, in milliseconds."""
+async def ours(
+    url: str, embedder: WordLlamaEmbedder, items: list[Any], truth: Truth, asked: list[str]
+) -> dict[str, Any]:
+    """lionmem's load time, and its measures at each candidate count and exact."""
+    count = len(items)
+    started = time.perf_counter()
+    async with PostgresMemoryStore.open(url, namespace=NAMESPACE, embedder=embedder) as store:
+        for start in range(0, count, BATCH):
+            await store.store_many(items[start : start + BATCH])
+    load = (time.perf_counter() - started) / count * 1e6
+    analyze(url)
+    sides: dict[str, Side] = {}
+    for candidates in (*OUR_COUNTS, None):
+        label = "exact=True" if candidates is None else f"candidates={candidates}"
+        async with PostgresMemoryStore.open(
+            url, namespace=NAMESPACE, embedder=embedder, candidates=candidates or CANDIDATES
+        ) as store:
+
+            async def recall(question: str, within: str) -> list[str]:
+                filters = lionmem_filter(within, count)
+                found = await store.recall(question, K, filters=filters, exact=candidates is None)
+                return [str(r.item.id) for r in found]
+
+            sides[label] = {within: await measured(recall, truth, asked, within) for within in FILTERS}
+    return {"load µs an item": load, "sides": sides}
+
+
+async def theirs(
+    url: str, embedder: WordLlamaEmbedder, items: list[Any], truth: Truth, asked: list[str]
+) -> dict[str, Any]:
+    """LangGraph's load time, and its measures at each `hnsw.ef_search`."""
     from langgraph.store.base import PutOp
     from langgraph.store.postgres import AsyncPostgresStore
 
-    embedder = WordLlamaEmbedder()
-    embedder.model()
-    notes = texts(items)
-    ours_url, theirs_url = fresh_database(url), fresh_database(url)
-    async with (
-        PostgresMemoryStore.open(ours_url, namespace=NAMESPACE, embedder=embedder) as ours,
-        AsyncPostgresStore.from_conn_string(theirs_url, index=langgraph_index(embedder)) as theirs,  # type: ignore[arg-type, unused-ignore]
-    ):
-        await theirs.setup()
-        batch = items_of(notes)
-        for start in range(0, len(batch), BATCH):
-            await ours.store_many(batch[start : start + BATCH])
-            await theirs.abatch([PutOp((NAMESPACE,), str(i.id), value_of(i)) for i in batch[start : start + BATCH]])
-        for loaded in (ours_url, theirs_url):
-            with psycopg.connect(loaded, autocommit=True) as conn:
-                conn.execute("ANALYZE")
-        shipped = pg_recall._ef_search
+    count = len(items)
+    started = time.perf_counter()
+    async with AsyncPostgresStore.from_conn_string(url, index=langgraph_index(embedder)) as store:  # type: ignore[arg-type, unused-ignore]
+        await store.setup()
+        for start in range(0, count, BATCH):
+            await store.abatch(
+                [
+                    PutOp((NAMESPACE,), str(i.id), {"content": i.content, **i.metadata})
+                    for i in items[start : start + BATCH]
+                ]
+            )
+    load = (time.perf_counter() - started) / count * 1e6
+    analyze(url)
+    sides: dict[str, Side] = {}
+    database = url.rsplit("/", 1)[1]
+    for ef in THEIR_EF:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"ALTER DATABASE {database} SET hnsw.ef_search = {ef}")
+        async with AsyncPostgresStore.from_conn_string(url, index=langgraph_index(embedder)) as store:  # type: ignore[arg-type, unused-ignore]
 
-        async def forty(question: str) -> Any:
-            pg_recall._ef_search = lambda asked: 40
-            try:
-                return await ours.recall(question, K)
-            finally:
-                pg_recall._ef_search = shipped
+            async def recall(question: str, within: str) -> list[str]:
+                filters = langgraph_filter(within, count)
+                found = await store.asearch((NAMESPACE,), query=question, filter=filters, limit=K)
+                return [r.key for r in found]
 
-        sides: dict[str, Callable[[str], Awaitable[Any]]] = {
-            SIDES[0]: lambda question: embedder.embed([question]),
-            SIDES[1]: lambda question: ours.recall(question, K),
-            SIDES[2]: forty,
-            SIDES[3]: lambda question: theirs.asearch((NAMESPACE,), query=question, limit=K),
-        }
-        asked = questions()
-        for question in asked[:3]:  # caches and plans
-            for side in sides.values():
-                await side(question)
-        found: dict[str, list[float]] = {name: [] for name in sides}
-        for number in range(ROUNDS):
-            order = list(sides) if number % 2 == 0 else list(reversed(sides))
-            times: dict[str, list[float]] = {name: [] for name in sides}
-            for question in asked:
-                for name in order:
-                    began = time.perf_counter()
-                    await sides[name](question)
-                    times[name].append(time.perf_counter() - began)
-            for name, taken in times.items():
-                found[name].append(statistics.median(taken) * 1e3)
-    return found
+            sides[f"ef_search={ef}"] = {within: await measured(recall, truth, asked, within) for within in FILTERS}
+    return {"load µs an item": load, "sides": sides}
+
+
+def analyze(url: str) -> None:
+    """Take the statistics autovacuum takes soon after a load (ADR-0097)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+
+
+async def one_count(url: str, embedder: WordLlamaEmbedder, count: int) -> dict[str, Any]:
+    """Both stores over `count` notes."""
+    asked = questions()
+    items = items_of(count)
+    truth = Truth(items, await embedder.embed([str(i.content) for i in items]), await embedder.embed(asked))
+    return {
+        "lionmem": await ours(fresh_database(url), embedder, items, truth, asked),
+        "LangGraph": await theirs(fresh_database(url), embedder, items, truth, asked),
+    }
+
+
+def reaching(their: dict[str, Side], within: str, recall: float) -> str | None:
+    """The first of LangGraph's settings whose recall@10 under `within` reaches `recall`."""
+    return next((name for name, side in their.items() if side[within]["recall@10"] >= recall - 1e-9), None)
 
 
 def table(results: dict[str, Any]) -> str:
-    """The Markdown table of docs/performance.md for one run: each round's medians,
-    and lionmem's over LangGraph's."""
-    found: dict[str, list[float]] = results["rounds"]
-    head = "| Side | " + " | ".join(f"round {n + 1}" for n in range(len(found[SIDES[0]]))) + " |"
-    lines = [head, "| --- |" + " --- |" * len(found[SIDES[0]])]
-    for name, medians in found.items():
-        lines.append(f"| {name} | " + " | ".join(f"{m:.2f} ms" for m in medians) + " |")
-    for name in SIDES[1:3]:
-        ratios = (ours / theirs for ours, theirs in zip(found[name], found[SIDES[3]], strict=True))
-        lines.append(f"| {name} / LangGraph | " + " | ".join(f"{r:.2f}x" for r in ratios) + " |")
+    """The Markdown table of the Performance page: for each count and filter, lionmem
+    as it ships and exactly, LangGraph at its default and at the setting that reaches
+    lionmem's recall, each as recall@10 (worst question) and median time."""
+    lines = [
+        "| Notes | Filter | lionmem (candidates=400) | lionmem, exact=True | LangGraph, ef_search=40 "
+        "| LangGraph at lionmem's recall | lionmem / LangGraph, same recall |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for count, found in results["counts"].items():
+        our, their = found["lionmem"]["sides"], found["LangGraph"]["sides"]
+        for within in FILTERS:
+            shipped, exact, default = (
+                our[f"candidates={CANDIDATES}"][within],
+                our["exact=True"][within],
+                their["ef_search=40"][within],
+            )
+            setting = reaching(their, within, shipped["recall@10"])
+            if setting is None:
+                matched, ratio = "never, up to ef_search=1000", "-"
+            else:
+                side = their[setting][within]
+                matched = f"{_cell(side)} at {setting}"
+                ratio = f"{shipped['median ms'] / side['median ms']:.2f}x"
+            lines.append(
+                f"| {int(count):,} | {within} | {_cell(shipped)} | {_cell(exact)} | {_cell(default)} | {matched} | {ratio} |"
+            )
     return "\n".join(lines)
 
 
+def _cell(side: dict[str, float]) -> str:
+    return f"{side['recall@10']:.3f} ({side['worst']:.1f}), {side['median ms']:.2f} ms"
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--items", type=int, default=100_000)
-    items = parser.parse_args().items
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, nargs="+", default=[20_000, 100_000])
+    counts = parser.parse_args().items
+    embedder = WordLlamaEmbedder()
+    embedder.model()
+    results: dict[str, Any] = {"questions": len(questions()), "counts": {}}
     with pgvector_url() as url:
-        found = asyncio.run(rounds(url, items))
-    results = {"items": items, "rounds": found}
-    print(table(results))
+        for count in counts:
+            results["counts"][str(count)] = asyncio.run(one_count(url, embedder, count))
+            print(table(results), flush=True)
     RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 
 

@@ -21,6 +21,7 @@ from lionmem.filters import Ge
 from lionmem.protocols import _vector_index as vector_index
 from lionmem.protocols.recall import Embedder, Recalled, RecallStore
 from lionmem.protocols.rules import matches
+from tests.support.recall_contract import TWIN, assert_equal_texts_tie_in_insertion_order, drifting
 
 
 def run(body: Any) -> Any:
@@ -219,6 +220,41 @@ def test_many_deletions_compact_the_index_and_keep_the_order() -> None:
             await store.store(item)
         await store.delete_many([i.id for i in items[:250]])
         assert [r.item for r in await store.recall("token", 100)] == items[250:]
+
+    run(body())
+
+
+def test_equal_texts_tie_in_insertion_order() -> None:
+    run(assert_equal_texts_tie_in_insertion_order(InMemoryStore(embedder=drifting())))
+
+
+def test_equal_texts_tie_as_items_join_and_leave_their_text_and_rows_compact() -> None:
+    """A replacement into a text joins its group at the item's own place, one out of it
+    leaves it, a deletion takes the group's first row, and a compaction moves every
+    row: the group ties throughout."""
+
+    async def body() -> None:
+        store = InMemoryStore(embedder=HashingEmbedder(3))
+        fillers = [MemoryItem(content=f"filler {n} boats harbour") for n in range(200)]
+        twins = [MemoryItem(content=TWIN) for _ in range(4)]
+        await store.store_many([*fillers[:100], *twins[:2], *fillers[100:], *twins[2:]])
+
+        async def group(expected: list[MemoryItem]) -> None:
+            found = [r for r in await store.recall(TWIN, 10) if r.item.content == TWIN]
+            assert [r.item.id for r in found] == [i.id for i in expected]
+            assert len({r.score for r in found}) == 1
+
+        await group(twins)
+        joined = fillers[50].model_copy(update={"content": TWIN})
+        await store.store(joined)
+        await group([joined, *twins])
+        await store.store(twins[1].model_copy(update={"content": "gone elsewhere"}))
+        await group([joined, twins[0], twins[2], twins[3]])
+        await store.delete(joined.id)
+        await group([twins[0], twins[2], twins[3]])
+        await store.delete_many([i.id for i in fillers[:150]])  # over half the rows: compacted
+        await group([twins[0], twins[2], twins[3]])
+        assert store._index is not None and not store._index._free  # the compaction ran
 
     run(body())
 

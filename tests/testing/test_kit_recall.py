@@ -6,7 +6,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -285,3 +287,90 @@ def test_each_write_an_embedder_failure_should_have_stopped_is_named(
     result = ConformanceKit(store, EXACT).check("recall")
     assert (result.passed, result.observed) == (False, "a write whose embedding failed")
     assert result.difference.startswith(difference)
+
+
+class NewestTwinFirst(RecallingDict):
+    """Breaks ties among equal scores newest first: what the kit's 1e-4 tolerance once hid."""
+
+    async def recall(self, query: str | Sequence[float], k: int = 10, **options: Any) -> list[Recalled]:
+        found = await super().recall(query, len(self.vectors) or 1, **options)
+        order = {item_id: n for n, item_id in enumerate(self.vectors)}
+        found.sort(key=lambda r: (-round(r.score, 9), -order[r.item.id]))
+        return found[:k]
+
+
+def test_a_store_that_breaks_ties_newest_first_is_named() -> None:
+    result = ConformanceKit(NewestTwinFirst, EXACT).check("recall")
+    assert (result.passed, result.observed) == (False, "equal texts out of insertion order")
+    assert result.difference.startswith("store.recall('lantern ember quartz', 10) gave the items of that text as")
+    assert "come in the order stored: [201, 202, 203, 204, 205, 206]" in result.difference
+    assert "'206: " in result.difference.split("where")[0]
+
+
+_SHARED: dict[Path, Shared] = {}
+
+
+class Shared(RecallingDict):
+    """One store's data that many handles on a workspace open; a handle without an
+    embedder writes items and, as the SQLite store once did, leaves their vectors."""
+
+    def __init__(self, workspace: Path, embedded: bool) -> None:
+        super().__init__()
+        data = _SHARED.setdefault(workspace, self)
+        self.items, self.vectors, self.embedded = data.items, data.vectors, embedded
+
+    async def store(self, item: MemoryItem) -> UUID:
+        if self.embedded:
+            return await super().store(item)
+        return await DictStore.store(self, item)
+
+
+def test_a_replacement_by_a_writer_without_an_embedder_must_not_leave_a_stale_vector() -> None:
+    _SHARED.clear()
+    kit = ConformanceKit(
+        lambda workspace: Shared(workspace, True),
+        EXACT,
+        without_embedder=lambda workspace: Shared(workspace, False),
+    )
+    result = kit.check("recall")
+    assert (result.passed, result.observed) == (False, "another writer's items not recalled by their text")
+    assert result.difference.startswith(
+        "after a second store without an embedder replaced item 6 and added item 90, "
+        "store.recall('orbit harbour lantern', 10) gave ["
+    )
+    assert "# a second store on the same data, without an embedder:" in result.reproduction
+    assert "await second.store(MemoryItem(id=UUID(int=90)" in result.reproduction
+
+
+class FirstThousand(RecallingDict):
+    """Approximate as an index that stopped taking new vectors: it ranks only the
+    first thousand items it stored, exactly."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        if len(self.vectors) < 1000 or item.id in self.vectors:
+            return await super().store(item)
+        return await DictStore.store(self, item)
+
+
+def test_an_approximate_store_is_measured_on_everyday_notes() -> None:
+    approximate = dataclasses.replace(DICT_PROFILE, recall=Recall.APPROXIMATE, minimum_recall=0.9)
+    assert ConformanceKit(RecallingDict, approximate, recall_notes=2_000).check("recall").passed
+    result = ConformanceKit(FirstThousand, approximate, recall_notes=2_000).check("recall")
+    assert not result.passed and result.observed.endswith("on everyday notes"), result
+    assert re.fullmatch(
+        r"recall@10 averaged 0\.\d{3} over 60 recalls among 2,000 everyday notes \(the worst 0\.\d\), "
+        r"where the profile declares minimum_recall=0\.9",
+        result.difference,
+    )
+    assert "lionmem.testing.everyday_notes(2000) stored as items 10000 and on" in result.reproduction
+
+
+def test_the_kit_refuses_a_bad_count_of_notes_or_second_factory() -> None:
+    with pytest.raises(ValueError, match="recall_notes must be at least 100, got 99"):
+        ConformanceKit(RecallingDict, EXACT, recall_notes=99)
+    with pytest.raises(TypeError, match="recall_notes must be an int"):
+        ConformanceKit(RecallingDict, EXACT, recall_notes=1e4)  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="without_embedder must be callable or None, got str"):
+        ConformanceKit(RecallingDict, EXACT, without_embedder="plain")  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match="without_embedder serves the recall check, which a store of lionagi's"):
+        ConformanceKit(RecallingDict, EXACT, lionagi=True, without_embedder=RecallingDict)  # type: ignore[call-overload]

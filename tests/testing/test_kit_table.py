@@ -15,10 +15,13 @@ def test_the_table_names_every_check_but_the_stateful_one_in_order() -> None:
     assert len(CHECKS) == len(set(CHECKS)) == 20
 
 
-def test_each_check_takes_only_a_probe_and_reopen_only_where_it_reopens() -> None:
+def test_each_check_takes_only_a_probe_and_more_only_where_it_uses_it() -> None:
     takes = {name: entry.takes for name, entry in kit_module._TABLE.items()}
     assert {name for name, given in takes.items() if given == ("probe", "reopen")} == {"durability"}
-    assert {given for name, given in takes.items() if name != "durability"} == {("probe",)}
+    # Recall writes through a second store, one without an embedder where the kit has
+    # one, and measures an approximate store on the kit's count of everyday notes.
+    assert takes["recall"] == ("probe", "reopen", "plain", "notes")
+    assert {given for name, given in takes.items() if name not in ("durability", "recall")} == {("probe",)}
     for name, entry in kit_module._TABLE.items():
         assert tuple(inspect.signature(entry.run).parameters) == entry.takes, name
         assert inspect.iscoroutinefunction(entry.run), name

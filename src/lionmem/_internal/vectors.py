@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from lionmem._internal.arguments import kind_of
 
-__all__ = ["Matrix", "as_matrix", "best", "query_vector", "unit_rows"]
+__all__ = ["Matrix", "Twins", "as_matrix", "best", "digest_keys", "query_vector", "twins_of", "unit_rows"]
 
 Matrix = npt.NDArray[np.float32]
 """Vectors as the rows of a float32 matrix."""
@@ -76,6 +76,48 @@ def best(scores: npt.NDArray[np.float32], k: int) -> list[int]:
         chosen = np.flatnonzero(scores >= edge)
     order = np.lexsort((chosen, -scores[chosen]))
     return [int(i) for i in chosen[order][:k]]
+
+
+def digest_keys(digests: Sequence[bytes]) -> npt.NDArray[np.uint64]:
+    """Text digests, 8 bytes each, as one integer each, to group rows of equal texts."""
+    return np.frombuffer(b"".join(digests), dtype=np.uint64).copy()
+
+
+class Twins:
+    """The rows that hold the same text as another row, grouped: every row of a group
+    scores the highest score of its group, so that equal texts tie exactly whatever
+    rows they sit in ([ADR-0102][adr-0102-d3]). A matrix product rounds a row's dot
+    product differently by its place in the matrix, by a unit in the last place."""
+
+    __slots__ = ("rows", "sizes", "starts")
+
+    def __init__(self, rows: npt.NDArray[np.intp], starts: npt.NDArray[np.intp]) -> None:
+        self.rows = rows
+        """The twinned rows, group by group."""
+        self.starts = starts
+        """Where each group begins in `rows`."""
+        self.sizes = np.diff(np.append(starts, len(rows)))
+
+    def tie(self, scores: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """`scores`, a score for each row, with every group's rows given its highest."""
+        highest = np.maximum.reduceat(scores[self.rows], self.starts)
+        scores[self.rows] = np.repeat(highest, self.sizes)
+        return scores
+
+
+def twins_of(keys: npt.NDArray[np.uint64]) -> Twins | None:
+    """The groups of rows whose `keys` (digests) are equal, or `None` when every key is
+    unique."""
+    if len(keys) < 2:
+        return None
+    _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    twinned = np.flatnonzero(counts[inverse] > 1)
+    if not len(twinned):
+        return None
+    rows = twinned[np.argsort(inverse[twinned], kind="stable")]
+    groups = inverse[rows]
+    starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    return Twins(rows, starts)
 
 
 async def query_vector(embedder: EmbedderLike, query: object) -> Matrix:

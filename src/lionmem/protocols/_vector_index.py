@@ -6,7 +6,8 @@ Imported only by a store given an embedder: `import lionmem` loads no numpy.
 Governed by [ADR-0102][adr-0102].
 
 Seam for tests: `_vector_index`, whose `_SELECTIVE` a test sets to force each way of
-applying tags, and `_tagged`, read to show that no tag outlives its last item.
+applying tags, `_tagged`, read to show that no tag outlives its last item, and
+`_free`, read to show that the rows were compacted.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import TYPE_CHECKING, cast
 from uuid import UUID
 
 import numpy as np
+import numpy.typing as npt
 
-from lionmem._internal.vectors import Matrix, best, query_vector
+from lionmem._internal.vectors import Matrix, Twins, best, digest_keys, query_vector, twins_of
 from lionmem.protocols.recall import Embedder
 
 if TYPE_CHECKING:
@@ -37,7 +39,8 @@ class VectorIndex:
     one frees it, and rows are compacted once half are free, keeping their order.
 
     An item's tags are read when it is stored: a recall by tags sees the tags of an
-    item's last `store`, as its vector is of that store's text.
+    item's last `store`, as its vector is of that store's text. Each row keeps the
+    digest of that text, so that rows of equal texts tie exactly (`Twins`).
     """
 
     def __init__(self, embedder: Embedder) -> None:
@@ -48,13 +51,19 @@ class VectorIndex:
         self._free: list[int] = []  # rows freed since the last compaction
         self._tags: dict[UUID, frozenset[str]] = {}  # the tags each item was stored with
         self._tagged: dict[str, set[UUID]] = {}  # the ids stored with each tag
+        self._keys = np.zeros(_FIRST_ROWS, dtype=np.uint64)  # each row's text digest
+        self._texts: dict[int, int] = {}  # how many live rows hold each digest
+        self._repeated = 0  # how many digests more than one live row holds
+        self._twins: Twins | None = None
+        self._twins_known = True  # whether `_twins` holds for the rows as they are
 
     async def query_vector(self, query: str | Sequence[float]) -> Matrix:
         """`query` as one unit row: a text embedded, or a vector checked."""
         return await query_vector(self.embedder, query)
 
-    def put(self, item: MemoryItem, vector: Matrix) -> None:
-        """Set the row of `item`'s id, adding one at the end for a new id."""
+    def put(self, item: MemoryItem, vector: Matrix, digest: bytes) -> None:
+        """Set the row of `item`'s id, adding one at the end for a new id; `digest` is
+        that of the text `vector` was made from."""
         row = self._rows.get(item.id)
         if row is None:
             row = len(self._items)
@@ -62,12 +71,16 @@ class VectorIndex:
                 grown = np.zeros((2 * len(self._matrix), self._matrix.shape[1]), dtype=np.float32)
                 grown[:row] = self._matrix
                 self._matrix = grown
+                self._keys = np.concatenate((self._keys, np.zeros(row, dtype=np.uint64)))
             self._rows[item.id] = row
             self._items.append(item)
         else:
             self._untag(item.id)
+            self._count(int(self._keys[row]), -1)
         self._items[row] = item
         self._matrix[row] = vector
+        self._keys[row] = key = digest_keys([digest])[0]
+        self._count(int(key), 1)
         tags = self._tags[item.id] = frozenset(item.tags)
         for tag in tags:
             self._tagged.setdefault(tag, set()).add(item.id)
@@ -77,11 +90,36 @@ class VectorIndex:
         for item_id in item_ids:
             row = self._rows.pop(item_id)
             self._untag(item_id)
+            self._count(int(self._keys[row]), -1)
             self._items[row] = None
             self._matrix[row] = 0.0
+            self._keys[row] = row  # no text: a key of its own, scoring -inf
             self._free.append(row)
         if len(self._rows) * 2 < len(self._items) and len(self._items) > _FIRST_ROWS:
             self._compact()
+
+    def _count(self, key: int, change: int) -> None:
+        """Count one live row more or less for the digest `key`."""
+        before = self._texts.get(key, 0)
+        after = before + change
+        if after:
+            self._texts[key] = after
+        else:
+            del self._texts[key]
+        if max(before, after) > 1:
+            self._twins_known = False
+            self._repeated += (after > 1) - (before > 1)
+
+    def _tied(self, scores: npt.NDArray[np.float32], rows: list[int] | None = None) -> npt.NDArray[np.float32]:
+        """`scores` of every row (or of `rows`), rows of equal texts given the highest."""
+        if not self._repeated:
+            return scores
+        if rows is not None:
+            twins = twins_of(self._keys[rows])
+            return scores if twins is None else twins.tie(scores)
+        if not self._twins_known:
+            self._twins, self._twins_known = twins_of(self._keys[: len(self._items)]), True
+        return scores if self._twins is None else self._twins.tie(scores)
 
     def _untag(self, item_id: UUID) -> None:
         for tag in self._tags.pop(item_id):
@@ -94,6 +132,9 @@ class VectorIndex:
         kept = [row for row, item in enumerate(self._items) if item is not None]
         matrix = np.zeros((max(_FIRST_ROWS, 2 * len(kept)), self._matrix.shape[1]), dtype=np.float32)
         matrix[: len(kept)] = self._matrix[kept]
+        keys = np.zeros(len(matrix), dtype=np.uint64)
+        keys[: len(kept)] = self._keys[kept]
+        self._keys, self._twins_known = keys, False
         self._items = [self._items[row] for row in kept]
         self._rows = {cast("MemoryItem", item).id: row for row, item in enumerate(self._items)}
         self._matrix = matrix
@@ -109,7 +150,7 @@ class VectorIndex:
     ) -> list[tuple[MemoryItem, float]]:
         """The `k` items most like `query` by cosine similarity, among those stored
         with any of `tags` and that `keep` keeps (all, for `None`), highest first,
-        equal scores in row order.
+        equal scores in row order; rows of equal texts score alike.
 
         When few items hold the tags, only they are scored. Otherwise `keep` is asked
         about items in score order, a growing prefix at a time, so a selective filter
@@ -122,6 +163,7 @@ class VectorIndex:
             keep = self._held(tags, keep)
         scores = self._matrix[: len(self._items)] @ query[0]
         scores[self._free] = -np.inf
+        scores = self._tied(scores)
         alive = len(self._rows)
         prefix = min(alive, k if keep is None else max(8 * k, 256))
         kept: list[tuple[MemoryItem, float]] = []
@@ -147,7 +189,7 @@ class VectorIndex:
         if keep is not None:
             items = keep(items)
             rows = [self._rows[item.id] for item in items]
-        scores = self._matrix[rows] @ query[0]
+        scores = self._tied(self._matrix[rows] @ query[0], rows)
         return [(items[n], float(scores[n])) for n in best(scores, k)]
 
     def _held(

@@ -167,12 +167,12 @@ class InMemoryStore:
         if self._index is None:
             self._items.include(item)
             return item.id
-        from lionmem.protocols.recall import unit_vectors
+        from lionmem.protocols.recall import embed_items
 
         require_type(item, "item", MemoryItem)
-        vector = await unit_vectors(self._index.embedder, self._text_of, [item])
+        embedded = await embed_items(self._index.embedder, self._text_of, [item])
         self._items.include(item)
-        self._index.put(item, vector[0])
+        self._index.put(item, embedded.vectors[0], embedded.digests[0])
         return item.id
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
@@ -194,12 +194,12 @@ class InMemoryStore:
             for item in batch:
                 self._items.include(item)
             return [item.id for item in batch]
-        from lionmem.protocols.recall import unit_vectors
+        from lionmem.protocols.recall import embed_items
 
-        vectors = await unit_vectors(self._index.embedder, self._text_of, batch)
-        for item, vector in zip(batch, vectors, strict=True):
+        embedded = await embed_items(self._index.embedder, self._text_of, batch)
+        for item, vector, digest in zip(batch, *embedded, strict=True):
             self._items.include(item)
-            self._index.put(item, vector)
+            self._index.put(item, vector, digest)
         return [item.id for item in batch]
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:

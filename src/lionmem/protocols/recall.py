@@ -7,10 +7,11 @@ Governed by [ADR-0102][adr-0102].
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 from uuid import UUID
 
 from lionmem._internal.arguments import kind_of
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 __all__ = [
+    "Embedded",
     "Embedder",
     "Keep",
     "RecallStore",
@@ -27,8 +29,9 @@ __all__ = [
     "TextOf",
     "check_embedder",
     "check_k",
+    "embed_items",
+    "text_digest",
     "text_to_embed",
-    "unit_vectors",
 ]
 
 TextOf = Callable[["MemoryItem"], str]
@@ -164,9 +167,30 @@ def text_to_embed(item: MemoryItem, text_of: TextOf | None) -> str:
     return text
 
 
-async def unit_vectors(embedder: Embedder, text_of: TextOf | None, items: Sequence[MemoryItem]) -> Matrix:
-    """The unit vectors of `items`, a row each, of what `text_to_embed` gives; for a
-    store whose embedder `check_embedder` passed, so numpy is there.
+def text_digest(text: str) -> bytes:
+    """The 8-byte BLAKE2b digest of `text`: a store keeps it beside the vector made from
+    the text, to know which text that was ([ADR-0102][adr-0102-d4]).
+
+    Examples:
+        >>> text_digest("Paris") == text_digest("Paris") != text_digest("paris")
+        True
+    """
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+class Embedded(NamedTuple):
+    """A batch of items embedded: a unit vector and a text digest for each, in order."""
+
+    vectors: Matrix
+    """The unit vectors, a float32 row each."""
+    digests: list[bytes]
+    """`text_digest` of the text each vector was made from."""
+
+
+async def embed_items(embedder: Embedder, text_of: TextOf | None, items: Sequence[MemoryItem]) -> Embedded:
+    """The unit vectors of `items`, a row each, of what `text_to_embed` gives, with the
+    digest of each text; for a store whose embedder `check_embedder` passed, so numpy
+    is there. This is the one way a store embeds items.
 
     Raises:
         TypeError: `text_of` gave something other than a str.
@@ -177,4 +201,5 @@ async def unit_vectors(embedder: Embedder, text_of: TextOf | None, items: Sequen
 
     texts = [text_to_embed(item, text_of) for item in items]
     given = await embedder.embed(texts)
-    return unit_rows(as_matrix(given, len(texts), embedder.dimensions, "the embedder"))
+    vectors = unit_rows(as_matrix(given, len(texts), embedder.dimensions, "the embedder"))
+    return Embedded(vectors, [text_digest(text) for text in texts])

@@ -23,6 +23,7 @@ from lionmem.protocols.profile import (
 )
 from lionmem.testing._harness import LionagiStore, LionagiStoreFactory, StoreFactory
 from lionmem.testing.kit import CHECKS, CheckResult, ConformanceFailure, ConformanceKit, raise_for_failures
+from lionmem.testing.notes import everyday_notes, everyday_questions
 
 __all__ = [
     "CHECKS",
@@ -47,5 +48,7 @@ __all__ = [
     "TagMatch",
     "TextMatch",
     "Visibility",
+    "everyday_notes",
+    "everyday_questions",
     "raise_for_failures",
 ]

@@ -4,15 +4,19 @@ embedder. See [ADR-0102][adr-0102].
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
+from lionmem.protocols.batching import BatchingStore
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem
-from lionmem.protocols.profile import Recall
+from lionmem.protocols.profile import Durability, Recall
 from lionmem.protocols.recall import Embedder, Recalled, RecallStore
-from lionmem.testing._probe import Probe, Verdict, numbered
+from lionmem.testing._brute import TOLERANCE, Brute, holding
+from lionmem.testing._harness import Recorder
+from lionmem.testing._probe import Probe, Reopen, Verdict, ids, numbered
+from lionmem.testing._recall_floor import floor
 
 WORDS = ["apple", "river", "stone", "cloud", "ember", "frost", "maple", "orbit"]
 """Words whose mixes make texts of every degree of likeness."""
@@ -37,7 +41,7 @@ def _items() -> list[MemoryItem]:
 QUERIES = ["apple river", "stone cloud ember", "frost", "maple orbit apple", "river river stone"]
 
 
-async def recall(probe: Probe) -> Verdict:
+async def recall(probe: Probe, reopen: Reopen, plain: Reopen | None, notes: int) -> Verdict:
     store: object = probe.inner
     embedder = getattr(store, "embedder", None) if isinstance(store, RecallStore) else None
     probe.note("isinstance(store, RecallStore) and store.embedder is not None")
@@ -50,14 +54,14 @@ async def recall(probe: Probe) -> Verdict:
     recalling: Any = store
     items = _items()
     await probe.fill(items)
-    brute = _Brute(embedder)
+    brute = Brute(embedder)
     await brute.add(items)
     exact = declared is Recall.EXACT
     scores: list[float] = []
     for text in QUERIES:
         for tags, filters in ((None, None), (["rare"], None), (None, {"even": True}), (["rare"], {"even": True})):
             got = await _recalled(probe, recalling, text, tags, filters)
-            want, every = await brute.top(text, K, _holding(tags, filters))
+            want, every = await brute.top(text, K, holding(tags, filters))
             if [r.score for r in got] != sorted((r.score for r in got), reverse=True):
                 probe.difference = f"recall({text!r}) gave scores {[round(r.score, 4) for r in got]}, not highest first"
                 return "scores out of order", False
@@ -75,26 +79,15 @@ async def recall(probe: Probe) -> Verdict:
         share = sum(scores) / len(scores)
         probe.difference = f"recall@{K} averaged {share:.2f} over {len(scores)} recalls"
         return f"recall@{K} {share:.2f}", False
-    # A replaced item is found by its new text only.
-    replaced = numbered(3, content="zephyr quartz", tags=["common"], metadata={"n": 3, "even": False})
-    await probe.store(replaced)
-    await brute.add([replaced])
-    for text in ("zephyr quartz", items[2].content):
-        got = await _recalled(probe, recalling, str(text), None, None)
-        want, every = await brute.top(str(text), K, _holding(None, None))
-        if exact and not _same(got, want, every):
-            probe.difference = (
-                f"after replacing item 3, recall({text!r}) gave {_shown(got)}, where brute force gives {_shown(want)}"
-            )
-            return "a stale vector after a replacement", False
-    if isinstance(store, ForgettingStore):
-        top = (await _recalled(probe, recalling, "zephyr quartz", None, None))[0].item.id
-        await probe.delete(top)
-        brute.remove(top)
-        again = await _recalled(probe, recalling, "zephyr quartz", None, None)
-        if top in {r.item.id for r in again}:
-            probe.difference = f"recall('zephyr quartz') after delete({top.int}) still gave it"
-            return "a deleted item recalled", False
+    failed = (
+        await _replaced(probe, recalling, brute, exact)
+        or await _twins(probe, recalling, brute)
+        or await _elsewhere(probe, recalling, brute, exact, reopen, plain)
+        or await _deleted(probe, recalling, brute)
+        or (None if exact else await floor(probe, recalling, brute, notes, k=K))
+    )
+    if failed is not None:
+        return failed, False
     refusal = await _refusals(probe, recalling, embedder.dimensions)
     if refusal:
         probe.difference = refusal
@@ -104,6 +97,96 @@ async def recall(probe: Probe) -> Verdict:
         probe.difference = kept
         return "a write whose embedding failed", False
     return declared.value, True
+
+
+async def _replaced(probe: Probe, store: Any, brute: Brute, exact: bool) -> str | None:
+    """A replaced item is found by its new text only."""
+    replaced = numbered(3, content="zephyr quartz", tags=["common"], metadata={"n": 3, "even": False})
+    await probe.store(replaced)
+    await brute.add([replaced])
+    for text in ("zephyr quartz", _items()[2].content):
+        got = await _recalled(probe, store, str(text), None, None)
+        want, every = await brute.top(str(text), K, holding(None, None))
+        if exact and not _same(got, want, every):
+            probe.difference = (
+                f"after replacing item 3, recall({text!r}) gave {_shown(got)}, where brute force gives {_shown(want)}"
+            )
+            return "a stale vector after a replacement"
+    return None
+
+
+TWIN = "lantern ember quartz"
+"""The text six items share in the check of ties."""
+
+
+async def _twins(probe: Probe, store: Any, brute: Brute) -> str | None:
+    """Six items of one text, three stored in one batch (by `store_many`, where the
+    store has it) and three one by one, tie exactly and keep their insertion order."""
+    twins = [numbered(n, content=TWIN, tags=["twin"], metadata={"n": n}) for n in range(201, 207)]
+    if isinstance(store, BatchingStore):
+        probe.note(f"await store.store_many([{', '.join(f'MemoryItem(id={t.id.int}, ...)' for t in twins[:3])}])")
+        await store.store_many(twins[:3])
+    else:
+        for twin in twins[:3]:
+            await probe.store(twin)
+    for twin in twins[3:]:
+        await probe.store(twin)
+    await brute.add(twins)
+    got = await _recalled(probe, store, TWIN, None, None)
+    given = [(r.item.id.int, r.score) for r in got if r.item.content == TWIN]
+    if [n for n, _ in given] != ids(twins) or len({score for _, score in given}) != 1:
+        probe.difference = (
+            f"{_call(TWIN, None, None)} gave the items of that text as {[f'{n}: {s!r}' for n, s in given]}, "
+            f"where six items of one text score alike and come in the order stored: {ids(twins)}"
+        )
+        return "equal texts out of insertion order"
+    return None
+
+
+async def _elsewhere(
+    probe: Probe, store: Any, brute: Brute, exact: bool, reopen: Reopen, plain: Reopen | None
+) -> str | None:
+    """A replacement and a new item written through a second handle on the same data
+    (one without an embedder, where the kit was given how to open one) are recalled
+    by their new texts at once. A store whose data does not outlive it has no second
+    handle to write through."""
+    if plain is None and probe.profile.durability is not Durability.RESTART:
+        return None
+    how = "without an embedder" if plain is not None else "with its embedder"
+    replaced = numbered(6, content="orbit harbour lantern", tags=["common"], metadata={"n": 6, "even": True})
+    added = numbered(90, content="harbour lantern quartz", tags=["common"], metadata={"n": 90, "even": True})
+    probe.note(f"# a second store on the same data, {how}:")
+    async with (plain or reopen)() as other:
+        second = Recorder(other, probe.timeout)
+        for item in (replaced, added):
+            await second.store(item)
+        probe.lines += [line.replace("await store.", "await second.") for line in second.lines]
+    await brute.add([replaced, added])
+    for text in ("orbit harbour lantern", str(_items()[5].content)):
+        got = await _recalled(probe, store, text, None, None)
+        want, every = await brute.top(text, K, holding(None, None))
+        missing = {replaced.id, added.id} & {i.id for i, _ in want[:2]} - {r.item.id for r in got}
+        if (exact and not _same(got, want, every)) or missing:
+            probe.difference = (
+                f"after a second store {how} replaced item 6 and added item 90, {_call(text, None, None)} "
+                f"gave {_shown(got)}, where brute force gives {_shown(want)}"
+            )
+            return "another writer's items not recalled by their text"
+    return None
+
+
+async def _deleted(probe: Probe, store: Any, brute: Brute) -> str | None:
+    """A deleted item is never recalled."""
+    if not isinstance(store, ForgettingStore):
+        return None
+    top = (await _recalled(probe, store, "zephyr quartz", None, None))[0].item.id
+    await probe.delete(top)
+    brute.remove(top)
+    again = await _recalled(probe, store, "zephyr quartz", None, None)
+    if top in {r.item.id for r in again}:
+        probe.difference = f"recall('zephyr quartz') after delete({top.int}) still gave it"
+        return "a deleted item recalled"
+    return None
 
 
 class _EmbedderDown(Exception):
@@ -140,17 +223,6 @@ async def _kept_when_the_embedder_fails(probe: Probe, embedder: Embedder, stored
     return None
 
 
-def _holding(tags: list[str] | None, filters: dict[str, Any] | None) -> Callable[[MemoryItem], bool]:
-    """Whether an item meets `tags` and `filters` by the reference rule."""
-
-    def held(item: MemoryItem) -> bool:
-        if tags and not set(tags) & set(item.tags):
-            return False
-        return all(item.metadata.get(k) == v for k, v in (filters or {}).items())
-
-    return held
-
-
 async def _recalled(
     probe: Probe, store: Any, text: str, tags: list[str] | None, filters: dict[str, Any] | None
 ) -> list[Recalled]:
@@ -162,10 +234,6 @@ async def _recalled(
 def _call(text: str, tags: list[str] | None, filters: dict[str, Any] | None) -> str:
     options = "".join(f", {name}={value!r}" for name, value in (("tags", tags), ("filters", filters)) if value)
     return f"store.recall({text!r}, {K}{options})"
-
-
-TOLERANCE = 1e-4
-"""How far a score may stray from the brute-force one: float32 vectors round."""
 
 
 def _same(got: list[Recalled], want: list[tuple[MemoryItem, float]], brute: dict[UUID, float]) -> bool:
@@ -203,44 +271,3 @@ async def _refusals(probe: Probe, store: Any, dimensions: int) -> str | None:
             return f"recall{arguments!r} raised {type(exc).__name__}, not {error.__name__}"
         return f"recall{arguments!r} returned, where it must raise {error.__name__}"
     return None
-
-
-class _Brute:
-    """The exact ranking: every item's vector from the store's embedder, scored."""
-
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
-        self.order: list[UUID] = []
-        self.items: dict[UUID, tuple[MemoryItem, list[float]]] = {}
-
-    async def add(self, items: list[MemoryItem]) -> None:
-        vectors = await self.embedder.embed([str(i.content) for i in items])
-        for item, vector in zip(items, vectors, strict=True):
-            if item.id not in self.items:
-                self.order.append(item.id)
-            self.items[item.id] = (item, _unit(vector))
-
-    def remove(self, item_id: UUID) -> None:
-        del self.items[item_id]
-        self.order.remove(item_id)
-
-    async def top(
-        self, text: str, k: int, keep: Callable[[MemoryItem], bool]
-    ) -> tuple[list[tuple[MemoryItem, float]], dict[UUID, float]]:
-        """The top `k` of the items `keep` keeps, highest first and ties in insertion
-        order, and the score of every item it keeps."""
-        (query,) = await self.embedder.embed([text])
-        unit = _unit(query)
-        scored = [
-            (n, self.items[i][0], sum(a * b for a, b in zip(unit, self.items[i][1], strict=True)))
-            for n, i in enumerate(self.order)
-            if keep(self.items[i][0])
-        ]
-        every = {item.id: score for _, item, score in scored}
-        scored.sort(key=lambda entry: (-entry[2], entry[0]))
-        return [(item, score) for _, item, score in scored[:k]], every
-
-
-def _unit(vector: Sequence[float]) -> list[float]:
-    norm = sum(v * v for v in vector) ** 0.5
-    return [v / norm for v in vector] if norm else [0.0 for _ in vector]

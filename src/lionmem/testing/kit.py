@@ -33,7 +33,7 @@ from lionmem.testing._harness import (
     through_lionagi,
     workspace,
 )
-from lionmem.testing._probe import Probe, Verdict
+from lionmem.testing._probe import Probe, Reopen, Verdict
 
 __all__ = ["CHECKS", "CheckResult", "ConformanceFailure", "ConformanceKit", "raise_for_failures"]
 
@@ -215,6 +215,8 @@ class ConformanceKit:
         stateful_examples: int = 60,
         timeout: float | None = 30.0,
         lionagi: Literal[False] = False,
+        without_embedder: StoreFactory | None = None,
+        recall_notes: int = 5_000,
     ) -> None: ...
 
     @overload
@@ -226,6 +228,7 @@ class ConformanceKit:
         stateful_examples: int = 60,
         timeout: float | None = 30.0,
         lionagi: Literal[True],
+        recall_notes: int = 5_000,
     ) -> None: ...
 
     def __init__(
@@ -236,6 +239,8 @@ class ConformanceKit:
         stateful_examples: int = 60,
         timeout: float | None = 30.0,
         lionagi: bool = False,
+        without_embedder: StoreFactory | None = None,
+        recall_notes: int = 5_000,
     ) -> None:
         """Check the arguments; no store is built before a check runs.
 
@@ -247,9 +252,12 @@ class ConformanceKit:
         Raises:
             TypeError: `factory` is not callable, `profile` is not a
                 `FidelityProfile`, `stateful_examples` is not an int, `timeout`
-                is not a number or `None`, or `lionagi` is not a bool.
-            ValueError: `stateful_examples` is less than 1, or `timeout` is not
-                above 0 and at most
+                is not a number or `None`, `lionagi` is not a bool,
+                `without_embedder` is neither callable nor `None`, or
+                `recall_notes` is not an int.
+            ValueError: `stateful_examples` is less than 1, `recall_notes` is
+                less than 100, `without_embedder` is given with `lionagi`, or
+                `timeout` is not above 0 and at most
                 [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT] seconds.
             ImportError: `lionagi` is true but lionagi is not installed.
         """
@@ -262,8 +270,18 @@ class ConformanceKit:
         if timeout is not None:
             milliseconds("timeout", timeout, zero=False)
         require_type(lionagi, "lionagi", bool)
+        if without_embedder is not None and not callable(without_embedder):
+            raise TypeError(f"without_embedder must be callable or None, got {type(without_embedder).__name__}")
+        if without_embedder is not None and lionagi:
+            raise ValueError(
+                "without_embedder serves the recall check, which a store of lionagi's types does not offer"
+            )
+        require_type(recall_notes, "recall_notes", int)
+        if recall_notes < 100:
+            raise ValueError(f"recall_notes must be at least 100, got {recall_notes}")
         # The overloads pair each kind of factory with its flag.
         self._builds = through_lionagi(cast(LionagiStoreFactory, factory)) if lionagi else cast(StoreFactory, factory)
+        self._plain = without_embedder
         self.factory = factory
         """Builds each fresh store."""
         self.profile = profile
@@ -275,6 +293,14 @@ class ConformanceKit:
         the check fails with "did not finish"; `None` waits for ever."""
         self.lionagi = lionagi
         """Whether the stores take lionagi's types, checked through `from_lionagi`."""
+        self.without_embedder = without_embedder
+        """Opens a second store on a check's workspace without an embedder, as the
+        command line and other processes write; the `recall` check replaces an item
+        through it ([ADR-0102][adr-0102-d5]). Without it, a store whose data outlives
+        it is written through a second store opened by `factory`."""
+        self.recall_notes = recall_notes
+        """How many everyday notes the `recall` check stores to measure the
+        `minimum_recall` an approximate store declares ([ADR-0103][adr-0103-d3])."""
 
     # -- running --------------------------------------------------------------
 
@@ -330,7 +356,14 @@ class ConformanceKit:
             def reopen() -> AbstractAsyncContextManager[MemoryStore]:
                 return store_from_factory(self._builds, path, self.timeout)
 
-            given: dict[str, object] = {"reopen": reopen}
+            def plain(opener: StoreFactory) -> Reopen:
+                return lambda: store_from_factory(opener, path, self.timeout)
+
+            given: dict[str, object] = {
+                "reopen": reopen,
+                "plain": None if self._plain is None else plain(self._plain),
+                "notes": self.recall_notes,
+            }
             try:
                 async with store_from_factory(self._builds, path, self.timeout) as store:
                     given["probe"] = probe = Probe(store, self.profile, self.timeout)

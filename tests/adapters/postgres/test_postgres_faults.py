@@ -17,6 +17,7 @@ from lionmem.adapters.postgres import (
     PostgresMemoryStore,
     StoreUnavailableError,
 )
+from lionmem.adapters.postgres._connect import RECENT_SECONDS
 from tests.support.pg_server import running_server
 from tests.support.postgres_support import execute, fresh_namespace, run, with_store
 
@@ -255,6 +256,7 @@ def test_a_frozen_server_fails_each_call_in_time_and_is_served_again_once_it_res
             )
             kept = MemoryItem(content="before")
             await store.store(kept)  # the pool now holds a connection
+            await asyncio.sleep(RECENT_SECONDS + 0.1)  # which the pool checks before it lends it
             with server.frozen():
                 for call in (
                     store.search(MemoryQuery()),
@@ -270,20 +272,55 @@ def test_a_frozen_server_fails_each_call_in_time_and_is_served_again_once_it_res
             # The pool replaces the connections it gave up on.
             found = await _once_served(lambda: store.search(MemoryQuery()))
             assert [i.content for i in found] == ["before"]
-            # A call the server took up before it froze fails at the store's own
-            # deadline, twice the statement timeout, that the server cannot enforce.
+            # A call the server took up before it froze fails once a new connection
+            # goes unanswered too: half the timeout waiting, half asking.
             sleeping = asyncio.ensure_future(execute(store, "SELECT pg_sleep(1)"))
             await asyncio.sleep(0.3)
             with server.frozen():
                 start = time.monotonic()
-                with pytest.raises(StoreUnavailableError, match="did not answer within 3 s"):
+                with pytest.raises(
+                    StoreUnavailableError, match="did not answer within 1 s, nor a new connection within 1 s"
+                ):
                     await asyncio.wait_for(sleeping, timeout=30)
-                assert time.monotonic() - start < 4
+                assert time.monotonic() - start < 2.5
             await _once_served(lambda: store.store(MemoryItem(content="after")))
             assert [i.content for i in await store.search(MemoryQuery())] == ["before", "after"]
             await store.close()
 
         run(scenario())
+
+
+def test_with_the_default_settings_a_frozen_server_fails_a_call_in_about_the_timeout() -> None:
+    """A connection that answered within the last second is lent unchecked, so a call
+    on it meets the frozen server first: it fails once a new connection goes
+    unanswered too, about the timeout (10 s) after it began, not after twice the
+    statement timeout (60 s)."""
+    with running_server() as server:
+
+        async def scenario() -> None:
+            async with PostgresMemoryStore.open(server.url, namespace="frozen", max_size=1) as store:
+                kept = MemoryItem(content="before")
+                await store.store(kept)
+                with server.frozen():
+                    start = time.monotonic()
+                    with pytest.raises(StoreUnavailableError, match="nor a new connection within 5 s"):
+                        await asyncio.wait_for(store.retrieve(kept.id), timeout=60)
+                    assert 9 < time.monotonic() - start < 13
+
+        run(scenario())
+
+
+def test_a_statement_slower_than_the_timeout_finishes_while_the_server_answers(pg_url: str) -> None:
+    """A statement of three seconds under a timeout of one: the store asks a new
+    connection twice or more meanwhile, the server answers, and the statement ends
+    well, within its statement timeout."""
+
+    async def body(store: PostgresMemoryStore) -> None:
+        start = time.monotonic()
+        assert await execute(store, "SELECT pg_sleep(3), 'done'") == [("", "done")]
+        assert 3 <= time.monotonic() - start < 5
+
+    with_store(pg_url, body, timeout=1.0, statement_timeout=30)
 
 
 def test_the_pool_checks_only_a_connection_that_has_not_answered_recently(

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import time
 import zlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,9 +23,15 @@ from lionmem.adapters.lifecycle import PendingOpen
 from lionmem.adapters.postgres import PGVECTOR_PROFILE, PostgresMemoryStore
 from lionmem.embedders import FunctionEmbedder, HashingEmbedder
 from lionmem.errors import EmbedderMismatchError, NoEmbedderError, VectorExtensionMissingError
+from lionmem.filters import Lt
 from lionmem.testing import ConformanceKit
 from tests.support.pg_server import fresh_database, server_without_pgvector
-from tests.support.recall_contract import assert_recall_agrees_with_the_reference
+from tests.support.recall_contract import (
+    assert_a_replacement_without_an_embedder_leaves_no_stale_vector,
+    assert_equal_texts_tie_in_insertion_order,
+    assert_recall_agrees_with_the_reference,
+    drifting,
+)
 
 
 def run(body: Any) -> Any:
@@ -75,15 +83,35 @@ def test_vectors_follow_every_write_and_delete_by_any_client(url: str) -> None:
             assert await store.delete_matching(MemoryQuery(text="river")) == 1
             assert await store.delete_created_before(2.0) == 1
             assert [r.item.id for r in await store.recall("words stone maple ember", 4)] == [cloud.id]
-            # A client without an embedder replaces the text: the old vector goes with it.
+            # A client without an embedder replaces the text: the old vector goes with it,
+            # and the next recall embeds the new text before it ranks.
             await plain.store(MemoryItem(id=cloud.id, content="sand dune"))
-            assert await store.recall("cloud ember", 4) == []
-            await plain.store(MemoryItem(content="late arrival"))
+            assert [(r.item.content, r.score) for r in await store.recall("cloud ember", 4)] == [("sand dune", 0.0)]
+            assert (await store.recall("sand dune", 1))[0].score == pytest.approx(1.0)
+            late = MemoryItem(content="late arrival")
+            await plain.store(late)
+            with psycopg.connect(url) as conn:  # queued by the writer's own commit
+                assert conn.execute("SELECT id FROM lionmem_unembedded").fetchall() == [(late.id,)]
         async with opened(url) as store:  # opening embeds what has no vector
-            assert [r.item.content for r in await store.recall("sand dune", 1)] == ["sand dune"]
+            with psycopg.connect(url) as conn:
+                assert conn.execute("SELECT count(*) FROM lionmem_unembedded").fetchone() == (0,)
             assert [r.item.content for r in await store.recall("late arrival", 1)] == ["late arrival"]
         with psycopg.connect(url) as conn:
-            assert conn.execute("SELECT count(*) FROM lionmem_vectors").fetchone() == (2,)
+            assert conn.execute("SELECT count(*) FROM lionmem_vectors WHERE digest IS NOT NULL").fetchone() == (2,)
+
+
+def test_equal_texts_tie_in_insertion_order(url: str) -> None:
+    async def body() -> None:
+        async with opened(url, embedder=drifting()) as store:
+            await assert_equal_texts_tie_in_insertion_order(store)
+
+    run(body())
+
+
+def test_a_replacement_without_an_embedder_is_embedded_before_the_next_recall(url: str) -> None:
+    async def body() -> None:
+        async with opened(url) as store, PostgresMemoryStore.open(url, namespace="n") as plain:
+            await assert_a_replacement_without_an_embedder_leaves_no_stale_vector(store, plain)
 
     run(body())
 
@@ -162,12 +190,16 @@ def test_bad_arguments_are_refused_by_name(url: str) -> None:
 
 
 def test_the_kit_finds_the_store_recalls_as_it_declares(url: str) -> None:
-    counter = iter(range(100))
+    """The kit's recall check, its floor measured on 5,000 everyday notes, with a
+    second handle writing without an embedder."""
 
-    def factory() -> Any:
-        return opened(url, f"kit{next(counter)}")
+    def factory(workspace: Path) -> Any:
+        return opened(url, workspace.name)
 
-    result = ConformanceKit(factory, PGVECTOR_PROFILE).check("recall")
+    def plain(workspace: Path) -> Any:
+        return PostgresMemoryStore.open(url, namespace=workspace.name)
+
+    result = ConformanceKit(factory, PGVECTOR_PROFILE, without_embedder=plain).check("recall")
     assert (result.passed, result.observed) == (True, "approximate"), result
 
 
@@ -358,7 +390,9 @@ def test_a_restricted_role_needs_an_administrator_once(url: str) -> None:
             pass
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(
-                sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON lionmem_vectors TO {}").format(sql.Identifier(role))
+                sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON lionmem_vectors, lionmem_unembedded TO {}").format(
+                    sql.Identifier(role)
+                )
             )
         async with opened(app_url) as app:
             await app.store(MemoryItem(content="written by the app"))
@@ -439,3 +473,140 @@ def test_when_the_index_keeps_fewer_than_k_the_recall_ranks_exactly(large: tuple
         assert [r.item.id for r in found] == [wanted[n].id for n in np.argsort(-scores, kind="stable")[:600]]
 
     run(body())
+
+
+def _asked_for(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """Record the `hnsw.ef_search` of each statement a recall runs (`None`: not set)."""
+    from lionmem.adapters.postgres import _recall
+
+    asked: list[int | None] = []
+    execute = _recall._execute
+
+    async def recorded(conn: Any, statement: Any, params: list[object], ef: int | None, **options: Any) -> Any:
+        asked.append(ef)
+        return await execute(conn, statement, params, ef, **options)
+
+    monkeypatch.setattr(_recall, "_execute", recorded)
+    return asked
+
+
+@pytest.mark.parametrize(
+    ("options", "asked"),
+    [({"filters": {"half": 0}}, [400]), ({"filters": {"kind": Lt(15)}}, [400, 1000])],
+    ids=["half: enough kept", "15%: more asked"],
+)
+def test_a_broad_filter_checks_the_index_candidates_rows_one_by_one_asking_more_only_when_few_are_kept(
+    large: tuple[str, list[MemoryItem]], monkeypatch: pytest.MonkeyPatch, options: dict[str, Any], asked: list[int]
+) -> None:
+    """Past 2,000 matches, the store's count of candidates is asked first, each
+    candidate's own row checked against the filter by its key (never every match
+    read); a filter keeping fewer than ten for each result asked has the index asked
+    for pgvector's largest count. Either gives the exact top 10 on these vectors."""
+    url, items = large
+    wanted = [i for i in items if all(v == i.metadata[k] for k, v in options["filters"].items())]
+    (query,) = spread(["what to find"])
+
+    async def body() -> None:
+        async with opened(url, embedder=SPREAD) as store:
+            plan = await store.explain_recall(query, 10, **options)
+            made = _asked_for(monkeypatch)
+            found = await store.recall(query, 10, **options)
+        assert made == asked
+        assert "Hash Join" not in plan and "Index Scan using lionmem_items_pkey on lionmem_items" in plan, plan
+        assert "(actual rows=1 loops=400)" in plan or "loops=400)" in plan, plan
+        vectors = np.asarray(spread([str(i.content) for i in wanted]))
+        scores = vectors @ np.asarray(query) / np.linalg.norm(vectors, axis=1)
+        assert [r.item.id for r in found] == [wanted[n].id for n in np.argsort(-scores, kind="stable")[:10]]
+
+    run(body())
+
+
+def test_candidates_is_a_setting_and_exact_ranks_every_match(
+    large: tuple[str, list[MemoryItem]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, items = large
+    (query,) = spread(["yet another question"])
+    vectors = np.asarray(spread([str(i.content) for i in items]))
+    scores = vectors @ np.asarray(query) / np.linalg.norm(vectors, axis=1)
+    exact = [items[n].id for n in np.argsort(-scores, kind="stable")[:10]]
+
+    async def body() -> None:
+        async with opened(url, embedder=SPREAD, candidates=40) as store:
+            made = _asked_for(monkeypatch)
+            assert len(await store.recall(query, 10)) == 10
+            assert made == [40]
+            plan = await store.explain_recall(query, 10, exact=True)
+            assert [r.item.id for r in await store.recall(query, 10, exact=True)] == exact
+        assert plan.startswith("path: exact\n") and "lionmem_vectors_hnsw" not in plan, plan
+        with pytest.raises(TypeError, match="exact must be a bool"):
+            await store.recall(query, 10, exact=1)  # type: ignore[arg-type]
+
+    run(body())
+    for bad, error, message in (
+        (0, ValueError, "candidates must be from 1 to 1,000, got 0"),
+        (1001, ValueError, "candidates must be from 1 to 1,000, got 1001"),
+        (40.0, TypeError, "candidates must be an int"),
+    ):
+        with pytest.raises(error, match=message):
+            opened(url, candidates=bad)
+
+
+def test_a_large_batch_outlasting_the_timeout_is_written_while_the_server_answers(url: str) -> None:
+    """A store_many of 3,000 items, each inserted into the HNSW index, takes longer
+    than the store's timeout of 0.3 s: it is written whole, since the server answers
+    a new connection meanwhile."""
+    batch = [MemoryItem(content=f"note {n} about the harbour") for n in range(3_000)]
+
+    async def body() -> None:
+        async with opened(url, embedder=SPREAD, timeout=0.3) as store:
+            start = time.monotonic()
+            await store.store_many(batch)
+            assert time.monotonic() - start > 0.3
+            assert await store.count(MemoryQuery()) == 3_000
+
+    run(body())
+
+
+def test_a_vector_made_from_another_text_is_made_again_when_a_recall_meets_it(url: str) -> None:
+    """Two stores embedding different texts of one item (another `text_of`): a recall
+    finds its results' vectors made from other texts, makes them again, and ranks anew."""
+
+    async def body() -> None:
+        item = MemoryItem(content="zebra stripes", metadata={"summary": "bananas"})
+        async with opened(url) as store:
+            await store.store(item)
+        async with opened(url, text_of=lambda i: str(i.metadata["summary"])) as store:
+            (found,) = await store.recall("zebra stripes", 1)
+            assert found.score == pytest.approx(0.0, abs=1e-6)  # by "bananas", not by the content
+            assert (await store.recall("bananas", 1))[0].score == pytest.approx(1.0)
+
+    run(body())
+
+
+def test_vectors_of_schema_4_are_made_again_and_writers_then_queue_what_they_leave(url: str) -> None:
+    """A vectors table made before vectors kept their text's digest gains the digest,
+    the queue and its triggers when a store with the embedder opens; every vector is
+    made again then, since none says which text it was made from."""
+    items = [MemoryItem(content="How should we contact the client"), MemoryItem(content="penguins on ice")]
+
+    async def write() -> None:
+        async with opened(url) as store:
+            await store.store_many(items)
+
+    run(write())
+    with psycopg.connect(url, autocommit=True) as conn:  # the tables as schema 4 left them
+        conn.execute("DROP TRIGGER lionmem_items_vector_missing ON lionmem_items")
+        conn.execute("DROP TABLE lionmem_unembedded")
+        conn.execute("DROP INDEX lionmem_vectors_digest")
+        conn.execute("ALTER TABLE lionmem_vectors DROP COLUMN digest")
+
+    async def read() -> None:
+        async with opened(url) as store, PostgresMemoryStore.open(url, namespace="n") as plain:
+            (found,) = await store.recall("penguins on ice", 1)
+            assert found.item.id == items[1].id and found.score == pytest.approx(1.0)
+            await plain.store(MemoryItem(id=items[0].id, content="frozen fish"))
+            assert (await store.recall("frozen fish", 1))[0].item.id == items[0].id
+
+    run(read())
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM lionmem_vectors WHERE digest IS NOT NULL").fetchone() == (2,)

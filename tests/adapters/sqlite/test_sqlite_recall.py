@@ -20,7 +20,12 @@ from lionmem.embedders import FunctionEmbedder, HashingEmbedder
 from lionmem.errors import EmbedderMismatchError, NoEmbedderError
 from lionmem.filters import Ge
 from lionmem.testing import ConformanceKit, Recall
-from tests.support.recall_contract import assert_recall_agrees_with_the_reference
+from tests.support.recall_contract import (
+    assert_a_replacement_without_an_embedder_leaves_no_stale_vector,
+    assert_equal_texts_tie_in_insertion_order,
+    assert_recall_agrees_with_the_reference,
+    drifting,
+)
 
 
 def run(body: Any) -> Any:
@@ -116,15 +121,19 @@ def test_bad_options_are_refused_before_anything_opens(tmp_path: Path) -> None:
     assert not path.exists()
 
 
-def _write_elsewhere(path: str, content: str) -> None:
+def _write_elsewhere(path: str, content: str, embedded: bool) -> None:
     async def body() -> None:
-        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(64)) as store:
+        embedder = HashingEmbedder(64) if embedded else None
+        async with SQLiteMemoryStore.open(path, embedder=embedder) as store:
             await store.store(MemoryItem(content=content))
 
     asyncio.run(body())
 
 
-def test_recall_follows_another_processes_writes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("embedded", [True, False], ids=["with an embedder", "without one"])
+def test_recall_follows_another_processes_writes(tmp_path: Path, embedded: bool) -> None:
+    """An item another process writes is recalled at once: by its vector, or, written
+    without an embedder, embedded by this process before it ranks."""
     path = tmp_path / "m.db"
 
     async def body() -> None:
@@ -132,25 +141,129 @@ def test_recall_follows_another_processes_writes(tmp_path: Path) -> None:
             await store.store(MemoryItem(content="local note"))
             assert len(await store.recall("note", 5)) == 1  # the matrix is cached now
             process = multiprocessing.get_context("spawn").Process(
-                target=_write_elsewhere, args=(str(path), "remote note")
+                target=_write_elsewhere, args=(str(path), "remote note", embedded)
             )
             process.start()
             await asyncio.to_thread(process.join, 60)
             assert process.exitcode == 0
             assert sorted(r.item.content for r in await store.recall("note", 5)) == ["local note", "remote note"]
+        with sqlite3.connect(path) as db:
+            assert db.execute("SELECT count(*) FROM item_vectors WHERE digest IS NOT NULL").fetchone() == (2,)
+
+    run(body())
+
+
+def test_equal_texts_tie_in_insertion_order(tmp_path: Path) -> None:
+    async def body() -> None:
+        async with SQLiteMemoryStore.open(tmp_path / "m.db", embedder=drifting()) as store:
+            await assert_equal_texts_tie_in_insertion_order(store)
+
+    run(body())
+
+
+def test_a_replacement_through_a_store_without_an_embedder_drops_the_old_vector(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+
+    async def body() -> None:
+        async with (
+            SQLiteMemoryStore.open(path, embedder=HashingEmbedder(64)) as store,
+            SQLiteMemoryStore.open(path) as plain,
+        ):
+            await assert_a_replacement_without_an_embedder_leaves_no_stale_vector(store, plain)
+        async with SQLiteMemoryStore.open(path) as plain:  # the command line's put, then a reopening
+            first = (await plain.search(MemoryQuery(limit=1)))[0]
+            await plain.store(first.model_copy(update={"content": "penguins skating"}))
+        with sqlite3.connect(path) as db:  # dropped in the writer's own transaction
+            assert db.execute("SELECT count(*) FROM item_vectors").fetchone() == (3,)
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(64)) as store:
+            assert (await store.recall("penguins skating", 1))[0].item.id == first.id
+
+    run(body())
+
+
+def test_a_version_5_file_has_its_vectors_made_again_since_none_says_its_text(tmp_path: Path) -> None:
+    """A version 5 file may hold a vector of an item's old text (its replacement by a
+    store without an embedder kept it): no digest tells, so every one is made again."""
+    path = tmp_path / "m.db"
+    item = MemoryItem(content="How should we contact the client")
+
+    async def write() -> None:
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(64)) as store:
+            await store.store_many([item, MemoryItem(content="unrelated words here")])
+
+    run(write())
+    with sqlite3.connect(path, isolation_level=None) as db:  # back to version 5, then a stale vector
+        db.execute("DROP TRIGGER item_vectors_stale")
+        db.execute("ALTER TABLE item_vectors DROP COLUMN digest")
+        db.execute("PRAGMA user_version = 5")
+        replaced = item.model_copy(update={"content": "The warehouse stores frozen fish"})
+        db.execute("UPDATE items SET body = ? WHERE id = ?", (_body_of(replaced), str(item.id)))
+
+    async def read() -> None:
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(64)) as store:
+            (found,) = await store.recall("The warehouse stores frozen fish", 1)
+            assert found.item.id == item.id and found.score == pytest.approx(1.0)
+            stale = await store.recall("How should we contact the client", 2)
+            assert all(r.score < 0.5 for r in stale if r.item.id == item.id)
+
+    run(read())
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (6,)
+        assert db.execute("SELECT count(*) FROM item_vectors WHERE digest IS NOT NULL").fetchone() == (2,)
+
+
+def test_a_tag_or_value_no_stored_item_can_hold_recalls_nothing(tmp_path: Path) -> None:
+    async def body() -> None:
+        async with SQLiteMemoryStore.open(tmp_path / "m.db", embedder=HashingEmbedder(64)) as store:
+            await store.store(MemoryItem(content="note", tags=["t"], metadata={"k": "v"}))
+            assert await store.recall("note", 5, tags=["\ud800"]) == []
+            assert await store.recall("note", 5, filters={"k": "\ud800"}) == []
+            assert len(await store.recall("note", 5, tags=["t", "\ud800"])) == 1
+
+    run(body())
+
+
+def _body_of(item: MemoryItem) -> str:
+    from lionmem.adapters._codec import encode_item
+
+    return encode_item(item).body
+
+
+def test_a_vector_made_from_another_text_is_made_again_when_a_recall_meets_it(tmp_path: Path) -> None:
+    """Two handles embedding different texts of one item (another `text_of`): a recall
+    finds its results' vectors made from other texts, makes them again, and ranks anew."""
+    path = tmp_path / "m.db"
+
+    async def body() -> None:
+        item = MemoryItem(content="zebra stripes", metadata={"summary": "bananas"})
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(64)) as store:
+            await store.store(item)
+        summary = SQLiteMemoryStore.open(
+            path, embedder=HashingEmbedder(64), text_of=lambda i: str(i.metadata["summary"])
+        )
+        async with summary as store:
+            (found,) = await store.recall("zebra stripes", 1)
+            assert found.score == pytest.approx(0.0, abs=1e-6)  # by "bananas", not by the content
+            assert (await store.recall("bananas", 1))[0].score == pytest.approx(1.0)
 
     run(body())
 
 
 def test_the_kit_finds_the_store_recalls_exactly(tmp_path: Path) -> None:
     profile = dataclasses.replace(SQLITE_PROFILE, recall=Recall.EXACT)
-    counter = iter(range(100))
 
-    def factory() -> Any:
-        return SQLiteMemoryStore.open(tmp_path / f"kit{next(counter)}.db", embedder=HashingEmbedder(64))
+    def factory(workspace: Path) -> Any:
+        return SQLiteMemoryStore.open(workspace / "kit.db", embedder=HashingEmbedder(64))
 
-    result = ConformanceKit(factory, profile).check("recall")
-    assert (result.passed, result.observed) == (True, "exact"), result
+    def plain(workspace: Path) -> Any:
+        return SQLiteMemoryStore.open(workspace / "kit.db")
+
+    with_its_embedder = ConformanceKit(factory, profile).check("recall")
+    assert (with_its_embedder.passed, with_its_embedder.observed) == (True, "exact"), with_its_embedder
+    assert "a second store on the same data, with its embedder" in with_its_embedder.reproduction
+    without = ConformanceKit(factory, profile, without_embedder=plain).check("recall")
+    assert (without.passed, without.observed) == (True, "exact"), without
+    assert "a second store on the same data, without an embedder" in without.reproduction
 
 
 def test_a_selective_filter_reads_past_the_first_prefix_and_text_of_is_checked(tmp_path: Path) -> None:

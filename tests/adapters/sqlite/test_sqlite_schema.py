@@ -236,7 +236,7 @@ def test_version_three_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
             assert [(i.id, i.created_at) for i in found] == [(item.id, -1.5)], query
 
     with_store(path, body)
-    assert connect(path).execute("PRAGMA user_version").fetchone() == (5,) == (SCHEMA_VERSION,)
+    assert connect(path).execute("PRAGMA user_version").fetchone() == (6,) == (SCHEMA_VERSION,)
 
 
 def test_an_opener_that_only_reads_leaves_an_older_schema_as_it_was(

@@ -17,7 +17,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from lionmem.adapters.postgres._dsn import unavailable
-from lionmem.adapters.postgres._recall import send_vectors_binary
+from lionmem.adapters.postgres._pgvector import send_vectors_binary
 from lionmem.adapters.postgres.schema import migrate
 from lionmem.errors import StoreUnavailableError
 
@@ -52,8 +52,18 @@ def outages_unavailable(conninfo: str, busy: Callable[[], StoreUnavailableError 
         raise unavailable(conninfo, exc) from None
 
 
-async def answered(conn: psycopg.AsyncConnection[Any], call: Awaitable[T], seconds: float) -> T:
-    """What `call` on `conn` returns, or `psycopg.OperationalError` once `seconds` pass.
+async def answered(
+    conn: psycopg.AsyncConnection[Any],
+    call: Awaitable[T],
+    patience: float,
+    alive: Callable[[], Awaitable[bool]] | None = None,
+) -> T:
+    """What `call` on `conn` returns, or `psycopg.OperationalError` once the server
+    seems frozen: `call` has not finished within `patience`, and `alive()` (whether
+    the server answers on another connection) says no. A call that is merely slow
+    goes on as long as the server answers there, each `patience`; the server's own
+    statement timeout bounds each of its statements. Without `alive`, `patience` is a
+    plain deadline.
 
     A server that stopped answering (a frozen host) enforces no statement timeout,
     and cancelling a call on it waits for a cancel request it never answers. So at
@@ -62,21 +72,46 @@ async def answered(conn: psycopg.AsyncConnection[Any], call: Awaitable[T], secon
     call as before, and waits for its clean-up, as awaiting the call directly would.
     """
     running = asyncio.ensure_future(call)
+    waited = 0.0
     try:
-        done, _ = await asyncio.wait({running}, timeout=seconds)
+        while True:
+            done, _ = await asyncio.wait({running}, timeout=patience)
+            waited += patience
+            if done:
+                return running.result()
+            if alive is None or not await alive():
+                break
     except asyncio.CancelledError:
         running.cancel()
         await asyncio.wait({running})
         raise
-    if done:
-        return running.result()
     await conn.close()
     running.cancel()
     await asyncio.wait({running})
     # Whether it ended cancelled or failing on the closed connection, its outcome is
     # read, so that asyncio does not report an exception nobody retrieved.
     _ = running.cancelled() or running.exception()
-    raise psycopg.OperationalError(f"the server did not answer within {seconds:g} s")
+    if alive is None:
+        raise psycopg.OperationalError(f"the server did not answer within {patience:g} s")
+    raise psycopg.OperationalError(
+        f"the server did not answer within {waited:g} s, nor a new connection within {patience:g} s"
+    )
+
+
+async def answering(conninfo: str, patience: float) -> bool:
+    """Whether the server at `conninfo` answers a new connection's `SELECT 1` within
+    `patience` seconds."""
+    probe = asyncio.ensure_future(_select_one(conninfo))
+    done, _ = await asyncio.wait({probe}, timeout=patience)
+    if not done:
+        probe.cancel()
+        await asyncio.wait({probe})
+    return not probe.cancelled() and probe.exception() is None
+
+
+async def _select_one(conninfo: str) -> None:
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as probe:
+        await probe.execute("SELECT 1")
 
 
 RECENT_SECONDS = 1.0

@@ -17,7 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from lionmem.adapters._codec import SHARE_EVERY
 from lionmem.adapters.lifecycle import process_id, refuse_forked
-from lionmem.adapters.postgres._connect import Recent, answered, outages_unavailable
+from lionmem.adapters.postgres._connect import Recent, answered, answering, outages_unavailable
 from lionmem.adapters.postgres._dsn import redacted
 from lionmem.errors import StoreClosedError, StoreUnavailableError
 
@@ -31,7 +31,7 @@ Pool = AsyncConnectionPool[psycopg.AsyncConnection[Any]]
 class Connections:
     """The pool of one store, for the calls of the event loop that opened it."""
 
-    def __init__(self, pool: Pool, recent: Recent, namespace: str, conninfo: str, deadline: float) -> None:
+    def __init__(self, pool: Pool, recent: Recent, namespace: str, conninfo: str, patience: float) -> None:
         self.pool: Pool | None = pool
         """The pool, `None` once closed."""
         self._recent = recent
@@ -42,10 +42,11 @@ class Connections:
         self.conninfo = conninfo
         """The connection string, secrets and all: never shown but `redacted`."""
         self._in_use = 0
-        # How long one call may wait for its answer before the store gives up on a
-        # server that stopped answering: twice the statement timeout the server
-        # enforces, so that a healthy server always answers or times out first.
-        self._deadline = deadline
+        # How long a call waits for its answer before it asks whether the server
+        # still answers a new connection, and how long that may take: half the
+        # store's timeout each, so that a frozen server fails a call in about the
+        # timeout, while a slow statement on a live one runs on.
+        self._patience = patience
 
     async def close(self) -> None:
         """Close the pool; idempotent. Refused from another loop or process while open."""
@@ -106,7 +107,7 @@ class Connections:
         connection string, secrets and all."""
         try:
             async with self._connection() as conn:
-                done = await answered(conn, work(conn), self._deadline)
+                done = await answered(conn, work(conn), self._patience, self._alive)
                 self._recent.note(conn)
                 return done
         except StoreUnavailableError as exc:
@@ -114,6 +115,9 @@ class Connections:
         # Raised again out of the handler, where nothing becomes its context.
         failure.__context__ = None
         raise failure
+
+    async def _alive(self) -> bool:
+        return await answering(self.conninfo, self._patience)
 
 
 async def fetch(

@@ -1,98 +1,50 @@
-"""Semantic recall in the PostgreSQL store, with pgvector: each item's unit vector in
-`lionmem_vectors` beside its row, an exact ranking of a filter's matches when they are
-few, and the HNSW index, checked again, when they are many.
+"""Semantic recall in the PostgreSQL store, with pgvector: an exact ranking of a filter's
+matches when they are few, and the HNSW index's candidates, ranked again exactly,
+when they are many; items left without a vector embedded before a recall ranks, and a
+vector found made from another text made again.
 
-numpy loads only when a store is opened with an embedder. Governed by
-[ADR-0103][adr-0103].
+Governed by [ADR-0103][adr-0103].
 
-Seam for benchmarks: `_ef_search`, replaced by `bench_recall_pg` to time the index
-asked for fewer candidates.
+Seam for tests: `_recall`, whose `_execute` a test wraps to record the
+`hnsw.ef_search` each statement runs with.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, LiteralString
+from typing import Any, Final, LiteralString
 
 import psycopg
 from psycopg import sql
-from psycopg.adapt import Dumper
-from psycopg.pq import Format
 
 from lionmem.adapters._codec import decode_rows
-from lionmem.adapters._embedding import refuse_another_embedder
+from lionmem.adapters.postgres._backfill import FILL, fill
+from lionmem.adapters.postgres._pgvector import PgVector, pg_vectors
 from lionmem.adapters.postgres._planner import Where, where_of
-from lionmem.adapters.postgres.schema import LOCK_KEY
-from lionmem.errors import VectorExtensionMissingError
+from lionmem.adapters.postgres._vector_schema import adopt
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, recall_query
-from lionmem.protocols.recall import Embedder, Recalled, TextOf, check_k, unit_vectors
+from lionmem.protocols.recall import Embedder, Recalled, TextOf, check_k, embed_items, text_digest, text_to_embed
 from lionmem.protocols.rules import matches
 
-if TYPE_CHECKING:
-    from lionmem._internal.vectors import Matrix
-
-__all__ = ["EXACT_MOST", "VECTOR_UPSERT", "PgVectors", "send_vectors_binary"]
+__all__ = ["CANDIDATES", "EXACT_MOST", "MOST_CANDIDATES", "PgVectors"]
 
 EXACT_MOST: Final = 2_000
 """The most matches a recall ranks exactly by reading them all; past it, the index
 serves it."""
 
-_BACKFILL = 500
-"""Items read, embedded and written at a time when vectors are missing."""
+CANDIDATES: Final = 400
+"""How many candidates a recall asks the HNSW index for, by default: the
+`hnsw.ef_search` at which recall@10 on everyday notes met the declared floor of 0.98
+([ADR-0103][adr-0103-d3])."""
 
-_FILTERED_EF = 1_000
-"""`hnsw.ef_search` for a filtered recall through the index: pgvector's largest, so
-that a filter keeping a small share of the candidates still keeps `k`."""
-
-_EF_PER_RESULT = 10
-"""`hnsw.ef_search` for an unfiltered recall: this many candidates a result asked
-for, at least 100 and at most `_FILTERED_EF`."""
-
-VECTOR_UPSERT: LiteralString = (
-    "INSERT INTO lionmem_vectors (namespace, id, embedding) VALUES (%s, %s, %b::vector)"
-    " ON CONFLICT (namespace, id) DO UPDATE SET embedding = excluded.embedding"
-)
-"""Write one item's vector: `(namespace, id, PgVector)`."""
-
-_TABLE: LiteralString = """CREATE TABLE lionmem_vectors (
-    namespace text NOT NULL,
-    id uuid NOT NULL,
-    embedding vector({dimensions}) NOT NULL,
-    PRIMARY KEY (namespace, id),
-    FOREIGN KEY (namespace, id) REFERENCES lionmem_items (namespace, id) ON DELETE CASCADE
-)"""
-# The table's HNSW index, built with 40 candidates a step where pgvector's default is
-# 64: writes cost about half as much, and the top 10 found stayed the same (ADR-0103
-# D3 has the measurements). Then its trigger: a replacement by any client, with an
-# embedder or without, drops the old vector in its own transaction; a writer with an
-# embedder then writes the new one. So no vector outlives the text it was made from.
-_WITH_THE_TABLE: list[LiteralString] = [
-    "CREATE INDEX lionmem_vectors_hnsw ON lionmem_vectors USING hnsw (embedding vector_cosine_ops)"
-    " WITH (m = 16, ef_construction = 40)",
-    "CREATE OR REPLACE FUNCTION lionmem_vectors_stale() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN"
-    " DELETE FROM lionmem_vectors WHERE namespace = OLD.namespace AND id = OLD.id; RETURN NULL; END $body$",
-    "DROP TRIGGER IF EXISTS lionmem_items_vector_stale ON lionmem_items",
-    "CREATE TRIGGER lionmem_items_vector_stale AFTER UPDATE ON lionmem_items"
-    " FOR EACH ROW EXECUTE FUNCTION lionmem_vectors_stale()",
-]
-
-_MISSING: LiteralString = (
-    "SELECT i.seq, i.id::text, i.created_at, i.body FROM lionmem_items AS i"
-    " WHERE i.namespace = %s AND i.seq > %s AND NOT EXISTS"
-    " (SELECT FROM lionmem_vectors AS v WHERE v.namespace = i.namespace AND v.id = i.id)"
-    " ORDER BY i.seq LIMIT %s"
-)
-# Written only while the item still has the text that was embedded, and with its row
-# locked, so that a replacement waits and then drops this vector.
-_FILL: LiteralString = (
-    "INSERT INTO lionmem_vectors (namespace, id, embedding)"
-    " SELECT namespace, id, %b::vector FROM lionmem_items WHERE namespace = %s AND id = %s AND body = %s"
-    " FOR SHARE ON CONFLICT (namespace, id) DO NOTHING"
-)
+MOST_CANDIDATES: Final = 1_000
+"""pgvector's largest `hnsw.ef_search`, which a filtered recall through the index asks
+for: a filter keeping a small share of the candidates still keeps `k`."""
 
 # `1 - distance`, with the distance to or from a zero vector (NaN) taken as 1, so
-# that it scores 0 as in the other stores.
+# that it scores 0 as in the other stores. The server computes each row's distance
+# alone, so equal vectors (as equal texts' are: see `VECTOR_UPSERT`) score alike.
 _EXACT_SCORE: LiteralString = "1 - coalesce(nullif(v.embedding <=> %b::vector, 'NaN'), 1)"
 _INDEX_SCORE: LiteralString = "1 - coalesce(nullif(c.distance, 'NaN'), 1)"
 
@@ -100,61 +52,33 @@ _INDEX_SCORE: LiteralString = "1 - coalesce(nullif(c.distance, 'NaN'), 1)"
 _MATCHES: LiteralString = "SELECT namespace, id, seq, created_at, body FROM lionmem_items WHERE {}"
 """The rows the SQL predicates keep: `{}` is their clause."""
 _SCORED: LiteralString = (
-    "SELECT i.id::text, i.created_at, i.body, " + _EXACT_SCORE + " AS score, i.seq"
+    "SELECT i.id, i.created_at, i.body, " + _EXACT_SCORE + " AS score, i.seq, v.digest"
     " FROM {} AS i JOIN lionmem_vectors AS v ON v.namespace = i.namespace AND v.id = i.id"
 )
 """Every row of `{}` scored by its vector."""
 _CANDIDATES: LiteralString = (
-    "SELECT v.namespace, v.id, v.embedding <=> %b::vector AS distance FROM lionmem_vectors AS v{}"
+    "SELECT v.namespace, v.id, v.digest, v.embedding <=> %b::vector AS distance FROM lionmem_vectors AS v{}"
     " ORDER BY v.embedding <=> %b::vector LIMIT %s"
 )
 """The HNSW index's candidates, `{}` a condition on them or nothing."""
-
-
-class PgVector:
-    """A vector in pgvector's binary form: dimensions and a reserved zero as two
-    big-endian 16-bit ints, then each float as a big-endian float32."""
-
-    __slots__ = ("data",)
-
-    data: bytes
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-
-class _PgVectorDumper(Dumper):
-    # No oid: `vector`'s differs from database to database, so each statement casts
-    # its parameter (`%b::vector`) and the server reads the bytes as that type.
-    format = Format.BINARY
-
-    def dump(self, obj: PgVector) -> bytes:
-        return obj.data
-
-
-def send_vectors_binary(conn: psycopg.AsyncConnection[Any]) -> None:
-    """Let `conn` send `PgVector` parameters. Sent as text, a 256-float vector cost
-    about 120 µs to write out in Python and more for the server to parse."""
-    conn.adapters.register_dumper(PgVector, _PgVectorDumper)
-
-
-def pg_vectors(matrix: Matrix) -> list[PgVector]:
-    """Each float32 row of `matrix` as a `PgVector`."""
-    import numpy as np
-
-    head = np.array([matrix.shape[1], 0], dtype=">u2").tobytes()
-    big_endian = matrix.astype(">f4")
-    return [PgVector(head + row.tobytes()) for row in big_endian]
+_COUNT: LiteralString = (
+    "n AS (SELECT ({}) AS matched, EXISTS (SELECT FROM lionmem_unembedded WHERE namespace = %s) AS missing)"
+)
+"""How many items the predicates keep, counted by `{}` up to `EXACT_MOST + 1`, and
+whether the namespace has items waiting for a vector."""
 
 
 @dataclass(frozen=True)
 class _Recall:
     """One recall's arguments, checked."""
 
+    namespace: str
     vector: PgVector
     k: int
     where: Where
     query: MemoryQuery
+    candidates: int
+    exact: bool
 
     @property
     def filtered(self) -> bool:
@@ -167,14 +91,20 @@ class _Recall:
         return bool(self.where.recheck or self.where.any_tag)
 
 
+_Row = tuple[Any, ...]
+"""A ranked row: id, creation time, body, score, and the digest of its vector's text."""
+
+
 @dataclass(frozen=True)
 class PgVectors:
-    """A store's embedder and what it embeds of an item."""
+    """A store's embedder, what it embeds of an item, and how many candidates it asks
+    the index for."""
 
     embedder: Embedder
     text_of: TextOf | None
+    candidates: int = CANDIDATES
 
-    async def rows(self, namespace: str, items: Sequence[MemoryItem]) -> list[tuple[object, ...]]:
+    async def rows(self, namespace: str, items: Sequence[MemoryItem]) -> list[dict[str, object]]:
         """The `VECTOR_UPSERT` parameters of `items`.
 
         Raises:
@@ -182,154 +112,154 @@ class PgVectors:
             ValueError: the embedder gave vectors of another count, length, or with
                 NaN or infinity.
         """
-        matrix = await unit_vectors(self.embedder, self.text_of, items)
-        return [(namespace, item.id, vector) for vector, item in zip(pg_vectors(matrix), items, strict=True)]
-
-    # -- opening ------------------------------------------------------------------
+        vectors, digests = await embed_items(self.embedder, self.text_of, items)
+        return [
+            {"namespace": namespace, "id": item.id, "vector": vector, "digest": digest}
+            for vector, digest, item in zip(pg_vectors(vectors), digests, items, strict=True)
+        ]
 
     async def adopt(self, conn: psycopg.AsyncConnection[Any], reembed: bool) -> None:
-        """Make sure pgvector and the vectors table are there, and record this embedder
-        for the database, or check that it is the one recorded (`reembed`: drop every
-        vector, to be made again by this one).
-
-        Raises:
-            VectorExtensionMissingError: pgvector is not installed in the database and
-                this role may not install it.
-            EmbedderMismatchError: the database's vectors are another embedder's.
-        """
-        identity, dimensions = self.embedder.identity, self.embedder.dimensions
-        async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
-            await _install_extension(conn)
-            recorded = await (await conn.execute("SELECT identity, dimensions FROM lionmem_recall")).fetchone()
-            if not reembed:
-                refuse_another_embedder(recorded, self.embedder, "this database")
-            made = await (await conn.execute("SELECT to_regclass('lionmem_vectors') IS NOT NULL")).fetchone()
-            exists = bool(made and made[0])
-            if reembed and exists:
-                await conn.execute("DROP TABLE lionmem_vectors")
-            if reembed or not exists:
-                await conn.execute(sql.SQL(_TABLE).format(dimensions=sql.Literal(dimensions)))
-                for statement in _WITH_THE_TABLE:
-                    await conn.execute(statement)
-            if recorded != (identity, dimensions):
-                await conn.execute(
-                    "INSERT INTO lionmem_recall (identity, dimensions) VALUES (%s, %s) ON CONFLICT (singleton)"
-                    " DO UPDATE SET identity = excluded.identity, dimensions = excluded.dimensions",
-                    [identity, dimensions],
-                )
+        """Make the vectors' tables, and record or check this embedder; see `adopt`."""
+        await adopt(conn, self.embedder, reembed)
 
     async def fill(self, conn: psycopg.AsyncConnection[Any], namespace: str) -> None:
-        """Embed every item of `namespace` that has no vector (stored without an
-        embedder, or replaced by a client without one)."""
-        after = 0
-        while True:
-            rows = await (await conn.execute(_MISSING, [namespace, after, _BACKFILL])).fetchall()
-            if not rows:
-                return
-            after = rows[-1][0]
-            items = decode_rows([row[1:] for row in rows])
-            vectors = await unit_vectors(self.embedder, self.text_of, items)
-            async with conn.transaction(), conn.cursor() as cursor:
-                await cursor.executemany(
-                    _FILL,
-                    [(v, namespace, i.id, row[3]) for v, i, row in zip(pg_vectors(vectors), items, rows, strict=True)],
-                )
+        """Embed every item of `namespace` waiting for a vector."""
+        await fill(conn, namespace, self.embedder, self.text_of)
 
-    # -- recall -------------------------------------------------------------------
-
-    async def asked(self, namespace: str, query: object, k: object, tags: object, filters: object) -> _Recall:
+    async def asked(
+        self, namespace: str, query: object, k: object, tags: object, filters: object, exact: object
+    ) -> _Recall:
         """A recall's arguments, checked, with the query's vector.
 
         Raises:
-            TypeError, ValueError: as `InMemoryStore.recall` raises them.
+            TypeError, ValueError: as `InMemoryStore.recall` raises them; `exact` is
+                not a bool.
         """
+        from lionmem._internal.arguments import require_type
         from lionmem._internal.vectors import query_vector
 
         count = check_k(k)
         checked = recall_query(tags, filters)
+        require_type(exact, "exact", bool)
         vector = await query_vector(self.embedder, query)
-        return _Recall(pg_vectors(vector)[0], count, where_of(namespace, checked), checked)
+        where = where_of(namespace, checked)
+        return _Recall(namespace, pg_vectors(vector)[0], count, where, checked, self.candidates, bool(exact))
 
     async def recall(self, conn: psycopg.AsyncConnection[Any], asked: _Recall) -> list[Recalled]:
-        """The top `asked.k`: exactly when at most `EXACT_MOST` items match, else
-        through the index, and exactly over every match if the index kept fewer than
-        `k` ([ADR-0103][adr-0103-d2])."""
-        path, rows = await _first(conn, asked)
-        if path == "index" and asked.filtered:
-            rows = await (await _execute(conn, *_statement(asked, "index"), _ef_search(asked))).fetchall()
-        found = _found(asked, rows)
-        if path == "exact" or len(found) >= asked.k:
-            return found
-        return _found(asked, await (await _execute(conn, *_statement(asked, "every"), None)).fetchall())
+        """The top `asked.k` ([ADR-0103][adr-0103-d2]): exactly when at most
+        `EXACT_MOST` items match or `exact` was asked, else through the index, and
+        exactly over every match if the index kept fewer than `k`. Items waiting for a
+        vector are embedded first; a result whose vector was made from another text
+        has it made again, and the recall runs again."""
+        filled = False
+        while True:
+            path, rows, missing = await _first(conn, asked)
+            if missing and not filled:
+                await self.fill(conn, asked.namespace)
+                filled = True
+                continue
+            if path == "index" and asked.filtered:
+                rows = await _more_candidates(conn, asked, rows)
+            found = _found(asked, rows)
+            if path == "index" and len(found) < asked.k:
+                found = _found(asked, await (await _execute(conn, *_statement(asked, "every", 0), None)).fetchall())
+            if not await self._made_again(conn, asked, found):
+                return [Recalled(item, score) for item, score, _ in found]
+
+    async def _made_again(
+        self, conn: psycopg.AsyncConnection[Any], asked: _Recall, found: list[tuple[MemoryItem, float, bytes]]
+    ) -> bool:
+        """Make again the vectors of `found` made from another text than their
+        item's now, each written only while its item still holds the text embedded;
+        return whether there were any."""
+        stale = [item.id for item, _, made in found if text_digest(text_to_embed(item, self.text_of)) != made]
+        if not stale:
+            return False
+        cursor = await conn.execute(
+            "SELECT id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND id = ANY(%s)",
+            [asked.namespace, stale],
+        )
+        rows = await cursor.fetchall()
+        items = decode_rows(rows)
+        vectors, digests = await embed_items(self.embedder, self.text_of, items)
+        written = [
+            {"vector": vector, "digest": digest, "namespace": asked.namespace, "id": item.id, "body": row[2]}
+            for vector, digest, item, row in zip(pg_vectors(vectors), digests, items, rows, strict=True)
+        ]
+        async with conn.transaction(), conn.cursor() as writing:
+            await writing.executemany(FILL, written)
+        return True
 
     async def explain(self, conn: psycopg.AsyncConnection[Any], asked: _Recall) -> str:
         """The path a recall takes first, and the server's plan for the statement
         that ranks, as run: a branch not taken is marked "never executed"."""
-        path, _ = await _first(conn, asked)
-        shape = "whole" if not asked.filtered else path
-        statement, params = _statement(asked, shape)
+        path, _, _ = await _first(conn, asked)
+        shape = "every" if asked.exact else "filtered" if asked.filtered else "whole"
+        statement, params = _statement(asked, shape, _ef_search(asked))
         analyzed = sql.SQL("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ") + statement
-        ef = None if shape == "exact" else _ef_search(asked)
+        ef = None if shape == "every" else _ef_search(asked)
         rows = await (await _execute(conn, analyzed, params, ef)).fetchall()
         return f"path: {path}\n" + "\n".join(str(row[0]) for row in rows)
 
 
-async def _install_extension(conn: psycopg.AsyncConnection[Any]) -> None:
-    installed = await (await conn.execute("SELECT FROM pg_extension WHERE extname = 'vector'")).fetchone()
-    if installed is not None:
-        return
-    available = await (await conn.execute("SELECT FROM pg_available_extensions WHERE name = 'vector'")).fetchone()
-    if available is None:
-        raise VectorExtensionMissingError(
-            "this PostgreSQL server has no pgvector (no 'vector' among its available extensions): install "
-            "pgvector on the server, such as the postgresql-NN-pgvector package, then have an administrator "
-            "run CREATE EXTENSION vector in this database once; every other method works without it"
-        )
-    try:
-        async with conn.transaction():
-            await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    except psycopg.errors.InsufficientPrivilege:
-        found = await (await conn.execute("SELECT current_database(), current_user")).fetchone()
-        database, role = found or ("?", "?")
-        raise VectorExtensionMissingError(
-            f"pgvector is on this server but not installed in database {database!r}, and role {role!r} may "
-            f"not install it: an administrator runs CREATE EXTENSION vector in {database!r} once, then "
-            "opens the store with the embedder once and grants the role the vectors table"
-        ) from None
-
-
-async def _first(conn: psycopg.AsyncConnection[Any], asked: _Recall) -> tuple[str, list[tuple[Any, ...]]]:
-    """The path a recall takes, "exact" when at most `EXACT_MOST` items pass the SQL
-    predicates, else "index", and the rows (id, creation time, body, score) of its
-    first statement: the ranking, except for a filtered recall through the index,
-    which a second statement ranks."""
+async def _first(conn: psycopg.AsyncConnection[Any], asked: _Recall) -> tuple[str, list[_Row], bool]:
+    """The path a recall takes ("exact" when `exact` was asked or at most
+    `EXACT_MOST` items pass the SQL predicates, else "index"), the rows of its first
+    statement (the ranking, except for a filtered recall through the index, which a
+    second statement ranks), and whether the namespace has items waiting for a
+    vector."""
+    if asked.exact:
+        rows = await (await _execute(conn, *_statement(asked, "every", 0), None)).fetchall()
+        waiting = await (
+            await conn.execute("SELECT EXISTS (SELECT FROM lionmem_unembedded WHERE namespace = %s)", [asked.namespace])
+        ).fetchone()
+        return "exact", rows, bool(waiting and waiting[0])
     if asked.filtered:
-        rows = await (await _execute(conn, *_statement(asked, "exact"), None)).fetchall()
+        ef = _ef_search(asked)
+        rows = await (await _execute(conn, *_statement(asked, "filtered", ef), ef)).fetchall()
     else:
         # Planned once a connection: no value changes its best plan, and planning it
         # took 0.7 ms. A filter's best plan depends on its values, as a search's
         # does (ADR-0097), so a filtered recall is planned afresh each time.
-        rows = await (await _execute(conn, *_statement(asked, "whole"), _ef_search(asked), prepare=True)).fetchall()
+        rows = await (
+            await _execute(conn, *_statement(asked, "whole", _ef_search(asked)), _ef_search(asked), prepare=True)
+        ).fetchall()
     path = "exact" if rows[0][0] <= EXACT_MOST else "index"
-    return path, [row[1:] for row in rows if row[1] is not None]
+    return path, [row[2:] for row in rows if row[2] is not None], bool(rows[0][1])
+
+
+async def _more_candidates(conn: psycopg.AsyncConnection[Any], asked: _Recall, rows: list[_Row]) -> list[_Row]:
+    """`rows`, ranked from the store's count of the index's candidates, or, when the
+    filter kept fewer than `_KEPT_A_RESULT` of them for each result asked, the rows
+    ranked from pgvector's largest count."""
+    kept = rows[0][5] if rows else 0
+    if kept >= _KEPT_A_RESULT * asked.k or _ef_search(asked) >= MOST_CANDIDATES:
+        return rows
+    return await (await _execute(conn, *_statement(asked, "index", MOST_CANDIDATES), MOST_CANDIDATES)).fetchall()
+
+
+_KEPT_A_RESULT = 10
+"""How many of the index's candidates a filter must keep for each result asked, for
+their best to be taken as the filter's best: fewer, and the index is asked for more."""
 
 
 def _ef_search(asked: _Recall) -> int:
-    """The `hnsw.ef_search` of the index's path."""
-    if asked.filtered:
-        return _FILTERED_EF
-    return min(_FILTERED_EF, max(100, _EF_PER_RESULT * asked.k))
+    """The `hnsw.ef_search` a recall through the index asks first: the store's count of
+    candidates, and at least `k`."""
+    return min(MOST_CANDIDATES, max(asked.candidates, asked.k))
 
 
-def _statement(asked: _Recall, path: str) -> tuple[sql.Composed, list[object]]:
+def _statement(asked: _Recall, path: str, ef: int) -> tuple[sql.Composed, list[object]]:
     """The statement of a path, and its parameters.
 
-    - "exact": the count of the matches up to `EXACT_MOST + 1` in the first column
-      of every row; when there are at most `EXACT_MOST`, each is scored (in an order
-      the index cannot serve) and the best follow, else one row of the count alone.
-      The matches are read once, into `m`, and counted there.
-    - "index": the index's candidates, kept by the predicates and ranked again.
+    - "filtered": the count of the matches up to `EXACT_MOST + 1` and whether items
+      wait for a vector, in the first two columns of every row; when there are at
+      most `EXACT_MOST` matches, each is scored (in an order the index cannot serve)
+      and the best follow, else `ef` of the index's candidates that the predicates
+      keep, as "index" ranks them. A one-time filter on the count runs one branch;
+      the matches' keys are read once, into `m`, and only those ranked read whole.
+    - "index": `ef` of the index's candidates, each checked against the predicates
+      on its own row, ranked again, with how many the predicates kept.
     - "whole", for a recall without tags or filters: "exact" or "index" as the
       count decides, in one statement; see `_whole`.
     - "every": every match scored, however many.
@@ -337,33 +267,63 @@ def _statement(asked: _Recall, path: str) -> tuple[sql.Composed, list[object]]:
     where = asked.where
     cut = sql.SQL("") if asked.rechecked else sql.SQL(" LIMIT %s")
     tail: list[object] = [] if asked.rechecked else [asked.k]
-    scored = sql.SQL(_SCORED)
     if path == "whole":
-        return _whole(asked, scored)
-    if path == "exact":
+        return _whole(asked, sql.SQL(_SCORED))
+    if path == "filtered":
+        ranked = sql.SQL(
+            "(SELECT m.namespace, m.id, m.seq, " + _EXACT_SCORE + " AS score, v.digest, NULL::bigint AS kept"
+            " FROM m JOIN lionmem_vectors AS v ON v.namespace = m.namespace AND v.id = m.id"
+            " WHERE (SELECT matched FROM n) <= %s ORDER BY score DESC, m.seq{})"
+        ).format(cut)
+        indexed, index_params = _kept_candidates(asked, ef, sql.SQL(" WHERE (SELECT matched FROM n) > %s"))
         statement = sql.SQL(
-            "WITH m AS MATERIALIZED (" + _MATCHES + " LIMIT %s), n AS (SELECT count(*) AS matched FROM m)"
-            " SELECT n.matched, r.id, r.created_at, r.body, r.score FROM n LEFT JOIN LATERAL"
-            " ({} WHERE n.matched <= %s ORDER BY score DESC, i.seq{}) AS r ON true"
+            "WITH m AS MATERIALIZED (SELECT namespace, id, seq FROM lionmem_items WHERE {} LIMIT %s), "
+            + _COUNT.format("SELECT count(*) FROM m")
+            + ", r AS ({} UNION ALL ({}))"
+            " SELECT n.matched, n.missing, i.id::text, i.created_at, i.body, r.score, r.digest, r.kept FROM n"
+            " LEFT JOIN (r JOIN lionmem_items AS i ON i.namespace = r.namespace AND i.id = r.id) ON true"
             " ORDER BY r.score DESC, r.seq"
-        ).format(where.clause, scored.format(sql.SQL("m")), cut)
-        return statement, [*where.params, EXACT_MOST + 1, asked.vector, EXACT_MOST, *tail]
-    matches = sql.SQL("(" + _MATCHES + ")").format(where.clause)
+        ).format(where.clause, ranked, indexed)
+        params = [*where.params, EXACT_MOST + 1, asked.namespace, asked.vector, EXACT_MOST, *tail]
+        return statement, [*params, *index_params[:1], EXACT_MOST, *index_params[1:]]
     if path == "every":
-        statement = sql.SQL("SELECT id, created_at, body, score FROM ({} ORDER BY score DESC, i.seq{}) AS r").format(
-            scored.format(matches), cut
-        )
+        matches = sql.SQL("(" + _MATCHES + ")").format(where.clause)
+        statement = sql.SQL(
+            "SELECT id::text, created_at, body, score, digest FROM ({} ORDER BY score DESC, seq{}) AS r"
+        ).format(sql.SQL(_SCORED).format(matches), cut)
         return statement, [asked.vector, *where.params, *tail]
+    indexed, params = _kept_candidates(asked, ef, sql.SQL(""))
     statement = sql.SQL(
-        "SELECT i.id::text, i.created_at, i.body, " + _INDEX_SCORE + " AS score FROM (" + _CANDIDATES + ") AS c"
-        " JOIN {} AS i ON i.namespace = c.namespace AND i.id = c.id ORDER BY score DESC, i.seq{}"
-    ).format(sql.SQL(""), matches, cut)
-    return statement, [asked.vector, asked.vector, _ef_search(asked), *where.params, *tail]
+        "SELECT i.id::text, i.created_at, i.body, r.score, r.digest, r.kept FROM ({}) AS r"
+        " JOIN lionmem_items AS i ON i.namespace = r.namespace AND i.id = r.id ORDER BY r.score DESC, r.seq"
+    ).format(indexed)
+    return statement, params
+
+
+def _kept_candidates(asked: _Recall, ef: int, condition: sql.Composable) -> tuple[sql.Composed, list[object]]:
+    """`ef` of the index's candidates (`condition` on their scan) that the predicates
+    keep, each checked on its own row, ranked again: namespace, id, position, score,
+    digest, and how many the predicates kept. Parameters: the vector, then any of
+    `condition`'s, then the rest."""
+    where = asked.where
+    cut = sql.SQL("") if asked.rechecked else sql.SQL(" LIMIT %s")
+    # Each candidate's own row is checked, by its key: `OFFSET 0` keeps the planner
+    # from joining the candidates to every match instead, which read all 10,000 items
+    # a filter keeping half of 20,000 matched.
+    statement = sql.SQL(
+        "SELECT c.namespace, c.id, i.seq, c.score, c.digest, count(*) OVER () AS kept"
+        " FROM (SELECT c.namespace, c.id, c.digest, " + _INDEX_SCORE + " AS score FROM (" + _CANDIDATES + ") AS c) AS c"
+        " CROSS JOIN LATERAL (SELECT seq FROM lionmem_items"
+        " WHERE lionmem_items.namespace = c.namespace AND lionmem_items.id = c.id AND {} OFFSET 0) AS i"
+        " ORDER BY c.score DESC, i.seq{}"
+    ).format(condition, where.clause, cut)
+    return statement, [asked.vector, asked.vector, ef, *where.params, *([] if asked.rechecked else [asked.k])]
 
 
 def _whole(asked: _Recall, scored: sql.SQL) -> tuple[sql.Composed, list[object]]:
     """The one statement of a recall of the whole namespace, with the count of its
-    items up to `EXACT_MOST + 1` in the first column of every row.
+    items up to `EXACT_MOST + 1` and whether items wait for a vector in the first
+    two columns of every row.
 
     A one-time filter on the count runs one branch: the exact one, which alone reads
     `m` and so fills it only when it runs, or the index's. The count reads the order
@@ -373,20 +333,21 @@ def _whole(asked: _Recall, scored: sql.SQL) -> tuple[sql.Composed, list[object]]
     are joined to their items (joining all 100 cost 0.5 ms)."""
     where = asked.where
     indexed = sql.SQL(
-        "SELECT i.id::text, i.created_at, i.body, " + _INDEX_SCORE + " AS score, i.seq"
-        " FROM (SELECT c.namespace, c.id, c.distance, rank() OVER (ORDER BY " + _INDEX_SCORE + " DESC) AS place"
-        " FROM (" + _CANDIDATES + ") AS c WHERE {}) AS c"
+        "SELECT i.id, i.created_at, i.body, c.score, i.seq, c.digest"
+        " FROM (SELECT c.namespace, c.id, c.digest, c.score, rank() OVER (ORDER BY c.score DESC) AS place"
+        " FROM (SELECT c.namespace, c.id, c.digest, " + _INDEX_SCORE + " AS score"
+        " FROM (" + _CANDIDATES + ") AS c WHERE {}) AS c) AS c"
         " JOIN lionmem_items AS i ON i.namespace = c.namespace AND i.id = c.id WHERE c.place <= %s"
-    ).format(sql.SQL(" WHERE n.matched > %s"), where.clause)
+    ).format(sql.SQL(" WHERE (SELECT matched FROM n) > %s"), where.clause)
+    counted = "SELECT count(*) FROM (SELECT FROM lionmem_items WHERE {} LIMIT %s) AS g"
     statement = sql.SQL(
-        "WITH m AS MATERIALIZED (" + _MATCHES + " LIMIT %s),"
-        " n AS (SELECT count(*) AS matched FROM (SELECT FROM lionmem_items WHERE {} LIMIT %s) AS g)"
-        " SELECT n.matched, r.id, r.created_at, r.body, r.score FROM n LEFT JOIN LATERAL"
-        " (({} WHERE n.matched <= %s ORDER BY score DESC, i.seq LIMIT %s)"
-        " UNION ALL ({} ORDER BY score DESC, i.seq LIMIT %s)) AS r ON true"
-        " ORDER BY r.score DESC, r.seq"
+        "WITH m AS MATERIALIZED (" + _MATCHES + " LIMIT %s), " + _COUNT.format(counted) + ","
+        " r AS (({} WHERE (SELECT matched FROM n) <= %s ORDER BY score DESC, seq LIMIT %s)"
+        " UNION ALL ({} ORDER BY score DESC, seq LIMIT %s))"
+        " SELECT n.matched, n.missing, r.id::text, r.created_at, r.body, r.score, r.digest"
+        " FROM n LEFT JOIN r ON true ORDER BY r.score DESC, r.seq"
     ).format(where.clause, where.clause, scored.format(sql.SQL("m")), indexed)
-    params: list[object] = [*where.params, EXACT_MOST + 1, *where.params, EXACT_MOST + 1]
+    params: list[object] = [*where.params, EXACT_MOST + 1, *where.params, EXACT_MOST + 1, asked.namespace]
     params += [asked.vector, EXACT_MOST, asked.k]
     params += [asked.vector, EXACT_MOST, asked.vector, _ef_search(asked), *where.params, asked.k, asked.k]
     return statement, params
@@ -409,11 +370,12 @@ async def _execute(
         return await conn.execute(statement, params, prepare=prepare)
 
 
-def _found(asked: _Recall, rows: list[tuple[Any, ...]]) -> list[Recalled]:
-    """Rows of id, creation time, body and score as the top `asked.k`, rechecked by
-    Python's rules where SQL could not decide a predicate."""
+def _found(asked: _Recall, rows: list[_Row]) -> list[tuple[MemoryItem, float, bytes]]:
+    """Rows of id, creation time, body, score and digest as the top `asked.k`, each
+    item with its score and its vector's digest, rechecked by Python's rules where SQL
+    could not decide a predicate."""
     items = decode_rows([row[:3] for row in rows])
-    found = [Recalled(item, float(row[3])) for item, row in zip(items, rows, strict=True)]
+    found = [(item, float(row[3]), bytes(row[4] or b"")) for item, row in zip(items, rows, strict=True)]
     if asked.rechecked:
-        found = [r for r in found if matches(r.item, asked.query)]
+        found = [entry for entry in found if matches(entry[0], asked.query)]
     return found[: asked.k]

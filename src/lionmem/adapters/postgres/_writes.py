@@ -73,7 +73,7 @@ async def write_batch(
     namespace: str,
     rows: list[tuple[object, ...]],
     lock_key: int,
-    vectors: tuple[LiteralString, list[tuple[object, ...]]] | None = None,
+    vectors: tuple[LiteralString, list[dict[str, object]]] | None = None,
 ) -> None:
     """Insert or replace `rows` in one transaction on `conn`, holding the namespace's
     batch lock, the advisory lock `(lock_key, hashtext(namespace))`; with `vectors`,

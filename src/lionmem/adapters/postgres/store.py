@@ -27,13 +27,14 @@ from lionmem.adapters._codec import DURABLE_PROFILE, decode_item, encode_batch
 from lionmem.adapters._embedding import checked_settings
 from lionmem.adapters._narrowing import unlimited
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
+from lionmem.adapters.postgres._backfill import VECTOR_UPSERT
 from lionmem.adapters.postgres._connect import Recent, connect
 from lionmem.adapters.postgres._deletes import delete_found, delete_where
 from lionmem.adapters.postgres._dsn import checked_conninfo, redacted
 from lionmem.adapters.postgres._planner import plan_search
 from lionmem.adapters.postgres._pool import Connections
 from lionmem.adapters.postgres._reads import PAGE, STATS, decode_all, read_search, stats_of
-from lionmem.adapters.postgres._recall import VECTOR_UPSERT, PgVectors
+from lionmem.adapters.postgres._recall import CANDIDATES, MOST_CANDIDATES, PgVectors
 from lionmem.adapters.postgres._writes import UPSERT, item_row, write_batch
 from lionmem.adapters.postgres.schema import LOCK_KEY
 from lionmem.errors import NoEmbedderError
@@ -93,12 +94,12 @@ class PostgresMemoryStore(ClosesOnExit):
         namespace: str,
         conninfo: str,
         trigram: bool,
-        deadline: float = MAX_TIMEOUT,
+        patience: float = MAX_TIMEOUT,
         vectors: PgVectors | None = None,
     ) -> None:
         """Use [`open`][lionmem.adapters.postgres.PostgresMemoryStore.open] instead."""
         # Seam for tests: `_connections`, whose pool the tests hold and run statements on.
-        self._connections = Connections(pool, recent, namespace, conninfo, deadline)
+        self._connections = Connections(pool, recent, namespace, conninfo, patience)
         self.namespace = namespace
         """The namespace this store reads and writes."""
         self.trigram = trigram
@@ -120,42 +121,42 @@ class PostgresMemoryStore(ClosesOnExit):
         embedder: Embedder | None = None,
         text_of: TextOf | None = None,
         reembed: bool = False,
+        candidates: int = CANDIDATES,
     ) -> PendingOpen[PostgresMemoryStore]:
         """Connect, create or check the schema, and bind the store to `namespace`.
 
-        `timeout` bounds waiting for a connection (and each connection attempt);
-        `statement_timeout` bounds each statement on the server, in whole milliseconds
-        rounded up. A server that stops answering altogether (a frozen host) cannot
-        enforce that, so the store does too: checking a pooled connection gives up
-        after `timeout`, and a call after twice `statement_timeout`, closing the
-        connection and raising `StoreUnavailableError`. Both are in seconds, up to
-        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT]. They take the place
-        of libpq's `connect_timeout` and the server's `statement_timeout`: a dsn that
-        sets either is refused, and those of the environment or a service file give
-        way to them. The client encoding (UTF8), float output (exact) and transaction
-        isolation (read committed) are the store's own, whatever the dsn, the
-        environment or the role asks for, and the database must be in UTF8. With
-        `create=False`
-        a database without lionmem's schema is an error instead of getting one, for
-        readers that should not write tables into a database named by mistake.
+        `timeout` bounds waiting for a connection, each connection attempt, and how
+        long a frozen server (one that answers nothing) holds a call: past half of it,
+        a call asks the server for an answer on a new connection, and fails unless
+        that comes within the other half; a merely slow call goes on. `statement_timeout`
+        bounds each statement on the server. Both are in seconds, up to
+        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT], and take the place of
+        libpq's `connect_timeout` and the server's `statement_timeout`, which a dsn may
+        not set. The client encoding, float output and isolation are the store's own;
+        the database must be in UTF8 ([ADR-0097][adr-0097]). With `create=False`, a
+        database without lionmem's schema is an error instead of getting one.
 
         With an `embedder`, the store embeds each item it writes (`text_of`, or `str`
-        of its content) and can [`recall`][lionmem.adapters.postgres.PostgresMemoryStore.recall];
-        opening embeds the namespace's items that have no vector yet
-        ([ADR-0103][adr-0103]).
+        of its content), embeds the namespace's items that have none as it opens, and
+        can [`recall`][lionmem.adapters.postgres.PostgresMemoryStore.recall];
+        `candidates` is how many the HNSW index is asked for (`hnsw.ef_search`, at
+        most 1,000), more finding more of the exact top `k` at more cost
+        ([ADR-0103][adr-0103-d3]).
 
         Raises:
             ValueError: an invalid namespace, pool setting or connection string (a
-                value libpq refuses, such as `sslmode=bogus`, included), or a
-                connection string that sets either timeout itself.
+                value libpq refuses, such as `sslmode=bogus`, included), a
+                connection string that sets either timeout itself, or `candidates`
+                not from 1 to 1,000.
             IncompatibleDatabaseError: the database's encoding is not UTF8, or the
                 schema is newer than this lionmem.
             MissingSchemaError: with `create=False`, the database has no lionmem
                 schema (an `IncompatibleDatabaseError`).
             StoreUnavailableError: the server cannot be reached in time.
             TypeError: an argument of the wrong type: `dsn` and `namespace` are
-                str, the pool sizes int, the timeouts numbers, `create` and
-                `reembed` bools, `embedder` an `Embedder`, `text_of` callable.
+                str, the pool sizes and `candidates` int, the timeouts numbers,
+                `create` and `reembed` bools, `embedder` an `Embedder`, `text_of`
+                callable.
             VectorExtensionMissingError: with an embedder, pgvector is not installed
                 in the database and the role may not install it.
             EmbedderMismatchError: the database's vectors are another embedder's.
@@ -176,7 +177,10 @@ class PostgresMemoryStore(ClosesOnExit):
         statement_ms = milliseconds("statement_timeout", statement_timeout, zero=False)
         conninfo = checked_conninfo(dsn, timeout)
         checked = checked_settings(embedder, text_of, reembed)
-        vectors = None if checked is None else PgVectors(checked, text_of)
+        require_type(candidates, "candidates", int)
+        if not 1 <= candidates <= MOST_CANDIDATES:
+            raise ValueError(f"candidates must be from 1 to {MOST_CANDIDATES:,}, got {candidates}")
+        vectors = None if checked is None else PgVectors(checked, text_of, candidates)
         settings = (min_size, max_size, timeout, statement_ms, create)
         return PendingOpen(partial(cls._opened, conninfo, namespace, settings, vectors, reembed))
 
@@ -191,8 +195,7 @@ class PostgresMemoryStore(ClosesOnExit):
     ) -> PostgresMemoryStore:
         min_size, max_size, timeout, statement_ms, create = settings
         pool, recent, trigram = await connect(conninfo, min_size, max_size, timeout, statement_ms, create)
-        deadline = 2 * statement_ms / 1000
-        store = cls(pool, recent, namespace, conninfo, trigram=trigram, deadline=deadline, vectors=vectors)
+        store = cls(pool, recent, namespace, conninfo, trigram=trigram, patience=timeout / 2, vectors=vectors)
         if vectors is not None:
             try:
                 await store._on_connection(partial(vectors.adopt, reembed=reembed))
@@ -488,21 +491,25 @@ class PostgresMemoryStore(ClosesOnExit):
         *,
         tags: list[str] | None = None,
         filters: dict[str, Any] | None = None,
+        exact: bool = False,
     ) -> list[Recalled]:
         """The `k` items of this namespace most like `query`, highest cosine similarity
         first, among those `tags` and `filters` match as in `search`; equal scores in
-        insertion order. Exact when at most 2,000 items match; past that, through
-        the HNSW index, its candidates filtered and ranked again, and exactly when they
-        hold fewer than `k` ([ADR-0103][adr-0103]).
+        insertion order. Exact when at most 2,000 items match, or with `exact`;
+        otherwise through the HNSW index, its candidates (the store's `candidates`)
+        filtered and ranked again exactly, and every match ranked exactly when they
+        hold fewer than `k` ([ADR-0103][adr-0103]). Items another client wrote
+        without an embedder are embedded first.
 
         Raises:
             NoEmbedderError: the store was opened without an embedder.
-            TypeError, ValueError: as `InMemoryStore.recall` raises them.
+            TypeError, ValueError: as `InMemoryStore.recall` raises them; `exact`
+                is not a bool.
             StoreUnavailableError: the server did not answer in time.
             StoreClosedError: the store is closed.
         """
         vectors = self._recalling()
-        asked = await vectors.asked(self.namespace, query, k, tags, filters)
+        asked = await vectors.asked(self.namespace, query, k, tags, filters, exact)
         return await self._on_connection(partial(vectors.recall, asked=asked))
 
     async def explain_recall(
@@ -512,13 +519,14 @@ class PostgresMemoryStore(ClosesOnExit):
         *,
         tags: list[str] | None = None,
         filters: dict[str, Any] | None = None,
+        exact: bool = False,
     ) -> str:
         """The path `recall` takes first ("exact" or "index") and the server's plan, as
         run, for the statement that ranks, as `EXPLAIN ANALYZE` prints it; without
         tags or filters, the branch not taken is marked "never executed"
         ([ADR-0103][adr-0103-d2])."""
         vectors = self._recalling()
-        asked = await vectors.asked(self.namespace, query, k, tags, filters)
+        asked = await vectors.asked(self.namespace, query, k, tags, filters, exact)
         return await self._on_connection(partial(vectors.explain, asked=asked))
 
     def _recalling(self) -> PgVectors:

@@ -331,14 +331,35 @@ Count = Callable[[str, list[object]], int]
 asks the database how many entries an index holds, without holding a connection."""
 
 
-def plan_search(asked: MemoryQuery, count: Count, *, newest_first: bool = False) -> Plan[str] | None:
-    """`asked` as SQL, in insertion order or, `newest_first`, the reverse (each driving
-    index is then read backwards, so a limit still stops the read early), and what
-    Python decides on the rows; `None` when no stored item can match, which needs no
-    SQL. `count` probes the indexes that could drive it; nothing else is read."""
-    query = settle_unstorable(asked, allow_nul=True)
-    if query is None:
-        return None
+class Conditions(NamedTuple):
+    """A query's predicates as a condition on `items` rows alone, with no driving
+    index: for rows another index chose, such as a recall's best candidates."""
+
+    sql: str
+    """`AND` and the conditions, naming `items`' columns, or nothing."""
+    params: list[object]
+    """The values of its marks, in order."""
+    recheck: list[tuple[str, Any]]
+    """Filters that Python's `==` decides on the rows."""
+    any_tag: frozenset[str]
+    """When not empty, each row must hold one of these tags, checked in Python."""
+
+
+def conditions_of(query: MemoryQuery) -> Conditions:
+    """The text, tags and filters of `query`, which `settle_unstorable` has settled,
+    as `Conditions`."""
+    tags, any_tag, filters, recheck, held = _predicates(query)
+    where = _Where(query, None, tags, filters, held, recheck)
+    return Conditions(
+        " AND " + " AND ".join(where.clauses) if where.clauses else "", where.params, where.recheck, any_tag
+    )
+
+
+def _predicates(
+    query: MemoryQuery,
+) -> tuple[list[str], frozenset[str], dict[str, Any], list[tuple[str, Any]], dict[str, _Held | None]]:
+    """The tags SQL checks, those Python checks instead, the filters SQL narrows by,
+    those it leaves to Python, and what each condition's index holds."""
     tags = list(dict.fromkeys(query.tags or ()))
     # More tags than a statement safely takes parameters for (SQLite's default
     # limit is 32,766) are checked in Python instead.
@@ -349,6 +370,18 @@ def plan_search(asked: MemoryQuery, count: Count, *, newest_first: bool = False)
     filters = dict(every_filter[:SQL_FILTERS])
     recheck: list[tuple[str, Any]] = every_filter[SQL_FILTERS:]
     held = {key: _held(value) for key, value in filters.items() if isinstance(value, Condition)}
+    return tags, any_tag, filters, recheck, held
+
+
+def plan_search(asked: MemoryQuery, count: Count, *, newest_first: bool = False) -> Plan[str] | None:
+    """`asked` as SQL, in insertion order or, `newest_first`, the reverse (each driving
+    index is then read backwards, so a limit still stops the read early), and what
+    Python decides on the rows; `None` when no stored item can match, which needs no
+    SQL. `count` probes the indexes that could drive it; nothing else is read."""
+    query = settle_unstorable(asked, allow_nul=True)
+    if query is None:
+        return None
+    tags, any_tag, filters, recheck, held = _predicates(query)
     driver = _narrowest(count, _drivers(query, tags, filters, held), query.limit)
     where = _Where(query, driver, tags, filters, held, recheck)
     if driver is not None and driver.gathers and not where.merges(any_tag) and 0 < query.limit <= _WALK_MOST:

@@ -15,16 +15,18 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
 
 from lionmem.adapters._codec import decode_in_slices
 from lionmem.adapters._embedding import checked_settings, refuse_another_embedder
+from lionmem.adapters._narrowing import settle_unstorable
+from lionmem.adapters.sqlite._planner import Conditions, conditions_of
 from lionmem.adapters.sqlite._writes import write_transaction
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, recall_query
-from lionmem.protocols.recall import Embedder, Keep, Recalled, TextOf, check_k, unit_vectors
+from lionmem.protocols.recall import Embedder, Keep, Recalled, TextOf, check_k, embed_items, text_digest, text_to_embed
 from lionmem.protocols.rules import matches
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from lionmem._internal.vectors import Matrix
+    from lionmem._internal.vectors import Matrix, Twins
 
 __all__ = ["OnWorker", "Vectors", "recall_settings"]
 
@@ -34,9 +36,22 @@ T = TypeVar("T")
 _Row = tuple[int, str, float | bytes, str]
 """An item's position, id, stored time and JSON body."""
 
-Matching = Callable[[int], "Sequence[MemoryItem | str]"]
-"""What a recall's tags and filters match, in insertion order, cut at the limit
-given: the items, or their ids."""
+
+@dataclass(frozen=True)
+class Matching:
+    """What a recall's tags and filters match."""
+
+    selected: Callable[[int], int]
+    """How many items SQL's part of them selects, counted up to the limit given:
+    at least as many as match, and read without decoding an item."""
+    find: Callable[[int], Sequence[MemoryItem | str]]
+    """The items they match in insertion order, cut at the limit given: the items,
+    or their ids."""
+    where: Conditions
+    """They, as a condition on rows of `items` chosen some other way."""
+    keep: Keep | None
+    """Whether an item meets them, for rows SQL could not decide (`None`: it could)."""
+
 
 _MOST_NARROWED = 2_000
 """The most matches a recall decodes to score them alone; past it, it walks."""
@@ -72,6 +87,16 @@ class _Cached:
     matrix: Matrix
     rows: dict[str, int]
     """Each id's row of `matrix`."""
+    digests: list[bytes]
+    """The digest of the text each row was made from."""
+    twins: Twins | None
+    """The rows of equal texts, which score alike."""
+    missing: bool
+    """Whether some item had no vector when these were read."""
+
+
+_Found = list[tuple[MemoryItem, float, bytes]]
+"""Items a recall ranked, best first: each with its score and its vector's digest."""
 
 
 @dataclass
@@ -82,20 +107,27 @@ class Vectors:
     text_of: TextOf | None
     _cached: _Cached | None = field(default=None, repr=False)
 
-    async def embedded(self, items: Sequence[MemoryItem]) -> list[tuple[bytes, str]]:
-        """Each item's unit vector as float32 bytes, with its id, for `write`.
+    async def embedded(self, items: Sequence[MemoryItem]) -> list[tuple[bytes, bytes, str]]:
+        """Each item's unit vector as float32 bytes, with its text's digest and its id,
+        for `write`.
 
         Raises:
             TypeError: `text_of` gave something other than a str.
             ValueError: the embedder gave vectors of another count, length, or with
                 NaN or infinity.
         """
-        matrix = await unit_vectors(self.embedder, self.text_of, items)
-        return [(row.tobytes(), str(item.id)) for row, item in zip(matrix, items, strict=True)]
+        vectors, digests = await embed_items(self.embedder, self.text_of, items)
+        return [
+            (row.tobytes(), digest, str(item.id)) for row, digest, item in zip(vectors, digests, items, strict=True)
+        ]
 
     async def adopt_all(self, run: OnWorker, db: sqlite3.Connection, reembed: bool) -> None:
         """Take this embedder for the file, and embed every item it has no vector for."""
-        rows = await run(self.adopt, db, reembed)
+        await self.fill_all(run, db, await run(self.adopt, db, reembed))
+
+    async def fill_all(self, run: OnWorker, db: sqlite3.Connection, rows: list[_Row]) -> None:
+        """Embed the items of `rows`, read by `missing`, and every one after them that
+        has no vector."""
         while rows:
             await run(self.fill, db, rows, await self.embedded(self.decoded(rows)))
             rows = await run(self.missing, db, rows[-1][0])
@@ -109,24 +141,48 @@ class Vectors:
         tags: object,
         filters: object,
         search: Callable[[MemoryQuery], Sequence[MemoryItem | str]],
+        selected: Callable[[MemoryQuery], int],
     ) -> list[Recalled]:
-        """`recall` as [ADR-0102][adr-0102-d3] has it, on the worker thread."""
+        """`recall` as [ADR-0102][adr-0102-d3] has it, on the worker thread. Items that
+        another writer left without a vector are embedded first; a vector found made
+        from another text than its item's is made again, and the ranking redone."""
         from lionmem._internal.vectors import query_vector
 
         count = check_k(k)
         asked = recall_query(tags, filters)
         vector = await query_vector(self.embedder, query)
-        if not (asked.tags or asked.filters):
-            found = await run(self.ranked, db, vector, None, count)
-            return [Recalled(item, score) for item, score in found]
+        matching: Matching | None = None
+        if asked.tags or asked.filters:
+            # A tag or value no stored string can hold matches nothing, and SQLite
+            # could not even take it as a parameter.
+            settled = settle_unstorable(asked, allow_nul=True)
+            if settled is None:
+                return []
+            asked, where = settled, conditions_of(settled)
 
-        def searched(limit: int) -> Sequence[MemoryItem | str]:
-            if not asked.filters:  # tags alone: the ids, from the tag index, decoding nothing
-                return _tagged_ids(db, cast("list[str]", asked.tags), limit)
-            return search(asked.model_copy(update={"limit": limit}))
+            def listed(limit: int) -> Sequence[MemoryItem | str]:
+                if not asked.filters:  # tags alone: the ids, from the tag index, decoding nothing
+                    return _tagged_ids(db, cast("list[str]", asked.tags), limit)
+                return search(asked.model_copy(update={"limit": limit}))
 
-        found = await run(self.ranked, db, vector, lambda item: matches(item, asked), count, searched)
-        return [Recalled(item, score) for item, score in found]
+            def counted(limit: int) -> int:
+                if not asked.filters:
+                    return len(_tagged_ids(db, cast("list[str]", asked.tags), limit))
+                return selected(asked.model_copy(update={"limit": limit}))
+
+            def keep(item: MemoryItem) -> bool:
+                return matches(item, asked)
+
+            matching = Matching(counted, listed, where, keep if where.recheck or where.any_tag else None)
+        while True:
+            if await run(self.unembedded, db):
+                await self.fill_all(run, db, await run(self.missing, db, 0))
+            found = await run(self.ranked, db, vector, count, matching)
+            stale = [str(item.id) for item, _, made in found if text_digest(text_to_embed(item, self.text_of)) != made]
+            if not stale:
+                return [Recalled(item, score) for item, score, _ in found]
+            rows = await run(_rows_of, db, stale)
+            await run(self.fill, db, rows, await self.embedded(self.decoded(rows)))
 
     # -- on the worker thread ---------------------------------------------------------
 
@@ -153,38 +209,47 @@ class Vectors:
 
     @staticmethod
     def missing(db: sqlite3.Connection, after: int) -> list[_Row]:
-        """Up to `_BACKFILL` rows after position `after` that have no vector."""
+        """Up to `_BACKFILL` rows after position `after` that have no vector, or one
+        whose text no one can tell (written before vectors kept a digest)."""
         rows: list[_Row] = db.execute(
-            "SELECT i.seq, i.id, i.created_at, i.body FROM items i "
-            "LEFT JOIN item_vectors v ON v.seq = i.seq WHERE v.seq IS NULL AND i.seq > ? ORDER BY i.seq LIMIT ?",
+            "SELECT i.seq, i.id, i.created_at, i.body FROM items i LEFT JOIN item_vectors v ON v.seq = i.seq "
+            "WHERE (v.seq IS NULL OR v.digest IS NULL) AND i.seq > ? ORDER BY i.seq LIMIT ?",
             (after, _BACKFILL),
         ).fetchall()
         return rows
 
     @staticmethod
-    def fill(db: sqlite3.Connection, rows: list[_Row], vectors: list[tuple[bytes, str]]) -> None:
+    def fill(db: sqlite3.Connection, rows: list[_Row], vectors: list[tuple[bytes, bytes, str]]) -> None:
         """Write the vectors of rows read by `missing`, each only if its row has not
         changed since: another process may have replaced the item meanwhile."""
         with write_transaction(db):
             db.executemany(
-                "INSERT OR REPLACE INTO item_vectors (seq, vector) SELECT seq, ? FROM items WHERE seq = ? AND body = ?",
-                [(vector, seq, body) for (seq, _, _, body), (vector, _) in zip(rows, vectors, strict=True)],
+                "INSERT OR REPLACE INTO item_vectors (seq, vector, digest)"
+                " SELECT seq, ?, ? FROM items WHERE seq = ? AND body = ?",
+                [
+                    (vector, digest, seq, body)
+                    for (seq, _, _, body), (vector, digest, _) in zip(rows, vectors, strict=True)
+                ],
             )
+
+    def unembedded(self, db: sqlite3.Connection) -> bool:
+        """Whether some item has no vector, as of the file now."""
+        return self._current(db).missing
 
     @staticmethod
     def decoded(rows: list[_Row]) -> list[MemoryItem]:
         """The items of rows read by `missing`."""
         return decode_in_slices([row[1:] for row in rows])
 
-    def ranked(
-        self, db: sqlite3.Connection, query: Matrix, keep: Keep | None, k: int, matching: Matching | None = None
-    ) -> list[tuple[MemoryItem, float]]:
-        """The `k` items most like `query` that `keep` keeps, best first, equal scores
-        in insertion order; `keep` sees a growing prefix of the ranking at a time.
+    def ranked(self, db: sqlite3.Connection, query: Matrix, k: int, matching: Matching | None = None) -> _Found:
+        """The `k` items most like `query` that `matching` matches (all, for `None`),
+        best first, equal scores in insertion order.
 
-        Given `matching`, the store's own search for the tags and filters, and few
-        items matching, only those items' vectors are scored: the search's indexes
-        name them exactly ([ADR-0102][adr-0102-d3])."""
+        When few items match, only their vectors are scored: the store's own search
+        names them exactly ([ADR-0102][adr-0102-d3]). Otherwise the ranking is read
+        best first, a growing prefix at a time, keeping the rows the conditions select
+        in SQL (and Python's rules, where SQL cannot decide), so that only those are
+        decoded."""
         from lionmem._internal.vectors import best
 
         cached = self._current(db)
@@ -195,16 +260,24 @@ class Vectors:
             if narrowed is not None:
                 return narrowed
         scores = cached.matrix @ query[0]
-        prefix = min(len(scores), k if keep is None else max(8 * k, 256))
-        found: list[tuple[MemoryItem, float]] = []
+        if cached.twins is not None:
+            scores = cached.twins.tie(scores)
+        prefix = min(len(scores), k if matching is None else max(8 * k, 256))
+        where, keep = (None, None) if matching is None else (matching.where, matching.keep)
+        found: _Found = []
         asked = 0
         while True:
             # A longer prefix begins with the shorter one: only its new rows are read.
             rows = best(scores, prefix)[asked:]
+            if where is not None:  # the rows the conditions select, decoding none
+                chosen = _selected(db, [int(cached.seqs[row]) for row in rows], where)
+                rows = [row for row in rows if int(cached.seqs[row]) in chosen]
+                if keep is None:  # every row selected matches: read only those needed
+                    rows = rows[: k - len(found)]
             seqs = [int(cached.seqs[row]) for row in rows]
             items = _items(db, seqs)  # an item deleted since the matrix was read is gone
             found += [
-                (items[seq], float(scores[row]))
+                (items[seq], float(scores[row]), cached.digests[row])
                 for seq, row in zip(seqs, rows, strict=True)
                 if seq in items and (keep is None or keep(items[seq]))
             ]
@@ -214,47 +287,73 @@ class Vectors:
 
     def _narrowed(
         self, db: sqlite3.Connection, cached: _Cached, query: Matrix, matching: Matching, k: int
-    ) -> list[tuple[MemoryItem, float]] | None:
+    ) -> _Found | None:
         """The top `k` among the items `matching` finds (as items, or as ids to read
         afterwards), scoring only their vectors; `None` when more than a twentieth
         of the items match, or more than `_MOST_NARROWED`, for which the walk of the
         whole ranking reads less."""
-        from lionmem._internal.vectors import best
+        from lionmem._internal.vectors import best, digest_keys, twins_of
 
         most = min(len(cached.seqs) // 20, _MOST_NARROWED) + k
-        found = matching(most + 1)  # in insertion order
-        if len(found) > most:
+        # Counted first: a broad filter that Python rechecks would have every one of
+        # its first matches decoded only to learn they are too many.
+        if matching.selected(most + 1) > most:
             return None
+        found = matching.find(most)  # in insertion order
         known = {str(f.id): f for f in found if isinstance(f, MemoryItem)}
         ids = [f if isinstance(f, str) else str(f.id) for f in found]
         held = [cached.rows[item_id] for item_id in ids if item_id in cached.rows]
         scores = cached.matrix[held] @ query[0]
+        if cached.twins is not None:
+            twins = twins_of(digest_keys([cached.digests[row] for row in held]))
+            scores = scores if twins is None else twins.tie(scores)
         chosen = [(held[i], float(scores[i])) for i in best(scores, k)]
         if not known:  # ids alone: read the chosen few
             read = _items(db, [int(cached.seqs[row]) for row, _ in chosen])
-            return [(read[int(cached.seqs[row])], score) for row, score in chosen if int(cached.seqs[row]) in read]
+            return [
+                (read[int(cached.seqs[row])], score, cached.digests[row])
+                for row, score in chosen
+                if int(cached.seqs[row]) in read
+            ]
         by_row = {cached.rows[item_id]: item for item_id, item in known.items() if item_id in cached.rows}
-        return [(by_row[row], score) for row, score in chosen]
+        return [(by_row[row], score, cached.digests[row]) for row, score in chosen]
 
     def _current(self, db: sqlite3.Connection) -> _Cached:
         """The cached matrix, read again if this or another connection wrote since."""
         import numpy as np
 
+        from lionmem._internal.vectors import digest_keys, twins_of
+
         (version,) = db.execute("PRAGMA data_version").fetchone()
         state = (int(version), db.total_changes)
         if self._cached is None or self._cached.state != state:
-            rows: list[tuple[int, str, bytes]] = db.execute(
-                "SELECT v.seq, i.id, v.vector FROM item_vectors v JOIN items i ON i.seq = v.seq ORDER BY v.seq"
+            read: list[tuple[int, str, bytes | None, bytes | None]] = db.execute(
+                "SELECT i.seq, i.id, v.vector, v.digest FROM items i LEFT JOIN item_vectors v ON v.seq = i.seq"
+                " ORDER BY i.seq"
             ).fetchall()
+            rows = [(seq, item_id, vector, digest) for seq, item_id, vector, digest in read if vector and digest]
             dimensions = self.embedder.dimensions
-            matrix = np.frombuffer(b"".join(vector for _, _, vector in rows), dtype=np.float32)
+            matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32)
+            digests = [row[3] for row in rows]
             self._cached = _Cached(
                 state,
-                np.fromiter((seq for seq, _, _ in rows), dtype=np.int64, count=len(rows)),
+                np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)),
                 matrix.reshape(len(rows), dimensions),
-                {item_id: row for row, (_, item_id, _) in enumerate(rows)},
+                {row[1]: n for n, row in enumerate(rows)},
+                digests,
+                twins_of(digest_keys(digests)),
+                len(rows) < len(read),
             )
         return self._cached
+
+
+def _rows_of(db: sqlite3.Connection, ids: list[str]) -> list[_Row]:
+    """The rows of the items with `ids` that still exist, as `missing` reads them."""
+    marks = ", ".join("?" * len(ids))
+    rows: list[_Row] = db.execute(
+        f"SELECT seq, id, created_at, body FROM items WHERE id IN ({marks}) ORDER BY seq", ids
+    ).fetchall()
+    return rows
 
 
 def _items(db: sqlite3.Connection, seqs: list[int]) -> dict[int, MemoryItem]:
@@ -268,6 +367,17 @@ def _items(db: sqlite3.Connection, seqs: list[int]) -> dict[int, MemoryItem]:
         ).fetchall()
         found.update(zip((row[0] for row in rows), decode_in_slices([row[1:] for row in rows]), strict=True))
     return found
+
+
+def _selected(db: sqlite3.Connection, seqs: list[int], where: Conditions) -> set[int]:
+    """Those of `seqs` whose rows `where` selects."""
+    chosen: set[int] = set()
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = db.execute(f"SELECT seq FROM items WHERE seq IN ({marks}){where.sql}", [*chunk, *where.params])
+        chosen.update(row[0] for row in rows)
+    return chosen
 
 
 def _tagged_ids(db: sqlite3.Connection, tags: list[str], limit: int) -> list[str]:

@@ -64,9 +64,9 @@ class Worker:
         if self.damaged is not None:
             raise DatabaseCorruptError(f"refusing to write: {self.damaged}")
 
-    def write(self, writes: Sequence[Write], vectors: Sequence[tuple[bytes, str]] = ()) -> None:
-        """Store `writes`, and the `(vector, id)` pairs of a store that recalls, in one
-        transaction, then ask for a checkpoint if it is due."""
+    def write(self, writes: Sequence[Write], vectors: Sequence[tuple[bytes, bytes, str]] = ()) -> None:
+        """Store `writes`, and the `(vector, digest, id)` rows of a store that recalls,
+        in one transaction, then ask for a checkpoint if it is due."""
         self._writable()
         with write_transaction(self.db):
             if len(writes) == 1:
@@ -75,7 +75,8 @@ class Worker:
                 put_many(self.db, writes)
             if vectors:
                 self.db.executemany(
-                    "INSERT OR REPLACE INTO item_vectors (seq, vector) SELECT seq, ? FROM items WHERE id = ?", vectors
+                    "INSERT OR REPLACE INTO item_vectors (seq, vector, digest) SELECT seq, ?, ? FROM items WHERE id = ?",
+                    vectors,
                 )
         self.checkpoints.wrote(len(writes), self.db)
 
@@ -97,6 +98,18 @@ class Worker:
             return settled(rows, plan, query.limit)
         ids = [str(row[0]) for row in rows]
         return ids if plan.pushed else ids[: query.limit]
+
+    def selected(self, query: MemoryQuery) -> int:
+        """How many rows the SQL of `query`, a query some stored item could match,
+        selects, counted up to its limit (at least 0): every match, and any that
+        Python's rules would drop. No item is decoded."""
+        plan = plan_search(query, self._count_entries)
+        # A recall asks only for a query some stored item could match (`conditions_of`).
+        assert plan is not None
+        (counted,) = self.db.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM ({plan.statement}) LIMIT ?)", [*plan.params, max(0, query.limit)]
+        ).fetchone()
+        return int(counted)
 
     def _count_entries(self, statement: str, params: list[object]) -> int:
         (counted,) = self.db.execute(statement, params).fetchone()

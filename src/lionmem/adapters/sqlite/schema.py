@@ -21,7 +21,7 @@ __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION"]
 APPLICATION_ID: Final = 0x4C4D454D
 """`PRAGMA application_id` of a lionmem database ("LMEM")."""
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 """The schema this code writes; `PRAGMA user_version` of a current database."""
 
 _ITEMS_V1 = """
@@ -92,12 +92,27 @@ def _version_5(db: sqlite3.Connection) -> None:
     )
 
 
+def _version_6(db: sqlite3.Connection) -> None:
+    """No stale vector ([ADR-0102][adr-0102-d4]): each vector keeps the digest of the
+    text it was made from, and a trigger drops an item's vector whenever any writer,
+    with an embedder or without, changes its row; a writer with one then writes the
+    new vector in the same transaction. A vector of version 5 has no digest, so no
+    one can tell which text made it: the next store opened with the embedder makes
+    it again."""
+    db.execute("ALTER TABLE item_vectors ADD COLUMN digest BLOB")
+    db.execute(
+        "CREATE TRIGGER item_vectors_stale AFTER UPDATE OF body ON items WHEN OLD.body IS NOT NEW.body "
+        "BEGIN DELETE FROM item_vectors WHERE seq = OLD.seq; END"
+    )
+
+
 MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
     1: _version_1,
     2: _version_2,
     3: _version_3,
     4: _version_4,
     5: _version_5,
+    6: _version_6,
 }
 """Each step moves a database from the previous version to this one, inside the
 transaction that records the new `user_version`."""
