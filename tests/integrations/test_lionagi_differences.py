@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 from lionagi import Branch, Session
@@ -387,6 +387,182 @@ def test_an_item_subclass_with_fields_is_taken_by_lionagi_and_refused_by_the_bri
         assert await wrapped.search(lionmem.MemoryQuery()) == []
 
     run(body())
+
+
+# -- sessions, side by side ---------------------------------------------------------
+
+
+@row("branches-as-list")
+def test_a_list_of_branches_is_taken_only_by_lionmem() -> None:
+    assert type(raised(lambda: Session(branches=[Branch()]))).__name__ == "ValidationError"
+    ours = lionmem.Branch()
+    session = lionmem.Session(branches=[ours])
+    assert ours in session.branches and ours.session_id == session.id
+
+
+@row("remove-returns-branch")
+def test_remove_branch_returns_nothing_in_lionagi_and_the_branch_in_lionmem() -> None:
+    theirs: Any = Session()
+    assert theirs.remove_branch(theirs.new_branch()) is None
+    ours = lionmem.Session()
+    branch = ours.new_branch()
+    assert ours.remove_branch(branch) is branch and branch.session_id is None
+
+
+@row("missing-branch-error")
+def test_a_branch_not_held_is_lionagis_not_found_and_lionmems_key_error() -> None:
+    session, our_session = Session(), lionmem.Session()
+    for theirs in (
+        raised(lambda: session.get_branch(uuid4())),
+        raised(lambda: session.get_branch("nobody")),
+        raised(lambda: session.change_default_branch(Branch())),
+    ):
+        assert type(theirs).__name__ == "NotFoundError" and not isinstance(theirs, KeyError)
+    for call in (
+        lambda: our_session.get_branch(uuid4()),
+        lambda: our_session.get_branch("nobody"),
+        lambda: our_session.change_default_branch(lionmem.Branch()),
+    ):
+        with pytest.raises(KeyError, match=f"no branch .* in session {our_session.id}"):
+            call()
+    assert type(raised(lambda: session.get_branch(123))).__name__ == "NotFoundError"
+    with pytest.raises(TypeError, match="a branch is named by a Branch, a UUID or a str, got int"):
+        our_session.get_branch(123)  # type: ignore[arg-type]
+
+
+@row("duplicate-branch-names")
+def test_a_name_two_branches_share_finds_one_in_lionagi_and_is_refused_in_lionmem() -> None:
+    session = Session()
+    first = session.new_branch(name="twin")
+    session.new_branch(name="twin")
+    assert session.get_branch("twin") is first
+    ours = lionmem.Session()
+    ours.new_branch(name="twin")
+    ours.new_branch(name="twin")
+    with pytest.raises(ValueError, match="2 branches are named 'twin'; use an id"):
+        ours.get_branch("twin")
+
+
+@row("branches-assigned")
+def test_assigning_branches_replaces_lionagis_pile_and_is_refused_by_lionmem() -> None:
+    session: Any = Session()
+    session.branches = [Branch()]
+    assert type(session.branches) is list
+    ours = lionmem.Session()
+    with pytest.raises(AttributeError, match="changes only through include_branches and remove_branch"):
+        ours.branches = [lionmem.Branch()]  # type: ignore[assignment]
+
+
+@row("session-shallow-copy")
+def test_a_shallow_copy_of_a_session_shares_lionagis_branches_and_holds_lionmems_own() -> None:
+    session = Session()
+    branch = session.new_branch()
+    copied = copy.copy(session)
+    assert copied.branches[branch.id] is branch
+    copied.remove_branch(branch)  # from both: the two share one pile
+    assert branch.id not in [b.id for b in session.branches]
+    ours = lionmem.Session()
+    our_branch = ours.new_branch()
+    our_copy = copy.copy(ours)
+    assert our_copy.branches[our_branch.id] is not our_branch and our_copy.memory is ours.memory
+    with pytest.raises(KeyError, match="holds a different branch with the id"):
+        our_copy.remove_branch(our_branch)
+    assert our_branch in ours.branches and our_branch.session_id == ours.id
+
+
+@row("session-deep-copy-and-pickle")
+def test_a_deep_copy_or_pickle_of_a_session_works_only_in_lionmem() -> None:
+    session, ours = Session(), lionmem.Session()
+    session.new_branch(name="a")
+    ours.new_branch(name="a")
+    item = lionmem.MemoryItem(content="kept")
+    run(ours.memory.store(item))
+
+    def pickled(value: Any) -> Any:
+        return pickle.loads(pickle.dumps(value))
+
+    for make_copy in (copy.deepcopy, pickled):
+        assert isinstance(raised(functools.partial(make_copy, session)), TypeError)
+        copied = make_copy(ours)
+        assert len(copied.branches) == 2 and copied.memory is not ours.memory
+        assert run(copied.get_branch("a").memory.retrieve(item.id)) == item
+
+
+@row("session-dump-load")
+def test_a_dumped_and_loaded_session_gains_a_default_in_lionagi_and_not_in_lionmem() -> None:
+    session, ours = Session(), lionmem.Session()
+    session.new_branch(name="z")
+    ours.new_branch(name="z")
+    assert len(session.branches) == len(ours.branches) == 2
+    assert len(Session.model_validate(session.model_dump()).branches) == 3
+    loaded = lionmem.Session.model_validate(ours.model_dump())
+    assert loaded.default_branch is not None and ours.default_branch is not None
+    assert len(loaded.branches) == 2 and loaded.default_branch.id == ours.default_branch.id
+
+
+@row("metadata-coerced")
+def test_metadata_that_is_no_dict_of_strings_is_coerced_by_lionagi_and_refused_by_lionmem() -> None:
+    givens: list[Any] = [[("a", 1)], "abc", {1: 2}]
+    assert [MemoryItem(metadata=given).metadata for given in givens] == [{0: ("a", 1)}, {}, {1: 2}]
+    for given in givens:
+        with pytest.raises(ValidationError, match="metadata"):
+            lionmem.MemoryItem(metadata=given)
+
+
+@row("wrong-argument-types")
+def test_a_search_or_store_of_the_wrong_type_is_attribute_error_in_lionagi_and_type_error_in_lionmem() -> None:
+    theirs: Any = InMemoryStore()
+    ours = lionmem.InMemoryStore()
+    calls: list[Callable[[], Any]] = [
+        lambda: theirs.search({"text": "x"}),
+        lambda: theirs.search(None),
+        lambda: theirs.store(None),
+    ]
+    for call in calls:
+        assert type(raised(functools.partial(run, call()))) is AttributeError
+    with pytest.raises(TypeError, match="^query must be a MemoryQuery, got dict$"):
+        run(ours.search({"text": "x"}))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="^query must be a MemoryQuery, got NoneType$"):
+        run(ours.search(None))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="MemoryItem, got NoneType"):
+        run(ours.store(None))  # type: ignore[arg-type]
+
+
+@row("nul-in-postgres")
+def test_u0000_is_kept_by_lionagi_and_lionmems_memory_and_sqlite_and_refused_by_postgres(
+    tmp_path: Path, pg_url: str
+) -> None:
+    text = "a U+0000: \x00"
+    theirs = InMemoryStore()
+    kept = MemoryItem(content=text)
+    run(theirs.store(kept))
+    assert run(theirs.retrieve(kept.id)) is kept
+
+    async def ours() -> None:
+        from lionmem.adapters.postgres import PostgresMemoryStore
+
+        item = lionmem.MemoryItem(content=text)
+        await lionmem.InMemoryStore().store(item)
+        async with SQLiteMemoryStore.open(tmp_path / "m.db") as store:
+            await store.store(item)
+            assert await store.retrieve(item.id) == item
+        async with PostgresMemoryStore.open(pg_url, namespace="nul") as store:
+            with pytest.raises(TypeError, match="U\\+0000"):
+                await store.store(item)
+            assert await store.retrieve(item.id) is None
+
+    run(ours())
+
+
+@row("bad-id-message")
+def test_a_malformed_id_is_named_in_pydantics_words_by_lionmem() -> None:
+    bad: Any = "bad"
+    for make in (Branch, MemoryItem):
+        with pytest.raises(ValidationError, match="badly formed hexadecimal UUID string"):
+            make(id=bad)
+    for our_make in (lionmem.Branch, lionmem.MemoryItem):
+        with pytest.raises(ValidationError, match="Input should be a valid UUID, invalid length"):
+            our_make(id=bad)
 
 
 # -- the page ------------------------------------------------------------------------

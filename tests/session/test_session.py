@@ -177,7 +177,7 @@ def test_a_branch_key_of_the_wrong_type_is_named(method: str) -> None:
 
 def test_session_validation_refuses_a_branch_owned_elsewhere() -> None:
     owned = Session().new_branch()
-    with pytest.raises(ValueError, match="belongs to session"):
+    with pytest.raises(ValueError, match="is already owned by session"):
         Session(branches=[owned])
 
 
@@ -196,7 +196,10 @@ def test_a_copy_of_a_session_cannot_take_in_the_originals_branches(
     copied = duplicate(session)
     copied.remove_branch(member.id)  # the copy's own twin of it
     for taker, branch in ((copied, member), (Session(id=session.id), member)):
-        with pytest.raises(ValueError, match=f"^branch {member.id} belongs to another copy of session {session.id};"):
+        with pytest.raises(
+            ValueError,
+            match=rf"^branch {member.id} is already owned by session {session.id} \(another copy of this session\);",
+        ):
             taker.include_branches(branch)
     assert member.session_id == session.id and session.get_branch(member.id) is member
     assert member.id not in copied.branches

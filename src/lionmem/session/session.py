@@ -230,9 +230,10 @@ class Session(Element):
                 if branch._owner is not None and held is not branch:
                     # A copy of a session has its id: a branch claiming this id that
                     # this session does not hold belongs to another copy.
-                    owner = "another copy of session" if branch._owner == self.id else "session"
+                    # lionagi's wording, "already owned by session", which its tests match.
+                    copied = " (another copy of this session)" if branch._owner == self.id else ""
                     raise ValueError(
-                        f"branch {branch.id} belongs to {owner} {branch._owner}; "
+                        f"branch {branch.id} is already owned by session {branch._owner}{copied}; "
                         f"call remove_branch() on that session before including it in {self.id}"
                     )
                 if held is not None and held is not branch:
