@@ -87,29 +87,15 @@ class Worker:
             return []
         return settled(self.db.execute(plan.statement, plan.params), plan, query.limit)
 
-    def search_ids(self, query: MemoryQuery) -> list[MemoryItem] | list[str]:
-        """What `search(query)` finds, as ids alone when SQL decides every predicate
-        (nothing is decoded), else as the items Python's rules kept."""
-        plan = plan_search(query, self._count_entries)
-        if plan is None:
-            return []
-        rows = self.db.execute(plan.statement, plan.params)
-        if plan.recheck or plan.any_tag:
-            return settled(rows, plan, query.limit)
-        ids = [str(row[0]) for row in rows]
-        return ids if plan.pushed else ids[: query.limit]
-
-    def selected(self, query: MemoryQuery) -> int:
-        """How many rows the SQL of `query`, a query some stored item could match,
-        selects, counted up to its limit (at least 0): every match, and any that
-        Python's rules would drop. No item is decoded."""
+    def selected(self, query: MemoryQuery) -> list[str]:
+        """The ids of the rows the SQL of `query`, a query some stored item could match,
+        selects, in insertion order, up to its limit (at least 0): every match, and any
+        that Python's rules would drop. No item is decoded."""
         plan = plan_search(query, self._count_entries)
         # A recall asks only for a query some stored item could match (`conditions_of`).
         assert plan is not None
-        (counted,) = self.db.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM ({plan.statement}) LIMIT ?)", [*plan.params, max(0, query.limit)]
-        ).fetchone()
-        return int(counted)
+        rows = self.db.execute(f"SELECT id FROM ({plan.statement}) LIMIT ?", [*plan.params, max(0, query.limit)])
+        return [row[0] for row in rows]
 
     def _count_entries(self, statement: str, params: list[object]) -> int:
         (counted,) = self.db.execute(statement, params).fetchone()

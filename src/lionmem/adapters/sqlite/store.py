@@ -361,9 +361,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         """
         if self._vectors is None:
             raise NoEmbedderError(f"the SQLiteMemoryStore on {self.path} was opened without an embedder")
-        return await self._vectors.recall(
-            self._on_writer, self._writer, query, k, tags, filters, self._worker.search_ids, self._worker.selected
-        )
+        return await self._vectors.recall(self._on_writer, self._writer, query, k, tags, filters, self._worker.selected)
 
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
 
