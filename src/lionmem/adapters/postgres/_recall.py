@@ -238,9 +238,12 @@ async def _more_candidates(conn: psycopg.AsyncConnection[Any], asked: _Recall, r
     return await (await _execute(conn, *_statement(asked, "index", MOST_CANDIDATES), MOST_CANDIDATES)).fetchall()
 
 
-_KEPT_A_RESULT = 10
+_KEPT_A_RESULT = 2
 """How many of the index's candidates a filter must keep for each result asked, for
-their best to be taken as the filter's best: fewer, and the index is asked for more."""
+their best to be taken as the filter's best: fewer, and the index is asked for more.
+On 100,000 everyday notes, a filter keeping the newest twentieth: at 10, recall@10
+0.995 in 53 ms (every question asked twice); at 2, 0.993 in 31 ms; never asking
+twice, 0.987 in 21 ms."""
 
 
 def _ef_search(asked: _Recall) -> int:
@@ -271,13 +274,16 @@ def _statement(asked: _Recall, path: str, ef: int) -> tuple[sql.Composed, list[o
         return _whole(asked, sql.SQL(_SCORED))
     if path == "filtered":
         ranked = sql.SQL(
-            "(SELECT m.namespace, m.id, m.seq, " + _EXACT_SCORE + " AS score, v.digest, NULL::bigint AS kept"
-            " FROM m JOIN lionmem_vectors AS v ON v.namespace = m.namespace AND v.id = m.id"
-            " WHERE (SELECT matched FROM n) <= %s ORDER BY score DESC, m.seq{})"
+            "(SELECT i.namespace, i.id, i.seq, " + _EXACT_SCORE + " AS score, v.digest, NULL::bigint AS kept"
+            " FROM m JOIN lionmem_items AS i ON i.namespace = m.namespace AND i.seq = m.seq"
+            " JOIN lionmem_vectors AS v ON v.namespace = i.namespace AND v.id = i.id"
+            " WHERE (SELECT matched FROM n) <= %s ORDER BY score DESC, i.seq{})"
         ).format(cut)
         indexed, index_params = _kept_candidates(asked, ef, sql.SQL(" WHERE (SELECT matched FROM n) > %s"))
+        # The matches' positions alone: with their ids too, the planner read a filter on
+        # the newest twentieth of 100,000 items by scanning every item (33 ms, not 3).
         statement = sql.SQL(
-            "WITH m AS MATERIALIZED (SELECT namespace, id, seq FROM lionmem_items WHERE {} LIMIT %s), "
+            "WITH m AS MATERIALIZED (SELECT namespace, seq FROM lionmem_items WHERE {} LIMIT %s), "
             + _COUNT.format("SELECT count(*) FROM m")
             + ", r AS ({} UNION ALL ({}))"
             " SELECT n.matched, n.missing, i.id::text, i.created_at, i.body, r.score, r.digest, r.kept FROM n"
