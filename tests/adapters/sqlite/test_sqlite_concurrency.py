@@ -7,12 +7,14 @@ import contextlib
 import sqlite3
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
+from lionmem.adapters.sqlite._connect import WAL_LIMIT
 from tests.support.sqlite_support import SRC, with_store
 from tests.support.store_contract import (
     ticking,
@@ -118,3 +120,42 @@ def test_a_second_store_opened_and_closed_on_the_file_keeps_every_process_write(
         (count,) = db.execute("SELECT count(*) FROM items").fetchone()
         stored = {row[0] for row in db.execute("SELECT id FROM items")}
     assert count == written + 5 and set(ids) <= stored
+
+
+def test_the_write_ahead_log_stays_bounded_under_writers_in_many_processes(tmp_path: Path) -> None:
+    """Three processes write one item at a time while a fourth searches without pause:
+    a log restarts only once no reader reads it, which under them was never, and the
+    file grew to many times the database. It now stays within twice `WAL_LIMIT` and
+    some frames, and after the writers close it is gone."""
+    path = tmp_path / "m.db"
+    log = path.with_name("m.db-wal")
+    done = tmp_path / "written"
+    with_store(path, lambda store: store.search(MemoryQuery()))
+    script = textwrap.dedent(f"""
+        import asyncio, pathlib, sys
+        sys.path.insert(0, {SRC!r})
+        from lionmem import MemoryItem, MemoryQuery
+        from lionmem.adapters.sqlite import SQLiteMemoryStore
+        async def main(who):
+            async with SQLiteMemoryStore.open({str(path)!r}) as store:
+                if who == "reader":
+                    while len(list(pathlib.Path({str(done)!r}).glob("*"))) < 3:
+                        await store.search(MemoryQuery(text="words", limit=5))
+                    return
+                for i in range(4_000):
+                    await store.store(MemoryItem(content=f"{{who}}-{{i}} " + "words " * 120, tags=[who]))
+            pathlib.Path({str(done)!r}, who).touch()
+        wait_for_go()
+        asyncio.run(main(sys.argv[1]))
+    """)
+    done.mkdir()
+    procs = start_together(script, ["a", "b", "c", "reader"], tmp_path / "barrier")
+    largest = 0
+    while any(p.poll() is None for p in procs):
+        with contextlib.suppress(FileNotFoundError):
+            largest = max(largest, log.stat().st_size)
+        time.sleep(0.02)
+    assert [p.returncode for p in procs] == [0, 0, 0, 0]
+    assert largest <= 2 * WAL_LIMIT + 16 * 1024 * 1024, f"the log reached {largest / 2**20:.1f} MiB"
+    assert not log.exists()
+    assert with_store(path, lambda store: store.count(MemoryQuery())) == 12_000

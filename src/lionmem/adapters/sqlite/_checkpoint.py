@@ -7,6 +7,12 @@ the log instead, every `CHECKPOINT_AFTER` items written. The writer still
 checkpoints at a larger size, by then with little left to copy: only its own
 checkpoint restarts the log from the beginning under a stream of writes.
 
+A log restarts only once no reader is reading it; under writers in many processes
+one always is, and the file grew to 10-50 times the database (139 MB for 2.4 MB).
+So once the file passes twice `WAL_LIMIT`, this thread waits a moment for the
+readers and for other checkpoints, and restarts and truncates it (`TRUNCATE`):
+writers wait that moment too.
+
 The tests trace, break or wait for a store's `Checkpoints` to show what the thread
 does.
 """
@@ -14,13 +20,19 @@ does.
 from __future__ import annotations
 
 import sqlite3
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+
+from lionmem.adapters.sqlite._connect import WAL_LIMIT
 
 __all__ = ["CHECKPOINT_AFTER", "Checkpoints"]
 
 CHECKPOINT_AFTER = 32
 """Items written between two checkpoints the thread is asked for."""
+
+_TRUNCATE_WAIT_MS = 200
+"""How long the thread waits for readers to leave a log it would truncate."""
 
 
 class Checkpoints:
@@ -31,6 +43,7 @@ class Checkpoints:
         # The thread's connection opens the file the store's did, even after a change
         # of directory, and never creates one.
         self._uri = path.absolute().as_uri() + "?mode=rw"
+        self._log = path.absolute().with_name(path.name + "-wal")
         self.thread: ThreadPoolExecutor | None = None
         """The checkpoint thread, once a write has asked for a checkpoint."""
         self.db: sqlite3.Connection | None = None
@@ -61,12 +74,25 @@ class Checkpoints:
             if db is None:
                 db = sqlite3.connect(self._uri, uri=True, isolation_level=None)
                 db.execute(f"PRAGMA synchronous = {self._sync}")
+                db.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT}")
+                db.execute(f"PRAGMA busy_timeout = {_TRUNCATE_WAIT_MS}")
                 self.db = db
             db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error:
+            if self._log.stat().st_size > 2 * WAL_LIMIT:
+                self._truncate(db)
+        except (sqlite3.Error, OSError):
             # As with SQLite's own checkpoints, a failure loses nothing: the log keeps
             # its pages for the next checkpoint, and readers and writers use it meanwhile.
             pass
+
+    @staticmethod
+    def _truncate(db: sqlite3.Connection) -> None:
+        """Restart and truncate the log, trying again for `_TRUNCATE_WAIT_MS`: while
+        another connection checkpoints (another process's thread, say), SQLite refuses
+        at once rather than wait, and four writing processes refused every try."""
+        deadline = time.monotonic() + _TRUNCATE_WAIT_MS / 1000
+        while db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] and time.monotonic() < deadline:
+            time.sleep(0.005)
 
     def close(self) -> None:
         """Close the thread's connection and end the thread, once the writer is closed.

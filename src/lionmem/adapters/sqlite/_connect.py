@@ -28,6 +28,10 @@ _CACHE_SIZE = "PRAGMA cache_size = -65536"
 _BUSY_RETRY = 0.005
 # Seam for tests: `_WRITER_CHECKPOINT_PAGES`, read to check the writer's own bound.
 _WRITER_CHECKPOINT_PAGES = 4_000
+WAL_LIMIT = 16 * 1024 * 1024
+"""The bytes a write-ahead log keeps when a checkpoint restarts it (`journal_size_limit`):
+about the log of the writer's own checkpoint. Without a limit the file keeps the
+largest size it ever reached."""
 
 
 async def connect(
@@ -98,6 +102,7 @@ def _connect_writer(path: Path, uri: str, busy_ms: int, synchronous: str, create
         # that what a store forgets leaves the file (ADR-0100).
         db.execute("PRAGMA secure_delete = ON")
         db.execute(f"PRAGMA wal_autocheckpoint = {_WRITER_CHECKPOINT_PAGES}")
+        db.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT}")
         db.execute(_CACHE_SIZE)
         migrate(db, path)
     except sqlite3.DatabaseError as exc:
