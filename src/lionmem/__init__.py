@@ -46,6 +46,7 @@ _LAZY: dict[str, str] = {
     "RecentStore": "lionmem.protocols.recent",
     "Session": "lionmem.session.session",
     "StatsStore": "lionmem.protocols.stats",
+    "VerifyingStore": "lionmem.protocols.verifying",
 }
 
 __all__ = [
@@ -78,6 +79,7 @@ __all__ = [
     "RecentStore",
     "Session",
     "StatsStore",
+    "VerifyingStore",
 ]
 
 

@@ -25,6 +25,7 @@ from lionmem.protocols.recall import Recalled as Recalled
 from lionmem.protocols.recall import RecallStore as RecallStore
 from lionmem.protocols.recent import RecentStore as RecentStore
 from lionmem.protocols.stats import StatsStore as StatsStore
+from lionmem.protocols.verifying import VerifyingStore as VerifyingStore
 from lionmem.session.branch import Branch as Branch
 from lionmem.session.session import Session as Session
 
@@ -58,4 +59,5 @@ __all__ = [
     "RecentStore",
     "Session",
     "StatsStore",
+    "VerifyingStore",
 ]

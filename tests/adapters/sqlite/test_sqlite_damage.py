@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,9 @@ import pytest
 from lionmem import LionmemError, MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.cli import main
+from lionmem.embedders import HashingEmbedder
 from lionmem.errors import DatabaseCorruptError, IncompatibleDatabaseError
+from lionmem.protocols.verifying import Verification
 from tests.support.sqlite_support import with_store
 
 MARKER = "marker-in-the-middle-qzx"
@@ -84,3 +87,140 @@ def test_the_command_line_names_the_damaged_file_and_how_to_recover(
     err = capsys.readouterr().err
     assert err.startswith(f"python -m lionmem: error: {path} is damaged (SQLite: "), err
     assert err.endswith(f"sqlite3 {path} .recover\n") and "Traceback" not in err
+
+
+def test_verify_finds_a_page_of_noise_and_the_store_then_refuses_writes(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    damaged_file(path)
+
+    async def body() -> None:
+        async with SQLiteMemoryStore.open(path) as store:
+            found = await store.verify()
+            assert not found.whole and "is damaged (SQLite: database disk image is malformed)" in found.damage[0]
+            with pytest.raises(DatabaseCorruptError, match="refusing to write: .*is damaged"):
+                await store.store(MemoryItem(content="after"))
+
+    asyncio.run(body())
+
+
+def _meta_damaged(path: Path) -> list[MemoryItem]:
+    """A store of 300 items, two of whose metadata index rows hold another value,
+    as flipped bytes inside a record that still reads would leave them."""
+    items = [MemoryItem(content=f"note {n}", tags=["t"], metadata={"n": n}) for n in range(300)]
+    with_store(path, lambda store: store.store_many(items))
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE item_meta SET value = value + 1000 WHERE key = 'n' AND value IN (7, 70)")
+        db.execute("DELETE FROM item_tags WHERE seq = (SELECT seq FROM items WHERE id = ?)", (str(items[9].id),))
+    return items
+
+
+def test_verify_names_each_item_whose_index_rows_are_not_its_own(tmp_path: Path) -> None:
+    """SQLite's own check passes such a file: each record still reads. Searches
+    through the metadata index found the wrong items, and writes went on."""
+    path = tmp_path / "m.db"
+    items = _meta_damaged(path)
+
+    async def body() -> None:
+        async with SQLiteMemoryStore.open(path) as store:
+            found = await store.verify()
+            assert found.damage == (
+                f"item {items[7].id}: its metadata index rows are not its metadata",
+                f"item {items[9].id}: its tag index rows are not its tags",
+                f"item {items[70].id}: its metadata index rows are not its metadata",
+            )
+            with pytest.raises(DatabaseCorruptError, match="and 2 more"):
+                await store.delete(items[0].id)
+        async with SQLiteMemoryStore.open(path) as store:  # a store that has not verified writes
+            assert (await store.verify()).damage
+
+    asyncio.run(body())
+
+
+def test_verify_names_a_missing_trigger_and_a_vector_of_another_text(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    item = MemoryItem(content="zebra stripes", metadata={"summary": "bananas"})
+
+    async def body() -> None:
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(8)) as store:
+            await store.store(item)
+            assert await store.verify() == Verification((), ())
+        summary = SQLiteMemoryStore.open(
+            path, embedder=HashingEmbedder(8), text_of=lambda i: str(i.metadata["summary"])
+        )
+        async with summary as store:
+            found = await store.verify()
+            assert found.whole and found.stale == (
+                f"item {item.id}: its vector was made from another text than its item's",
+            )
+        with sqlite3.connect(path) as db:
+            db.execute("DROP TRIGGER item_vectors_stale")
+        async with SQLiteMemoryStore.open(path) as store:  # the check on open finds it: no write
+            with pytest.raises(DatabaseCorruptError, match="the trigger item_vectors_stale is missing"):
+                await store.store(MemoryItem(content="after"))
+            assert await store.retrieve(item.id) == item
+            assert (await store.verify()).damage == ("the trigger item_vectors_stale is missing",)
+
+    asyncio.run(body())
+
+
+def test_the_verify_command_prints_what_it_found_and_its_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    whole, hurt = tmp_path / "whole.db", tmp_path / "hurt.db"
+    with_store(whole, lambda store: store.store(MemoryItem(content="fine")))
+    items = _meta_damaged(hurt)
+    assert main(["verify", f"sqlite:///{whole}"]) == 0
+    assert capsys.readouterr().out == "whole\n"
+    assert main(["verify", f"sqlite:///{hurt}"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"damaged: item {items[7].id}: its metadata index rows are not its metadata"
+    assert out[-1] == "3 problems: the store refuses writes until the damage is repaired (ADR-0096)"
+    assert main(["verify", "memory:"]) == 1
+    assert "verify checks a durable store" in capsys.readouterr().err
+
+
+def test_verify_names_a_broken_text_index_and_a_vector_of_the_wrong_length(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    item = MemoryItem(content="words to find")
+
+    async def write() -> None:
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(8)) as store:
+            await store.store_many([item, MemoryItem(content="more words")])
+
+    asyncio.run(write())
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "UPDATE item_vectors SET vector = zeroblob(8) WHERE seq = (SELECT seq FROM items WHERE id = ?)",
+            (str(item.id),),
+        )
+        db.execute("DELETE FROM items_text_data WHERE id > 1")
+
+    async def read() -> None:
+        async with SQLiteMemoryStore.open(path) as store:
+            found = await store.verify()
+            assert found.damage[0].startswith("the text index: ")
+            assert found.damage[1:] == (f"item {item.id}: its vector holds 2 dimensions, not 8",)
+
+    asyncio.run(read())
+
+
+def test_the_verify_command_names_stale_vectors_and_stays_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "m.db"
+    item = MemoryItem(content="zebra stripes", metadata={"summary": "bananas"})
+
+    async def write() -> None:
+        summary = SQLiteMemoryStore.open(
+            path, embedder=HashingEmbedder(8), text_of=lambda i: str(i.metadata["summary"])
+        )
+        async with summary as store:
+            await store.store(item)
+
+    asyncio.run(write())
+    assert main(["verify", f"sqlite:///{path}"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"stale: item {item.id}: its vector was made from another text than its item's (the next recall that "
+        "meets it makes it again)",
+        "whole, 1 stale vectors",
+    ]

@@ -58,12 +58,14 @@ _VALUES = sql.SQL(
 )
 
 
-def _values_of(item: LiteralString, rows: LiteralString = "") -> sql.Composed:
+def values_of(item: LiteralString, rows: LiteralString = "", *, namespace: bool = False) -> sql.Composed:
     """The `lionmem_meta` rows of the `lionmem_items` row called `item`, joined
-    laterally to `rows` when given."""
-    return _VALUES.format(
+    laterally to `rows` when given; with `namespace`, of the items of the namespace a
+    parameter names."""
+    values = _VALUES.format(
         item=sql.SQL(item), rows=sql.SQL(rows), text=sql.Literal(INDEXED_TEXT), key=sql.Literal(INDEXED_KEY_BYTES)
     )
+    return values + sql.SQL(" AND {}.namespace = %s").format(sql.SQL(item)) if namespace else values
 
 
 _META: list[sql.SQL | sql.Composed] = [
@@ -85,7 +87,7 @@ _META: list[sql.SQL | sql.Composed] = [
         " DELETE FROM lionmem_meta WHERE namespace = OLD.namespace AND seq = OLD.seq; END IF;"
         " IF TG_OP <> 'DELETE' THEN INSERT INTO lionmem_meta (namespace, seq, key, num, txt) {values}; END IF;"
         " RETURN NULL; END $body$"
-    ).format(values=_values_of("NEW")),
+    ).format(values=values_of("NEW")),
     sql.SQL(
         "CREATE TRIGGER lionmem_items_meta AFTER INSERT OR DELETE ON lionmem_items"
         " FOR EACH ROW EXECUTE FUNCTION lionmem_meta_write()"
@@ -114,7 +116,7 @@ async def _index_values(conn: psycopg.AsyncConnection[Any]) -> None:
         await conn.execute(statement)
     await conn.execute(
         sql.SQL("INSERT INTO lionmem_meta (namespace, seq, key, num, txt) {}").format(
-            _values_of("i", "lionmem_items AS i, ")
+            values_of("i", "lionmem_items AS i, ")
         )
     )
 

@@ -35,13 +35,15 @@ from lionmem.adapters.postgres._planner import plan_search
 from lionmem.adapters.postgres._pool import Connections
 from lionmem.adapters.postgres._reads import PAGE, STATS, decode_all, read_search, stats_of
 from lionmem.adapters.postgres._recall import CANDIDATES, MOST_CANDIDATES, PgVectors
+from lionmem.adapters.postgres._verify import problems
 from lionmem.adapters.postgres._writes import UPSERT, item_row, write_batch
 from lionmem.adapters.postgres.schema import LOCK_KEY
-from lionmem.errors import NoEmbedderError
+from lionmem.errors import DatabaseCorruptError, NoEmbedderError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.profile import Recall
 from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
+from lionmem.protocols.verifying import Verification
 
 __all__ = ["PGVECTOR_PROFILE", "POSTGRES_PROFILE", "PostgresMemoryStore"]
 
@@ -67,8 +69,13 @@ class PostgresMemoryStore(ClosesOnExit):
     the reference's, as in the SQLite store: insertion order by a sequence assigned at
     first store, replacement in place, the case-insensitive substring of
     `str(content)` (computed when written), any-of tags, Python-equality filters with
-    `None` matching a missing key, slice limits. A store belongs to the event loop
-    that opened it; a call from another raises `RuntimeError`. See [ADR-0097][adr-0097].
+    `None` matching a missing key, slice limits. See [ADR-0097][adr-0097].
+
+    Every method but `close` raises `StoreClosedError` once the store is closed,
+    `RuntimeError` when called from an event loop other than the one that opened the
+    store or in a process forked from the one that opened it, and
+    `StoreUnavailableError` when the server does not answer in time; each method's
+    own errors are listed with it.
 
     Examples:
         With `dsn` the URL of your server:
@@ -105,6 +112,7 @@ class PostgresMemoryStore(ClosesOnExit):
         self.trigram = trigram
         """Whether text search can use a `pg_trgm` index (else it scans)."""
         self._vectors = vectors
+        self._damage: str | None = None  # what verify found broken, if anything
 
     @classmethod
     @without_locals_on_refusal
@@ -250,14 +258,11 @@ class PostgresMemoryStore(ClosesOnExit):
                 writes as text; or an item over 100 MB, counted as the UTF-8 of
                 its content, tags and metadata in JSON or of the text search reads,
                 `str(content).lower()`. Nothing is written.
-            StoreUnavailableError: the server did not answer in time.
             psycopg.Error: the server refused the write, such as for a deadlock with
                 another client; nothing is written.
-            StoreClosedError: the store is closed.
-            RuntimeError: called from an event loop other than the one that opened
-                the store, or in a process forked from the one that opened it.
         """
         row = item_row(self.namespace, item)
+        self._writable()
         if self._vectors is None:
             await self._execute(UPSERT, row)
         else:
@@ -276,11 +281,7 @@ class PostgresMemoryStore(ClosesOnExit):
                 as for [`store`][lionmem.adapters.postgres.PostgresMemoryStore.store],
                 an item the store cannot keep. Nothing is written.
             ValueError: as for `store`; nothing is written.
-            StoreUnavailableError: the server did not answer in time.
             psycopg.Error: the server refused the write; nothing is written.
-            StoreClosedError: the store is closed.
-            RuntimeError: called from an event loop other than the one that opened
-                the store, or in a process forked from the one that opened it.
         """
         batch = as_batch(items, MemoryItem)
         rows = await encode_batch(batch, partial(item_row, self.namespace))
@@ -289,6 +290,7 @@ class PostgresMemoryStore(ClosesOnExit):
 
     async def _write(self, rows: list[tuple[object, ...]], items: list[MemoryItem]) -> None:
         """Write `rows` in one transaction, and the vectors of `items` with them."""
+        self._writable()
         vectors = None if self._vectors is None else (VECTOR_UPSERT, await self._vectors.rows(self.namespace, items))
         write = partial(write_batch, namespace=self.namespace, rows=rows, lock_key=LOCK_KEY, vectors=vectors)
         await self._on_connection(write)
@@ -301,10 +303,6 @@ class PostgresMemoryStore(ClosesOnExit):
         Raises:
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
-            StoreUnavailableError: the server did not answer in time.
-            StoreClosedError: the store is closed.
-            RuntimeError: called from an event loop other than the one that opened
-                the store, or in a process forked from the one that opened it.
         """
         item_id = as_uuid(item_id, "item_id")
         rows = await self._execute(
@@ -318,10 +316,6 @@ class PostgresMemoryStore(ClosesOnExit):
 
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
-            StoreUnavailableError: the server did not answer in time.
-            StoreClosedError: the store is closed.
-            RuntimeError: called from an event loop other than the one that opened
-                the store, or in a process forked from the one that opened it.
         """
         return await read_search(self.namespace, query, self._select)
 
@@ -332,10 +326,6 @@ class PostgresMemoryStore(ClosesOnExit):
 
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
-            StoreUnavailableError: the server did not answer in time.
-            StoreClosedError: the store is closed.
-            RuntimeError: called from an event loop other than the one that opened
-                the store, or in a process forked from the one that opened it.
         """
         return await read_search(self.namespace, query, self._select, newest_first=True)
 
@@ -350,11 +340,7 @@ class PostgresMemoryStore(ClosesOnExit):
         Raises:
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
-            StoreUnavailableError: the server did not answer in time.
             psycopg.Error: the server refused the delete; nothing is deleted.
-            StoreClosedError: the store is closed.
-            RuntimeError: called from an event loop other than the one that opened
-                the store, or in a process forked from the one that opened it.
         """
         key = as_uuid(item_id, "item_id")
         return await self._delete("id = %s", [key]) > 0
@@ -367,11 +353,7 @@ class PostgresMemoryStore(ClosesOnExit):
                 that is neither a UUID nor a string; nothing is deleted.
             ValueError: `item_ids` holds a string that is not a UUID; nothing is
                 deleted.
-            StoreUnavailableError: the server did not answer in time.
             psycopg.Error: the server refused the delete; nothing is deleted.
-            StoreClosedError: the store is closed.
-            RuntimeError: called from an event loop other than the one that opened
-                the store, or in a process forked from the one that opened it.
         """
         keys = as_uuids(item_ids, "item_ids")
         return await self._delete("id = ANY(%s)", [keys]) if keys else 0
@@ -388,16 +370,13 @@ class PostgresMemoryStore(ClosesOnExit):
             TypeError: `query` is not a `MemoryQuery`, or `created_before` is neither
                 a number nor a datetime.
             ValueError: `created_before` is NaN or infinite.
-            StoreUnavailableError: the server did not answer in time.
             psycopg.Error: the server refused the delete, such as
                 `psycopg.errors.SerializationFailure` when another client changed a
                 found item meanwhile; nothing is deleted, and the call may be retried.
-            StoreClosedError: the store is closed.
-            RuntimeError: called from an event loop other than the one that opened
-                the store, or in a process forked from the one that opened it.
         """
         require_type(query, "query", MemoryQuery)
         before = None if created_before is None else as_cutoff(created_before, "created_before")
+        self._writable()
         return await self._on_connection(partial(delete_found, namespace=self.namespace, query=query, before=before))
 
     async def count(self, query: MemoryQuery) -> int:
@@ -406,10 +385,6 @@ class PostgresMemoryStore(ClosesOnExit):
 
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
-            StoreUnavailableError: the server did not answer in time.
-            StoreClosedError: the store is closed.
-            RuntimeError: called from an event loop other than the one that opened
-                the store, or in a process forked from the one that opened it.
         """
         require_type(query, "query", MemoryQuery)
         if not (query.text or query.tags or query.filters):
@@ -424,25 +399,30 @@ class PostgresMemoryStore(ClosesOnExit):
         Raises:
             TypeError: `cutoff` is neither a number nor a datetime.
             ValueError: `cutoff` is NaN or infinite.
-            StoreUnavailableError: the server did not answer in time.
             psycopg.Error: the server refused the delete; nothing is deleted.
-            StoreClosedError: the store is closed.
-            RuntimeError: called from an event loop other than the one that opened
-                the store, or in a process forked from the one that opened it.
         """
         return await self._delete("created_at < %s", [as_cutoff(cutoff, "cutoff")])
+
+    async def verify(self) -> Verification:
+        """Check this namespace whole: the schema and its indexes, the metadata values
+        order comparisons read, and every vector ([ADR-0096][adr-0096-damage]). Damage
+        found makes the store refuse writes from then on.
+        """
+        text_of = None if self._vectors is None else self._vectors.text_of
+        damage, stale = await self._on_connection(partial(problems, namespace=self.namespace, text_of=text_of))
+        if damage:
+            self._damage = f"{damage[0]}{f' (and {len(damage) - 1} more)' if len(damage) > 1 else ''}"
+        return Verification(tuple(damage), tuple(stale))
+
+    def _writable(self) -> None:
+        if self._damage is not None:
+            raise DatabaseCorruptError(f"refusing to write: verify found {self._damage}")
 
     async def stats(self) -> StoreStats:
         """The number of items in this namespace, the size of the items table and of
         the metadata values it indexes, the schema version and the span of
         `created_at`, read in one statement ([ADR-0100][adr-0100-d9]). The tables,
         and so their size, are every namespace's.
-
-        Raises:
-            StoreUnavailableError: the server did not answer in time.
-            StoreClosedError: the store is closed.
-            RuntimeError: called from an event loop other than the one that opened
-                the store, or in a process forked from the one that opened it.
         """
         return stats_of(await self._execute(STATS, [self.namespace]))
 
@@ -457,10 +437,7 @@ class PostgresMemoryStore(ClosesOnExit):
         Raises:
             TypeError: `batch_size` is not an int.
             ValueError: `batch_size` is less than 1.
-            StoreUnavailableError: the server did not answer in time.
             StoreClosedError: the store is closed (raised by the first list).
-            RuntimeError: called from an event loop other than the one that opened
-                the store, or in a process forked from the one that opened it.
         """
         return self._pages(as_batch_size(batch_size))
 
@@ -475,6 +452,7 @@ class PostgresMemoryStore(ClosesOnExit):
                 return
 
     async def _delete(self, where: LiteralString, params: list[object]) -> int:
+        self._writable()
         return await self._on_connection(partial(delete_where, namespace=self.namespace, where=where, params=params))
 
     # -- recall: the optional extension of ADR-0102, with pgvector (ADR-0103) ------------
@@ -505,8 +483,6 @@ class PostgresMemoryStore(ClosesOnExit):
             NoEmbedderError: the store was opened without an embedder.
             TypeError, ValueError: as `InMemoryStore.recall` raises them; `exact`
                 is not a bool.
-            StoreUnavailableError: the server did not answer in time.
-            StoreClosedError: the store is closed.
         """
         vectors = self._recalling()
         asked = await vectors.asked(self.namespace, query, k, tags, filters, exact)

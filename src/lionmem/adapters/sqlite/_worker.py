@@ -17,9 +17,11 @@ from lionmem.adapters._narrowing import aged_matches, settled, unlimited
 from lionmem.adapters.sqlite._checkpoint import Checkpoints
 from lionmem.adapters.sqlite._files import damage, log_files
 from lionmem.adapters.sqlite._planner import plan_search
+from lionmem.adapters.sqlite._verify import missing_schema, problems
 from lionmem.adapters.sqlite._writes import Write, delete_rows, put, put_many, write_transaction
 from lionmem.errors import DatabaseCorruptError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.recall import TextOf
 from lionmem.protocols.stats import StoreStats
 
 __all__ = ["CREATED_AT", "Worker"]
@@ -96,6 +98,27 @@ class Worker:
         assert plan is not None
         rows = self.db.execute(f"SELECT id FROM ({plan.statement}) LIMIT ?", [*plan.params, max(0, query.limit)])
         return [row[0] for row in rows]
+
+    def check_schema(self) -> None:
+        """The check on open: a schema object missing (a trigger dropped by hand, say)
+        is damage, so that no write leaves the indexes or vectors wrong."""
+        missing = missing_schema(self.db)
+        if missing:
+            self.damaged = DatabaseCorruptError(f"{self.path}: {'; '.join(missing)}; run python -m lionmem verify")
+
+    def verify(self, text_of: TextOf | None) -> tuple[list[str], list[str]]:
+        """The damage and the stale vectors `problems` finds in the file; damage found
+        is noted, so that every write is refused from now on."""
+        recorded = self.db.execute("SELECT value FROM lionmem_recall WHERE key = 'dimensions'").fetchone()
+        try:
+            with self.noting_damage():
+                damaged, stale = problems(self.db, text_of, None if recorded is None else int(recorded[0]))
+        except DatabaseCorruptError as exc:  # too broken for SQLite's own check to finish
+            damaged, stale = [str(exc)], []
+        if damaged:
+            more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
+            self.damaged = DatabaseCorruptError(f"{self.path}: {damaged[0]}{more}; run python -m lionmem verify")
+        return damaged, stale
 
     def _count_entries(self, statement: str, params: list[object]) -> int:
         (counted,) = self.db.execute(statement, params).fetchone()

@@ -36,6 +36,7 @@ from lionmem.protocols.forgetting import ErasureWarning
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
+from lionmem.protocols.verifying import Verification
 
 __all__ = ["SQLITE_PROFILE", "SQLiteMemoryStore"]
 
@@ -61,6 +62,10 @@ class SQLiteMemoryStore(ClosesOnExit):
     WAL connection, which does not wait for writers. A second thread copies the
     write-ahead log into the database file beside the writes. A store may be used
     from any event loop, on any thread. See [ADR-0096][adr-0096].
+
+    Every method but `close` raises `StoreClosedError` once the store is closed, and
+    `RuntimeError` when called in a process forked from the one that opened the
+    store; each method's own errors are listed with it.
 
     Examples:
         ```python
@@ -236,9 +241,6 @@ class SQLiteMemoryStore(ClosesOnExit):
             sqlite3.OperationalError: the database refused the write, such as when
                 another connection held the write lock for longer than
                 `busy_timeout`, or the disk is full; nothing is written.
-            StoreClosedError: the store is closed.
-            RuntimeError: called in a process forked from the one that opened
-                the store.
         """
         write = Write.of(item)
         vectors = [] if self._vectors is None else await self._vectors.embedded([item])
@@ -258,9 +260,6 @@ class SQLiteMemoryStore(ClosesOnExit):
                 an item the store cannot keep. Nothing is written.
             ValueError: as for `store`; nothing is written.
             sqlite3.OperationalError: as for `store`; nothing is written.
-            StoreClosedError: the store is closed.
-            RuntimeError: called in a process forked from the one that opened
-                the store.
         """
         batch = as_batch(items, MemoryItem)
         writes = await encode_batch(batch, Write.of)
@@ -280,9 +279,6 @@ class SQLiteMemoryStore(ClosesOnExit):
         not change. See [ADR-0096][adr-0096].
 
         Raises:
-            StoreClosedError: the store is closed.
-            RuntimeError: called in a process forked from the one that opened
-                the store.
             sqlite3.OperationalError: another connection held the write lock for
                 longer than `busy_timeout`; nothing changed.
         """
@@ -296,9 +292,6 @@ class SQLiteMemoryStore(ClosesOnExit):
         Raises:
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
-            StoreClosedError: the store is closed.
-            RuntimeError: called in a process forked from the one that opened
-                the store.
         """
         key = str(as_uuid(item_id, "item_id"))
         self._refuse_forked()
@@ -311,9 +304,6 @@ class SQLiteMemoryStore(ClosesOnExit):
 
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
-            StoreClosedError: the store is closed.
-            RuntimeError: called in a process forked from the one that opened
-                the store.
         """
         return await self._search(query, newest_first=False)
 
@@ -324,9 +314,6 @@ class SQLiteMemoryStore(ClosesOnExit):
 
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
-            StoreClosedError: the store is closed.
-            RuntimeError: called in a process forked from the one that opened
-                the store.
         """
         return await self._search(query, newest_first=True)
 
@@ -357,7 +344,6 @@ class SQLiteMemoryStore(ClosesOnExit):
         Raises:
             NoEmbedderError: the store was opened without an embedder.
             TypeError, ValueError: as `InMemoryStore.recall` raises them.
-            StoreClosedError: the store is closed.
         """
         if self._vectors is None:
             raise NoEmbedderError(f"the SQLiteMemoryStore on {self.path} was opened without an embedder")
@@ -375,9 +361,6 @@ class SQLiteMemoryStore(ClosesOnExit):
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
             sqlite3.OperationalError: as for `store`; nothing is deleted.
-            StoreClosedError: the store is closed.
-            RuntimeError: called in a process forked from the one that opened
-                the store.
         """
         key = as_uuid(item_id, "item_id")
         return bool(await self._on_writer(self._worker.delete_ids, [key]))
@@ -391,9 +374,6 @@ class SQLiteMemoryStore(ClosesOnExit):
             ValueError: `item_ids` holds a string that is not a UUID; nothing is
                 deleted.
             sqlite3.OperationalError: as for `store`; nothing is deleted.
-            StoreClosedError: the store is closed.
-            RuntimeError: called in a process forked from the one that opened
-                the store.
         """
         keys = as_uuids(item_ids, "item_ids")
         return await self._on_writer(self._worker.delete_ids, keys)
@@ -409,9 +389,6 @@ class SQLiteMemoryStore(ClosesOnExit):
                 a number nor a datetime.
             ValueError: `created_before` is NaN or infinite.
             sqlite3.OperationalError: as for `store`; nothing is deleted.
-            StoreClosedError: the store is closed.
-            RuntimeError: called in a process forked from the one that opened
-                the store.
         """
         require_type(query, "query", MemoryQuery)
         before = None if created_before is None else as_cutoff(created_before, "created_before")
@@ -423,9 +400,6 @@ class SQLiteMemoryStore(ClosesOnExit):
 
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
-            StoreClosedError: the store is closed.
-            RuntimeError: called in a process forked from the one that opened
-                the store.
         """
         require_type(query, "query", MemoryQuery)
         return await self._on_writer(self._worker.count, query)
@@ -438,9 +412,6 @@ class SQLiteMemoryStore(ClosesOnExit):
             TypeError: `cutoff` is neither a number nor a datetime.
             ValueError: `cutoff` is NaN or infinite.
             sqlite3.OperationalError: as for `store`; nothing is deleted.
-            StoreClosedError: the store is closed.
-            RuntimeError: called in a process forked from the one that opened
-                the store.
         """
         before = as_cutoff(cutoff, "cutoff")
         return await self._on_writer(self._worker.delete_where, f"{CREATED_AT} < ?", [before])
@@ -448,13 +419,17 @@ class SQLiteMemoryStore(ClosesOnExit):
     async def stats(self) -> StoreStats:
         """The number of items, the size of the files, the schema version and the
         span of `created_at`, read together ([ADR-0100][adr-0100-d9]).
-
-        Raises:
-            StoreClosedError: the store is closed.
-            RuntimeError: called in a process forked from the one that opened
-                the store.
         """
         return await self._on_writer(self._worker.stats)
+
+    async def verify(self) -> Verification:
+        """Check the file whole: SQLite's integrity check, the schema, the text index,
+        every item's index rows and every vector ([ADR-0096][adr-0096-damage]). Damage
+        found makes the store refuse writes from then on.
+        """
+        text_of = None if self._vectors is None else self._vectors.text_of
+        damage, stale = await self._on_writer(self._worker.verify, text_of)
+        return Verification(tuple(damage), tuple(stale))
 
     def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
         """Copies of every item, in insertion order, in lists of at most `batch_size`.
@@ -493,6 +468,7 @@ async def _open(
     path: Path, busy_ms: int, synchronous: str, create: bool, vectors: Vectors | None, reembed: bool
 ) -> SQLiteMemoryStore:
     store = SQLiteMemoryStore(path, *await connect(path, busy_ms, synchronous, create), vectors)
+    await store._on_writer(store._worker.check_schema)  # pyright: ignore[reportPrivateUsage]
     if vectors is not None:
         try:
             # The opener is the store's own: it hands the new store its worker.
