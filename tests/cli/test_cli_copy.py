@@ -158,19 +158,25 @@ def test_copy_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     assert b"1500/1500" in shown and b"100%" in shown
 
 
-def test_copy_names_the_item_the_destination_refuses_and_its_rule(
+def test_copy_checks_every_item_against_the_destination_before_it_writes_one(
     tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Item 999 holds U+0000, which PostgreSQL cannot keep: the copy once wrote 500
+    items, then failed at the same item on every resume. Now nothing is written, and
+    the error names the item, its place and the rule."""
     source = f"sqlite:///{tmp_path / 'nul.db'}"
-    refused = MemoryItem(content="a U+0000: \x00")
-    fill(source, [MemoryItem(content="fine"), refused])
+    items = [MemoryItem(content=f"fine {n}") for n in range(1_200)]
+    refused = items[998] = MemoryItem(content="a U+0000: \x00")
+    fill(source, items)
     target = with_namespace(pg_url, f"copy-{uuid4().hex[:12]}")
-    status, _, err = run_cli(capsys, "copy", source, target)
-    assert status == 1
+    status, out, err = run_cli(capsys, "copy", source, target)
+    assert status == 1 and out == ""
     assert (
-        f"error: the store refused item {refused.id}: content holds the character U+0000, which this store cannot keep"
-        in err
+        f"error: the destination refuses item {refused.id}, number 999 in the source: content holds the "
+        "character U+0000, which this store cannot keep; nothing was copied" in err
     )
+    assert _exactly(target) == []
+    assert list(tmp_path.glob(".lionmem-copy-*")) == [] and list(Path.cwd().glob(".lionmem-copy-*")) == []
 
 
 def test_copy_from_a_directory_it_cannot_write_in_writes_nothing(

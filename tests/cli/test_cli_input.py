@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -25,9 +27,14 @@ KEYS = st.text(min_size=1, max_size=8).filter(lambda key: "=" not in key and not
 
 
 def test_put_refuses_content_a_durable_store_cannot_keep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # Undecodable bytes on a command line reach Python as lone surrogates.
+    # Undecodable bytes on a command line reach Python as lone surrogates: a usage
+    # error naming the argument; one written as an escape in JSON is the store's refusal.
     url = f"sqlite:///{tmp_path / 'n.db'}"
-    status, out, err = run_cli(capsys, "put", url, "bad \udcff byte")
+    with pytest.raises(SystemExit) as usage:
+        run_cli(capsys, "put", url, "bad \udcff byte")
+    assert usage.value.code == 2
+    assert "argument 3 is not UTF-8 text (byte 0xff)" in capsys.readouterr().err
+    status, out, err = run_cli(capsys, "put", url, '"bad \\udcff byte"', "--json")
     assert (status, out) == (1, "")
     assert "lone surrogate U+DCFF" in err
     assert run_cli(capsys, "search", url)[1] == ""
@@ -107,7 +114,12 @@ def test_each_filter_expression_reads_as_its_condition(expression: str, key: str
     [
         (["x>=[1]"], "--filter 'x>=[1]': Ge takes a number or a string, got list"),
         (["x<null"], "--filter 'x<null': Lt takes a number or a string, got NoneType"),
-        (["x:=[1"], "--filter 'x' is not JSON"),
+        (["x:=[1"], "--filter 'x':=...: the value '[1' is not JSON: Expecting ','"),
+        (
+            ["kind:=fact"],
+            "--filter 'kind':=...: the value 'fact' is not JSON: Expecting value: line 1 column 1 (char 0); for the "
+            "text, write kind=TEXT",
+        ),
         ([">=3"], "--filter '>=3' names no key; write KEY=TEXT"),
         ([" present"], "--filter ' present' names no key"),
         (["nothing"], "--filter 'nothing' has no operator"),
@@ -117,6 +129,20 @@ def test_each_filter_expression_reads_as_its_condition(expression: str, key: str
         (["importance=>3"], "--filter 'importance=>3': '=>' is no operator; for '>=' write importance>=V"),
         (["importance=<3"], "--filter 'importance=<3': '=<' is no operator; for '<=' write importance<=V"),
         (["k==3"], "--filter 'k==3': '==' is no operator; for '=' write k=V"),
+        # Operators of other languages, doubled or split by a space: each once read as
+        # another operator and a value beginning with the rest (`year != "= 2024"`).
+        (["year<>2024"], "--filter 'year<>2024': '<>' is no operator; for '!=' write year!=V"),
+        (["year><2024"], "--filter 'year><2024': '><' is no operator; for '!=' write year!=V"),
+        (["year>==2024"], "--filter 'year>==2024': '>==' is no operator; for '>=' write year>=V"),
+        (["year<==2024"], "--filter 'year<==2024': '<==' is no operator; for '<=' write year<=V"),
+        (["year !== 2024"], "--filter 'year !== 2024': '!==' is no operator; for '!=' write year!=V"),
+        (["year >> 3"], "--filter 'year >> 3': '>>' is no operator; for '>' write year>V"),
+        (["year<<3"], "--filter 'year<<3': '<<' is no operator; for '<' write year<V"),
+        (["year ! = 3"], "--filter 'year ! = 3': '! =' is no operator; for '!=' write year!=V"),
+        (["year < = 3"], "--filter 'year < = 3': '< =' is no operator; for '<=' write year<=V"),
+        (["year> =3"], "--filter 'year> =3': '> =' is no operator; for '>=' write year>=V"),
+        (["year >=> 3"], "--filter 'year >=> 3': '>=>' is no operator; for '>=' write year>=V"),
+        (["kind not  in a,b"], "--filter 'kind not  in a,b': for 'not in' write kind not in V,V, one space apart"),
         (["importance>="], "--filter 'importance>=': gives an empty value"),
         (["k="], "--filter 'k=': gives an empty value"),
         (["k:= "], "--filter 'k:= ': gives an empty value"),
@@ -136,6 +162,20 @@ def test_a_filter_that_cannot_be_read_is_a_usage_error_naming_it(expressions: li
     with pytest.raises(ValueError) as refused:
         filters(expressions)
     assert str(refused.value).startswith(message)
+
+
+def test_a_typo_in_forget_deletes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`forget --filter 'year !== 2024'` once read as `year != "= 2024"` and reported the
+    one item the user meant to keep; it is refused, and nothing is deleted."""
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+    run_cli(capsys, "put", url, "kept", "--meta", "year:=2024")
+    for typo in ("year !== 2024", "year<>2024", "year>==2024"):
+        with pytest.raises(SystemExit) as usage:
+            run_cli(capsys, "forget", url, "--filter", typo)
+        assert usage.value.code == 2
+        assert capsys.readouterr().err.startswith("usage: python -m lionmem forget ")
+    status, out, _ = run_cli(capsys, "search", url)
+    assert status == 0 and [line["content"] for line in lines_of(out)] == ["kept"]
 
 
 def test_search_applies_the_operators_on_a_durable_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -175,3 +215,15 @@ def test_spaces_around_an_operator_find_what_the_expression_means(
         run_cli(capsys, "put", url, f"item {n}", "--meta", f"importance:={n + 2}", "--meta", f"kind={kind}")
     found = run_cli(capsys, "search", url, "--filter", "importance >= 3", "--filter", "kind  in  a , b")[1]
     assert [line["content"] for line in lines_of(found)] == ["item 1"]
+
+
+def test_an_argument_that_is_not_utf8_is_a_usage_error() -> None:
+    """Bytes that are not UTF-8 reach Python as lone surrogates; `put` once stored
+    nothing and exited 1 with a message about surrogates."""
+    done = subprocess.run(
+        [sys.executable, "-m", "lionmem", "put", b"memory:", b"caf\xe9"], capture_output=True, check=False
+    )
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines()[-1] == (
+        "python -m lionmem put: error: argument 3 is not UTF-8 text (byte 0xe9)"
+    )

@@ -46,7 +46,7 @@ def test_help_is_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_info.value.code == 0
     assert (
         "KEY:=JSON any JSON value" in out
-        and "{demo,put,get,recall,search,delete,forget,export,import,copy,stats,check}" in out
+        and "{demo,put,get,recall,search,delete,forget,export,import,copy,stats,verify,check}" in out
     )
     assert "][" not in out and "`" not in out  # no documentation markup in a terminal
 
@@ -81,11 +81,11 @@ def test_a_store_error_is_one_line_and_status_1_but_a_bug_keeps_its_traceback(
 
 
 def test_an_item_the_store_refuses_is_named_with_status_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # A byte that is not UTF-8 reaches Python's argv as a lone surrogate, which no
-    # durable store keeps; the message names the item the command made.
+    # A lone surrogate, written as an escape in JSON, which no durable store keeps;
+    # the message names the item the command made.
     url = f"sqlite:///{tmp_path / 'n.db'}"
     item_id = "6f1c2a9e-1d1b-4b7e-9a49-8a4c1f0f6a11"
-    assert main(["put", url, "caf\udce9", "--id", item_id]) == 1
+    assert main(["put", url, '"caf\\udce9"', "--json", "--id", item_id]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"python -m lionmem: error: the store refused item {item_id}: ")
     assert "surrogate" in err

@@ -4,6 +4,7 @@ nothing, an interrupted one that a second run completes, and files refused by li
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
 import struct
 from collections.abc import AsyncIterator
@@ -254,6 +255,40 @@ def test_an_id_given_twice_is_refused_naming_both_lines(tmp_path: Path, capsys: 
     err = capsys.readouterr().err
     assert f"{path} line 4: the id {twice} again, first given on line 2" in err
     assert not (tmp_path / "m.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        (
+            '{{"id": "{id}", "content": "a", "content": "b", "tags": [], "metadata": {{}}, "created_at": 1.0}}',
+            "content",
+        ),
+        ('{{"id": "{id}", "content": "a", "tags": [], "metadata": {{"k": 1, "k": 2}}, "created_at": 1.0}}', "k"),
+    ],
+    ids=["an item's field", "a metadata key"],
+)
+def test_a_key_given_twice_in_a_line_is_refused_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, key: str
+) -> None:
+    """JSON leaves a repeated key's value to the reader: once the last one was taken
+    without a word."""
+    path = tmp_path / "twice.jsonl"
+    path.write_text(HEADER + _line() + line.format(id=uuid4()) + "\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as usage:
+        run_cli(capsys, "import", f"sqlite:///{tmp_path / 'm.db'}", str(path))
+    assert usage.value.code == 2
+    assert f"{path} line 3: the key {key!r} twice in one object" in capsys.readouterr().err
+    assert not (tmp_path / "m.db").exists()
+
+
+def test_a_file_beginning_with_a_byte_order_mark_imports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(codecs.BOM_UTF8 + (HEADER + _line(content="kept")).encode())
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    status, _, _ = run_cli(capsys, "import", url, str(path))
+    assert status == 0
+    assert [line["content"] for line in map(json.loads, run_cli(capsys, "search", url)[1].splitlines())] == ["kept"]
 
 
 @pytest.mark.parametrize("where", ["header", "item"])

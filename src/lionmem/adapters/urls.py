@@ -16,6 +16,7 @@ parameters to libpq. Governed by
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -120,13 +121,30 @@ def item_check(url: str) -> Callable[[MemoryItem], object]:
     return partial(encode_item, allow_nul=scheme == "sqlite")
 
 
+_A_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,30}")
+
+
 def _scheme(url: str) -> str:
+    """The scheme of `url`, one of `SCHEMES`.
+
+    Raises:
+        ValueError: any other; the message shows the scheme given, if it reads as one,
+            and nothing else of the string, which may hold a password.
+    """
     require_type(url, "url", str)
     scheme, colon, _ = url.partition(":")
-    if not colon or scheme not in SCHEMES:
-        known = ", ".join(f"{name}:" for name in SCHEMES)
-        raise ValueError(f"a store URL starts with one of {known}; got {scheme + colon!r}")
-    return scheme
+    if colon and scheme in SCHEMES:
+        return scheme
+    known = ", ".join(f"{name}:" for name in SCHEMES)
+    if colon and _A_SCHEME.fullmatch(scheme):
+        got = repr(f"{scheme}:")
+    elif "=" in url:
+        got = "what reads as a libpq key=value string; write it as postgresql://HOST/DB?namespace=NAME"
+    else:
+        got = "no scheme"
+    raise ValueError(
+        f"a store URL starts with one of {known}; got {got} (the rest is not shown: it may hold a password)"
+    )
 
 
 def sqlite_file(url: str) -> Path | None:

@@ -48,13 +48,18 @@ def _main(argv: Sequence[str] | None) -> int:
     if unknown:
         # The command's own usage, not the top-level one argparse would show.
         usage.error(f"unrecognized arguments: {' '.join(unknown)}")
+    for number, given in enumerate(sys.argv[1:] if argv is None else argv, start=1):
+        # Python hands on bytes that are not UTF-8 as lone surrogates (PEP 383).
+        undecoded = next((character for character in given if "\udc80" <= character <= "\udcff"), None)
+        if undecoded is not None:
+            usage.error(f"argument {number} is not UTF-8 text (byte 0x{ord(undecoded) - 0xDC00:02x})")
     # Loaded only now, for the command that runs: --help and a usage error load no
     # store, no kit and no model.
     import asyncio
 
     from lionmem.adapters.urls import open_store
     from lionmem.cli._check import check
-    from lionmem.cli._commands import command_for, run
+    from lionmem.cli._commands import RefusedOpening, command_for, run
     from lionmem.cli._output import stdout_takes_any_text
 
     if not stdout_takes_any_text():
@@ -74,6 +79,8 @@ def _main(argv: Sequence[str] | None) -> int:
         usage.error(str(exc))
     try:
         return asyncio.run(run(opening, command))
+    except RefusedOpening as exc:
+        usage.error(str(exc))
     except BrokenPipeError:
         # Whoever read the output stopped (`| head`): end quietly, and point stdout at
         # nothing so that Python's final flush does not fail again.

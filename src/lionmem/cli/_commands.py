@@ -7,6 +7,7 @@ Governed by [ADR-0098][adr-0098].
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 import warnings
@@ -23,10 +24,12 @@ from lionmem.cli._copy import copy, state_path
 from lionmem.cli._input import filters, json_value, pairs, seconds_of, uuid_of
 from lionmem.cli._output import item_line, print_items, stdout_takes_any_text
 from lionmem.cli._transfer import Check, CommandError, batches, check_file, export, refusals, store_batch
+from lionmem.errors import LionmemError
 from lionmem.protocols.forgetting import ErasureWarning, ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.protocols.recall import check_k
 from lionmem.protocols.stats import StatsStore
+from lionmem.protocols.verifying import VerifyingStore
 
 _DEMO_IDS = UUID("5f0c3d9e-4b1a-4e8f-9a2b-6c7d8e9f0a1b")
 
@@ -118,12 +121,15 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         state = state_path(args.url, args.target)
 
         async def copy_into(store: ForgettingStore) -> int:
-            async with target as destination:
+            async with contextlib.AsyncExitStack() as stack:
+                destination = await _entered(stack, target)
                 return await copy(store, destination, state, check)
 
         return copy_into
     if args.command == "stats":
         return _stats
+    if args.command == "verify":
+        return _verify
     if args.command == "import":
         path = Path(args.file)
         check = item_check(args.url)
@@ -229,7 +235,7 @@ async def _import(path: Path, check: Check, store: ForgettingStore) -> int:
     replaces each item by itself, and a run after an interrupted one completes it."""
     imported = 0
     for batch in batches(path):
-        await store_batch(store, batch.items, check=check, first_line=batch.first_line)
+        await store_batch(store, batch.items, first_line=batch.first_line)
         imported += len(batch.items)
     print(f"imported {_items(imported)}")
     return 0
@@ -248,6 +254,21 @@ async def _stats(store: ForgettingStore) -> int:
     ]
     for name, value in rows:
         print(f"{name:<16}{value}")
+    return 0
+
+
+async def _verify(store: ForgettingStore) -> int:
+    if not isinstance(store, VerifyingStore):
+        raise CommandError("verify checks a durable store; memory: holds nothing between commands")
+    found = await store.verify()
+    for problem in found.damage:
+        print(f"damaged: {problem}")
+    for problem in found.stale:
+        print(f"stale: {problem} (the next recall that meets it makes it again)")
+    if not found.whole:
+        print(f"{len(found.damage):,} problems: the store refuses writes until the damage is repaired (ADR-0096)")
+        return 1
+    print(f"whole{f', {len(found.stale):,} stale vectors' if found.stale else ''}")
     return 0
 
 
@@ -277,15 +298,40 @@ async def note_if_empty(store: MemoryStore) -> None:
         print("python -m lionmem: note: the store holds no items; is its name right?", file=sys.stderr)
 
 
+class RefusedOpening(Exception):
+    """The store a URL names refused a value of it as it opened: a usage error."""
+
+
+async def _entered(
+    stack: contextlib.AsyncExitStack, opening: AbstractAsyncContextManager[ForgettingStore]
+) -> ForgettingStore:
+    """The store `opening` opens, closed with `stack`.
+
+    Raises:
+        RefusedOpening: opening refused a value of the URL only a connection could
+            check, such as libpq's `sslmode=bogus`.
+    """
+    try:
+        return await stack.enter_async_context(opening)
+    except ValueError as exc:
+        if isinstance(exc, LionmemError):  # the store's refusal: status 1, as any store error
+            raise
+        raise RefusedOpening(str(exc)) from None
+
+
 async def run(
     opening: AbstractAsyncContextManager[ForgettingStore], command: Callable[[ForgettingStore], Awaitable[int]]
 ) -> int:
     """Open the store, run `command` on it and close it. Erasure that closing cannot
-    prove is said on stderr and makes the status 1 (ADR-0100 D3)."""
+    prove is said on stderr and makes the status 1 (ADR-0100 D3).
+
+    Raises:
+        RefusedOpening: as `_entered`.
+    """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ErasureWarning)
-        async with opening as store:
-            status = await command(store)
+        async with contextlib.AsyncExitStack() as stack:
+            status = await command(await _entered(stack, opening))
     for warning in caught:
         if issubclass(warning.category, ErasureWarning):
             print(f"python -m lionmem: warning: {warning.message}", file=sys.stderr)

@@ -35,8 +35,18 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path, ch
     An empty target is filled; one that holds items is refused, unless `state`
     records a copy into it that did not finish, which then goes on after the items
     it had copied, provided the source still has the recorded item at that point
-    (else the copy starts over: items are written by id, so nothing doubles).
+    (else the copy starts over: items are written by id, so nothing doubles). Every
+    item is checked by the target's rules (`check`) before any is written, as
+    `import` checks its file.
     """
+    from tqdm import tqdm  # only here: `import lionmem` and --help never load it
+
+    total = await source.count(MemoryQuery())
+    with tqdm(total=total, unit="item", desc="checking", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
+        refused = await _refusal(source, check, bar.update)
+    if refused:
+        print(f"python -m lionmem: error: {refused}; nothing was copied", file=sys.stderr)
+        return 1
     done, last = _resume_point(state)
     held = await target.count(MemoryQuery())
     if held and not done:
@@ -53,14 +63,11 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path, ch
         # The progress file is written before any item is, so that a directory it
         # cannot be written in stops the copy before it starts.
         _record(state, 0, "")
-    total = await source.count(MemoryQuery())
-    from tqdm import tqdm  # only here: `import lionmem` and --help never load it
-
     with tqdm(total=total, unit="item", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
-        source_digest = await _fill(source, target, state, done if held >= done else 0, last, bar.update, check)
+        source_digest = await _fill(source, target, state, done if held >= done else 0, last, bar.update)
         if source_digest is None:
             bar.reset()
-            source_digest = await _fill(source, target, state, 0, "", bar.update, check)
+            source_digest = await _fill(source, target, state, 0, "", bar.update)
     assert source_digest is not None  # a copy from the start has no resume point to miss
     target_digest = await _digest(target)
     state.unlink(missing_ok=True)
@@ -86,7 +93,6 @@ async def _fill(
     done: int,
     last: str,
     advance: Callable[[int], object],
-    check: Check,
 ) -> tuple[int, str] | None:
     """Write the source's items after the first `done` into the target, recording
     progress after each batch; return the count and digest of every item read from
@@ -115,14 +121,28 @@ async def _fill(
                     skip = done - start
                 await writing
                 writing = asyncio.ensure_future(
-                    _write(
-                        target, batch[skip:], state, position, str(batch[-1].id), partial(advance, len(batch)), check
-                    )
+                    _write(target, batch[skip:], state, position, str(batch[-1].id), partial(advance, len(batch)))
                 )
             await writing
     finally:
         await _settle(writing)
     return (position, digest.hexdigest()) if position >= done else None
+
+
+async def _refusal(source: ForgettingStore, check: Check, advance: Callable[[int], object]) -> str:
+    """The first of the source's items the target's rules refuse, named with its place
+    and the rule, or nothing."""
+    position = 0
+    async with contextlib.aclosing(_ahead(source.scan(BATCH))) as batches:
+        async for batch in batches:
+            for item in batch:
+                position += 1
+                try:
+                    check(item)
+                except (TypeError, ValueError) as rule:
+                    return f"the destination refuses item {item.id}, number {position:,} in the source: {rule}"
+            advance(len(batch))
+    return ""
 
 
 async def _write(
@@ -132,11 +152,10 @@ async def _write(
     position: int,
     last: str,
     advance: Callable[[], object],
-    check: Check,
 ) -> None:
     """Store `items`, then record that the first `position` source items are copied."""
     if items:
-        await store_batch(target, items, check=check)
+        await store_batch(target, items)
     _record(state, position, last)
     advance()
 

@@ -105,6 +105,10 @@ _KEY_ENDS = (":=", "=", *(symbol for symbol, _ in _SYMBOLS), *(word for word, _ 
 _BACKWARDS = {"=>": ">=", "=<": "<=", "=!": "!=", "==": "="}
 """Operators written backwards, each with the one meant."""
 
+_OPERATOR_CHARACTERS = "=<>!"
+_MEANT = {"<>": "!=", "><": "!=", "!": "!="}
+"""Operators from other languages, or cut short, each with the one meant."""
+
 _LOOKS_LIKE_JSON = re.compile(r"[-+]?(?:[0-9]|\.[0-9])|[-+]?(?i:nan|inf|infinity)$|[\[{\"]")
 """The start of a value meant as a number, a list, an object or a quoted string."""
 
@@ -127,13 +131,33 @@ def _filter(expression: str) -> tuple[str, Any]:
         raise ValueError(f"--filter {expression!r} {problem}; {FORMS}")
     rest = stripped[end:].lstrip()
     try:
+        if key[-1] in _OPERATOR_CHARACTERS and not stripped.startswith('"'):  # `! =`: an operator split
+            typed, meant = f"{key[-1]} {rest[:1]}", _nearest(key[-1] + rest[:1])
+            raise ValueError(f"{typed!r} is no operator; for {meant!r} write {key[:-1].rstrip()}{meant}V")
+        words = key.split()
+        if rest.startswith("in ") and len(words) > 1 and words[-1] == "not" and not stripped.startswith('"'):
+            raise ValueError(f"for 'not in' write {' '.join(words[:-1])} not in V,V, one space apart")
         if rest.startswith(":="):
             given = _given(rest.removeprefix(":="))
         else:
             return key, _condition(rest, key)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"--filter {expression!r}: {exc}; {FORMS}") from None
-    return key, json_value(given, f"--filter {key!r}")
+    shown = given if len(given) <= 40 else given[:37] + "..."
+    try:
+        return key, json_value(given, f"the value {shown!r}")
+    except ValueError as exc:
+        raise ValueError(f"--filter {key!r}:=...: {exc}; for the text, write {key}=TEXT; {FORMS}") from None
+
+
+def _nearest(typed: str) -> str:
+    """The operator meant by `typed`, an operator written with one character too many
+    or from another language: the longest operator it begins with."""
+    meant = _MEANT.get(typed.strip())
+    if meant is not None:
+        return meant
+    symbols = sorted((symbol for symbol, _ in _SYMBOLS), key=len, reverse=True)
+    return next((symbol for symbol in symbols if typed.startswith(symbol)), "=")
 
 
 def _condition(rest: str, key: str) -> Any:
@@ -152,7 +176,12 @@ def _condition(rest: str, key: str) -> Any:
             return members(_members(rest.removeprefix(word.lstrip())))
     for symbol, compared in _SYMBOLS:
         if rest.startswith(symbol):
-            return compared(_value(rest.removeprefix(symbol)))
+            value = rest.removeprefix(symbol)
+            after = value.lstrip()[:1]
+            if after in tuple(_OPERATOR_CHARACTERS):  # `<>`, `>==`, `!==`, `< =`: a typo
+                typed, meant = symbol + value[: len(value) - len(value.lstrip())] + after, _nearest(symbol + after)
+                raise ValueError(f"{typed!r} is no operator; for {meant!r} write {key}{meant}V")
+            return compared(_value(value))
     raise ValueError(f"no operator follows the key {key!r}")
 
 

@@ -123,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
         "stats", help="print the number of items, the size on disk, the schema version and the oldest and newest item"
     )
     stats.add_argument("url", help="a durable store: sqlite:///PATH or postgresql://...?namespace=NAME")
+    verify = commands.add_parser(
+        "verify",
+        help="check a durable store whole (the file or schema, the indexes, every index row and vector) "
+        "and name what is wrong; status 1 if anything is",
+    )
+    verify.add_argument("url", help="a durable store: sqlite:///PATH or postgresql://...?namespace=NAME")
     check = commands.add_parser("check", help="check a store against its fidelity profile")
     check.add_argument("factory", nargs="?", help="module:callable that builds a fresh store")
     check.add_argument(

@@ -8,6 +8,8 @@ Schema on the docs site.
 
 from __future__ import annotations
 
+import codecs
+import json
 import os
 import sys
 from collections.abc import Callable, Generator, Iterator
@@ -86,29 +88,22 @@ Check = Callable[[MemoryItem], object]
 """A store's rules for an item: raises `TypeError` or `ValueError` naming the rule."""
 
 
-async def store_batch(
-    store: ForgettingStore, batch: list[MemoryItem], *, check: Check, first_line: int | None = None
-) -> None:
-    """Store `batch` in one call, all of it or none. A refusal names the item `check`
-    finds at fault, else the batch; with its line in the file, from `first_line`."""
+async def store_batch(store: ForgettingStore, batch: list[MemoryItem], *, first_line: int | None = None) -> None:
+    """Store `batch` in one call, all of it or none, its items checked by the store's
+    rules beforehand (`import` and `copy` check every one before they write). A
+    refusal names the batch, or its one item; with its lines in the file, from
+    `first_line`."""
     assert isinstance(store, BatchingStore), "every store open_store opens takes batches"
     try:
         await store.store_many(batch)
     except (TypeError, ValueError) as exc:
-        raise CommandError(_refused(batch, exc, check, first_line)) from exc
+        raise CommandError(_refused(batch, exc, first_line)) from exc
 
 
-def _refused(batch: list[MemoryItem], error: Exception, check: Check, first_line: int | None) -> str:
-    def at(index: int) -> str:
-        return "" if first_line is None else f" (line {first_line + index})"
-
-    for index, item in enumerate(batch):
-        try:
-            check(item)
-        except (TypeError, ValueError) as rule:
-            return f"the store refused item {item.id}{at(index)}: {rule}"
+def _refused(batch: list[MemoryItem], error: Exception, first_line: int | None) -> str:
     if len(batch) == 1:
-        return f"the store refused item {batch[0].id}{at(0)}: {error}"
+        line = "" if first_line is None else f" (line {first_line})"
+        return f"the store refused item {batch[0].id}{line}: {error}"
     lines = "" if first_line is None else f" (lines {first_line}-{first_line + len(batch) - 1})"
     return f"the store refused a batch of {len(batch)} items from item {batch[0].id}{lines}: {error}"
 
@@ -180,6 +175,8 @@ def _items(path: Path, check: Check | None = None) -> Iterator[tuple[int, Memory
 
 
 def _text(path: Path, number: int, raw: bytes) -> str:
+    if number == 1:
+        raw = raw.removeprefix(codecs.BOM_UTF8)  # as some editors on Windows begin a file
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -216,6 +213,11 @@ def _item(path: Path, number: int, line: str) -> MemoryItem:
         raise ImportFileError(
             f"{path} line {number}: nests lists and objects deeper than Python reads; a store keeps 500 levels"
         ) from None
+    repeated = _repeated_key(line)
+    if repeated is not None:
+        raise ImportFileError(
+            f"{path} line {number}: the key {repeated!r} twice in one object, whose value JSON leaves to the reader"
+        )
     if not isinstance(fields, dict) or frozenset(cast("dict[str, object]", fields)) != _FIELDS:
         raise ImportFileError(
             f"{path} line {number}: not an item; an item is a JSON object with exactly the "
@@ -229,3 +231,26 @@ def _item(path: Path, number: int, line: str) -> MemoryItem:
 
 
 _FIELDS = frozenset(MemoryItem.model_fields)
+
+
+class _Repeated(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    fields: dict[str, object] = {}
+    for key, value in pairs:
+        if key in fields:
+            raise _Repeated(key)
+        fields[key] = value
+    return fields
+
+
+def _repeated_key(line: str) -> str | None:
+    """The first key that an object of `line`, a line already read as JSON, gives twice."""
+    try:
+        json.loads(line, object_pairs_hook=_unique)
+    except _Repeated as repeated:
+        return repeated.key
+    return None
