@@ -25,7 +25,7 @@ from typing import Any
 
 import psycopg
 
-from benchmarks.bench_recall import NAMESPACE, langgraph_index
+from benchmarks.bench_recall import NAMESPACE, deleter, langgraph_index, probes, replacer
 from benchmarks.everyday import (
     FILTERS,
     K,
@@ -36,6 +36,7 @@ from benchmarks.everyday import (
     measured,
     questions,
 )
+from lionmem import MemoryItem
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.postgres._recall import CANDIDATES
 from lionmem.embedders import WordLlamaEmbedder
@@ -75,7 +76,17 @@ async def ours(
                 return [str(r.item.id) for r in found]
 
             sides[label] = {within: await measured(recall, truth, asked, within) for within in FILTERS}
-    return {"load µs an item": load, "sides": sides}
+    async with PostgresMemoryStore.open(url, namespace=NAMESPACE, embedder=embedder) as store:
+
+        async def unfiltered(question: str) -> list[str]:
+            return [str(r.item.id) for r in await store.recall(question, K)]
+
+        async def elsewhere(text: str) -> str:
+            async with PostgresMemoryStore.open(url, namespace="other", embedder=embedder) as other:
+                return str(await other.store(MemoryItem(content=text)))
+
+        found = await probes(unfiltered, replacer(store), deleter(store), elsewhere)
+    return {"load µs an item": load, "sides": sides, "probes": found}
 
 
 async def theirs(
@@ -99,6 +110,7 @@ async def theirs(
     load = (time.perf_counter() - started) / count * 1e6
     analyze(url)
     sides: dict[str, Side] = {}
+    found: dict[str, str] = {}
     database = url.rsplit("/", 1)[1]
     for ef in THEIR_EF:
         with psycopg.connect(url, autocommit=True) as conn:
@@ -111,7 +123,25 @@ async def theirs(
                 return [r.key for r in found]
 
             sides[f"ef_search={ef}"] = {within: await measured(recall, truth, asked, within) for within in FILTERS}
-    return {"load µs an item": load, "sides": sides}
+
+            async def unfiltered(question: str) -> list[str]:
+                return await recall(question, "none")
+
+            async def replace(key: str, text: str) -> None:
+                old = await store.aget((NAMESPACE,), key)
+                assert old is not None
+                await store.aput((NAMESPACE,), key, {**old.value, "content": text})
+
+            async def delete(key: str) -> None:
+                await store.adelete((NAMESPACE,), key)
+
+            async def elsewhere(text: str) -> str:
+                await store.aput(("other",), "secret", {"content": text})
+                return "secret"
+
+            if ef == THEIR_EF[-1]:
+                found = await probes(unfiltered, replace, delete, elsewhere)
+    return {"load µs an item": load, "sides": sides, "probes": found}
 
 
 def analyze(url: str) -> None:
@@ -163,6 +193,45 @@ def table(results: dict[str, Any]) -> str:
             lines.append(
                 f"| {int(count):,} | {within} | {_cell(shipped)} | {_cell(exact)} | {_cell(default)} | {matched} | {ratio} |"
             )
+    return "\n\n".join(["\n".join(lines), settings_table(results), probe_table(results)]) + "\n"
+
+
+def recall_table(results: dict[str, Any]) -> str:
+    """The table of docs/recall.md: PostgreSQL's recall@10 as it ships (the worst
+    question in brackets), at each count of notes and under each filter."""
+    lines = ["| Notes | No filter | The newest twentieth | Every other note |", "| --- | --- | --- | --- |"]
+    for count, found in results["counts"].items():
+        shipped = found["lionmem"]["sides"][f"candidates={CANDIDATES}"]
+        cells = [f"{shipped[within]['recall@10']:.3f} ({shipped[within]['worst']:.1f})" for within in FILTERS]
+        lines.append(f"| {int(count):,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def settings_table(results: dict[str, Any]) -> str:
+    """Unfiltered recall@10 (worst question) and median time at every candidate count
+    of lionmem's and every `hnsw.ef_search` of LangGraph's, at each count of notes."""
+    lines = [
+        "| Notes | Side | " + " | ".join(str(n) for n in THEIR_EF) + " |",
+        "| --- | --- |" + " --- |" * len(THEIR_EF),
+    ]
+    for count, found in results["counts"].items():
+        our, their = found["lionmem"]["sides"], found["LangGraph"]["sides"]
+        cells = [_cell(our[f"candidates={n}"]["none"]) if f"candidates={n}" in our else "-" for n in THEIR_EF]
+        lines.append(f"| {int(count):,} | lionmem, candidates | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {int(count):,} | LangGraph, ef_search | "
+            + " | ".join(_cell(their[f"ef_search={n}"]["none"]) for n in THEIR_EF)
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+def probe_table(results: dict[str, Any]) -> str:
+    """The probes of both stores, from the last count's run."""
+    found = list(results["counts"].values())[-1]
+    ours_found, theirs_found = found["lionmem"]["probes"], found["LangGraph"]["probes"]
+    lines = ["| Probe | lionmem PostgreSQL | LangGraph PostgreSQL |", "| --- | --- | --- |"]
+    lines.extend(f"| {probe} | {ours_found[probe]} | {theirs_found[probe]} |" for probe in ours_found)
     return "\n".join(lines)
 
 

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import textwrap
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -303,6 +304,14 @@ def test_the_performance_page_shows_each_committed_benchmark(bench: str) -> None
     if hasattr(module, "CHART"):
         assert module.CHART.read_text(encoding="utf-8") == module.chart(results)
         assert f"assets/{module.CHART.name}" in page
+
+
+def test_the_recall_page_states_the_measured_recall_of_postgresql() -> None:
+    from benchmarks.bench_recall_pg import RESULTS, recall_table
+
+    table = recall_table(json.loads(RESULTS.read_text()))
+    page = (ROOT / "docs" / "recall.md").read_text(encoding="utf-8")
+    assert textwrap.indent(table, "    ") in page
 
 
 def test_the_home_page_compares_only_what_a_benchmark_measured_or_a_test_holds() -> None:

@@ -338,6 +338,30 @@ def test_a_selective_filter_scores_the_ids_sql_selects_and_decodes_only_what_it_
     run(body())
 
 
+@pytest.mark.parametrize("estimate", [0.0, 1.0], ids=["sample sees none", "sample sees all"])
+def test_a_sample_that_misjudges_a_filter_still_gives_the_exact_top_k(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, estimate: float
+) -> None:
+    """Whether a filter is narrow is judged on a sample of rows, which can be wrong
+    either way: a broad filter taken for narrow is found too many to score alone and
+    walked; a narrow one taken for broad is walked past its first prefix. The answer
+    is the reference store's in every case."""
+
+    async def body() -> None:
+        reference = InMemoryStore(embedder=HashingEmbedder(64))
+        async with SQLiteMemoryStore.open(tmp_path / "m.db", embedder=HashingEmbedder(64)) as store:
+            items = [MemoryItem(content=f"beacon {n % 9} harbor", metadata={"n": n}) for n in range(1_000)]
+            await store.store_many(items)
+            await reference.store_many(items)
+            monkeypatch.setattr(_recall, "_share", lambda *_: estimate)
+            for filters in ({"n": Ge(300)}, {"n": Ge(990)}):  # 70% and 1%
+                ours = await store.recall("beacon 4", 5, filters=filters)
+                theirs = await reference.recall("beacon 4", 5, filters=filters)
+                assert [r.item.id for r in ours] == [r.item.id for r in theirs], filters
+
+    run(body())
+
+
 def test_without_numpy_an_embedder_names_the_extra(tmp_path: Path) -> None:
     import subprocess
     import sys

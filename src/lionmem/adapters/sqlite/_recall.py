@@ -5,7 +5,8 @@ numpy loads only when a store is opened with an embedder. The database work runs
 the store's worker thread, on the writer's connection. Governed by
 [ADR-0102][adr-0102-d4].
 
-Seam for tests: `_recall`, whose `decode_in_slices` a test counts the rows of.
+Seam for tests: `_recall`, whose `decode_in_slices` a test counts the rows of, and
+whose `_share` a test makes misjudge a filter.
 """
 
 from __future__ import annotations
