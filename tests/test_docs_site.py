@@ -60,7 +60,7 @@ def test_the_strict_build_validates_links_and_anchors(site: Path) -> None:
     page = (site / "reference" / "lionmem.protocols.memory" / "index.html").read_text()
     assert "adr/0092-minimal-memory-store/#d3-the-reference-store-scans-a-pile" in page
     record = (site / "adr" / "0092-minimal-memory-store" / "index.html").read_text()
-    assert "reference/lionmem.protocols.memory/#lionmem.protocols.memory.InMemoryStore" in record
+    assert "reference/lionmem.protocols.in_memory/#lionmem.protocols.in_memory.InMemoryStore" in record
 
 
 def test_no_page_fetches_anything_from_the_network(site: Path) -> None:

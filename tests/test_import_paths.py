@@ -43,6 +43,7 @@ MOVED: list[tuple[str, str, str]] = [
     ("MAX_TIMEOUT", "lionmem.adapters.lifecycle", "lionmem._internal.timeouts"),
     ("milliseconds", "lionmem.adapters.lifecycle", "lionmem._internal.timeouts"),
     ("main", "lionmem.cli", "lionmem.cli"),
+    ("InMemoryStore", "lionmem.protocols.memory", "lionmem.protocols.in_memory"),
 ]
 
 
@@ -54,6 +55,15 @@ def test_a_moved_name_is_the_same_object_at_its_old_path(name: str, old: str, ne
     new_module = importlib.import_module(new)
     assert getattr(old_module, name) is getattr(new_module, name)
     assert name in old_module.__all__
+
+
+def test_the_memory_module_names_only_what_it_hands_on() -> None:
+    """The contract's module hands on the reference store it once defined, and no
+    other name: a misspelt one is an AttributeError naming the module."""
+    from lionmem.protocols import memory
+
+    with pytest.raises(AttributeError, match="module 'lionmem.protocols.memory' has no attribute 'InMemoryStor'"):
+        memory.InMemoryStor  # type: ignore[attr-defined]  # noqa: B018
 
 
 def test_both_durable_stores_declare_the_one_durable_profile() -> None:

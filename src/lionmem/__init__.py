@@ -28,7 +28,7 @@ _LAZY: dict[str, str] = {
     "Ge": "lionmem.protocols.filters",
     "Gt": "lionmem.protocols.filters",
     "In": "lionmem.protocols.filters",
-    "InMemoryStore": "lionmem.protocols.memory",
+    "InMemoryStore": "lionmem.protocols.in_memory",
     "Le": "lionmem.protocols.filters",
     "LionmemError": "lionmem.errors",
     "Lt": "lionmem.protocols.filters",

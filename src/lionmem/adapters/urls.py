@@ -27,9 +27,11 @@ from lionmem._internal.arguments import require_type
 from lionmem._internal.tracebacks import without_locals_on_refusal
 from lionmem.adapters._codec import DURABLE_PROFILE, encode_item
 from lionmem.protocols.forgetting import ForgettingStore
-from lionmem.protocols.memory import InMemoryStore, MemoryItem, check_matchable
+from lionmem.protocols.in_memory import InMemoryStore
+from lionmem.protocols.memory import MemoryItem
 from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
 from lionmem.protocols.recall import Embedder
+from lionmem.protocols.rules import check_matchable
 
 __all__ = ["SCHEMES", "item_check", "open_store", "profile_of", "sqlite_file"]
 

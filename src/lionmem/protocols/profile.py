@@ -185,7 +185,7 @@ class Recall(Enum):
 class FidelityProfile:
     """An immutable declaration of what a store promises, checked by the kit.
 
-    Every field defaults to what [`InMemoryStore`][lionmem.protocols.memory.InMemoryStore] does, so a
+    Every field defaults to what [`InMemoryStore`][lionmem.protocols.in_memory.InMemoryStore] does, so a
     profile names only where a store differs. See [ADR-0093][adr-0093].
 
     Examples:
@@ -267,4 +267,4 @@ _FIELD_TYPES: dict[str, type] = typing.get_type_hints(FidelityProfile)
 
 
 REFERENCE_PROFILE = FidelityProfile()
-"""The profile of [`InMemoryStore`][lionmem.protocols.memory.InMemoryStore]: every default."""
+"""The profile of [`InMemoryStore`][lionmem.protocols.in_memory.InMemoryStore]: every default."""

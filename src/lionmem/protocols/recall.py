@@ -12,13 +12,14 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
-from uuid import UUID
+
+from pydantic import ValidationError
 
 from lionmem._internal.arguments import kind_of
+from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
 if TYPE_CHECKING:
     from lionmem._internal.vectors import Matrix
-    from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 __all__ = [
     "Embedded",
@@ -30,6 +31,7 @@ __all__ = [
     "check_embedder",
     "check_k",
     "embed_items",
+    "recall_query",
     "text_digest",
     "text_to_embed",
 ]
@@ -77,7 +79,7 @@ class Recalled:
 
 
 @runtime_checkable
-class RecallStore(Protocol):
+class RecallStore(MemoryStore, Protocol):
     """A [`MemoryStore`][lionmem.protocols.memory.MemoryStore] that recalls by
     meaning: the `k` items whose vectors are most like the query's, among those its
     `tags` and `filters` match.
@@ -86,21 +88,6 @@ class RecallStore(Protocol):
     top `k` is taken, so a selective filter still gives `k` items when that many
     match. Ties keep insertion order. See [ADR-0102][adr-0102].
     """
-
-    # MemoryStore's three methods, written out rather than inherited: InMemoryStore,
-    # in the memory module, implements this protocol, so this module may not import
-    # that one at run time.
-    async def store(self, item: MemoryItem) -> UUID:
-        """As `MemoryStore.store`."""
-        ...
-
-    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
-        """As `MemoryStore.retrieve`."""
-        ...
-
-    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
-        """As `MemoryStore.search`."""
-        ...
 
     @property
     def embedder(self) -> Embedder | None:
@@ -203,3 +190,17 @@ async def embed_items(embedder: Embedder, text_of: TextOf | None, items: Sequenc
     given = await embedder.embed(texts)
     vectors = unit_rows(as_matrix(given, len(texts), embedder.dimensions, "the embedder"))
     return Embedded(vectors, [text_digest(text) for text in texts])
+
+
+def recall_query(tags: object, filters: object) -> MemoryQuery:
+    """The query of a recall's `tags` and `filters`, which mean what they mean in
+    `search` ([ADR-0102][adr-0102-d3]).
+
+    Raises:
+        TypeError: `tags` is not a list of str, or `filters` not a dict, as
+            `MemoryQuery` takes them.
+    """
+    try:
+        return MemoryQuery(tags=tags, filters=filters, limit=0)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise TypeError(f"tags must be a list of str and filters a dict, as in MemoryQuery: {exc}") from None

@@ -21,12 +21,16 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from lionmem.protocols.memory import MemoryItem
 
 __all__ = [
     "ItemLike",
     "QueryLike",
     "any_tag_held",
+    "check_matchable",
     "filters_hold",
     "matches",
     "text_matches",
@@ -133,3 +137,20 @@ def with_filters(items: Sequence[ItemT], conditions: Sequence[tuple[str, Any]]) 
         (first, wanted), (second, also) = conditions
         return [item for item in items if (held := item.metadata).get(first) == wanted and held.get(second) == also]
     return [item for item in items if all(item.metadata.get(k) == v for k, v in conditions)]
+
+
+def check_matchable(item: MemoryItem) -> None:
+    """Check that the text rule, `str(content)`, can read `item`: stored, an item it
+    cannot read would make every later text search of the store raise.
+
+    Raises:
+        ValueError: `str(item.content)` raised; the message names the item and
+            the error.
+    """
+    try:
+        str(item.content)
+    except Exception as exc:
+        raise ValueError(
+            f"item {item.id}: str(content) raised {type(exc).__name__} ({exc}), so no text "
+            "search could read it; nothing was stored"
+        ) from exc

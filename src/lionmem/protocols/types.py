@@ -10,7 +10,8 @@ from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.generic.element import Element
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.generic.progression import Progression
-from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+from lionmem.protocols.in_memory import InMemoryStore
+from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.protocols.recent import RecentStore
 
 __all__ = [

@@ -15,7 +15,8 @@ import threading
 from pydantic import BaseModel
 
 from lionmem._internal.pydantic_state import private_values
-from lionmem.protocols.memory import InMemoryStore, MemoryStore
+from lionmem.protocols.in_memory import InMemoryStore
+from lionmem.protocols.memory import MemoryStore
 
 OWNERSHIP_LOCK = threading.RLock()
 

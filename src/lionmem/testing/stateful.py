@@ -1,6 +1,6 @@
 """A hypothesis state machine that drives a store and the reference side by side.
 
-Only what the profile declares equal to [`InMemoryStore`][lionmem.protocols.memory.InMemoryStore] is
+Only what the profile declares equal to [`InMemoryStore`][lionmem.protocols.in_memory.InMemoryStore] is
 compared; a dimension that differs is left out of the generated queries. Needs
 hypothesis (`pip install "lionmem[testing]"`). See [ADR-0093][adr-0093].
 """
@@ -33,7 +33,8 @@ else:
 
 from lionmem._internal.arguments import kind_of
 from lionmem.protocols.forgetting import ForgettingStore
-from lionmem.protocols.memory import InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+from lionmem.protocols.in_memory import InMemoryStore
+from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.protocols.profile import (
     Durability,
     FidelityProfile,

@@ -23,8 +23,17 @@ from lionmem.adapters.postgres._backfill import FILL, fill
 from lionmem.adapters.postgres._pgvector import PgVector, pg_vectors
 from lionmem.adapters.postgres._planner import Where, where_of
 from lionmem.adapters.postgres._vector_schema import adopt
-from lionmem.protocols.memory import MemoryItem, MemoryQuery, recall_query
-from lionmem.protocols.recall import Embedder, Recalled, TextOf, check_k, embed_items, text_digest, text_to_embed
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.recall import (
+    Embedder,
+    Recalled,
+    TextOf,
+    check_k,
+    embed_items,
+    recall_query,
+    text_digest,
+    text_to_embed,
+)
 from lionmem.protocols.rules import matches
 
 __all__ = ["CANDIDATES", "EXACT_MOST", "MOST_CANDIDATES", "PgVectors"]

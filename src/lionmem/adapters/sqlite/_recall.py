@@ -22,8 +22,18 @@ from lionmem.adapters._embedding import checked_settings, refuse_another_embedde
 from lionmem.adapters._narrowing import settle_unstorable
 from lionmem.adapters.sqlite._planner import Conditions, conditions_of
 from lionmem.adapters.sqlite._writes import write_transaction
-from lionmem.protocols.memory import MemoryItem, MemoryQuery, recall_query
-from lionmem.protocols.recall import Embedder, Keep, Recalled, TextOf, check_k, embed_items, text_digest, text_to_embed
+from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.recall import (
+    Embedder,
+    Keep,
+    Recalled,
+    TextOf,
+    check_k,
+    embed_items,
+    recall_query,
+    text_digest,
+    text_to_embed,
+)
 from lionmem.protocols.rules import matches
 
 if TYPE_CHECKING:

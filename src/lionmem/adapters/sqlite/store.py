@@ -337,7 +337,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         filters: dict[str, Any] | None = None,
     ) -> list[Recalled]:
         """Copies of the `k` items most like `query`, as
-        [`InMemoryStore.recall`][lionmem.protocols.memory.InMemoryStore.recall] finds
+        [`InMemoryStore.recall`][lionmem.protocols.in_memory.InMemoryStore.recall] finds
         them: exact, narrowed by `tags` and `filters` first, ties in insertion order.
         Follows other processes' writes ([ADR-0102][adr-0102-d4]).
 
