@@ -17,6 +17,14 @@ Exception
     └── ConformanceFailure .......... also AssertionError (lionmem.testing)
 ```
 
+Its warnings have a root of their own beside it, `LionmemWarning`:
+
+```text
+UserWarning
+└── LionmemWarning
+    └── ErasureWarning .............. lionmem.protocols.forgetting
+```
+
 `ConformanceFailure` is defined with the kit, since it carries the kit's
 `CheckResult`; it is a `LionmemError` all the same. Arguments a caller got wrong
 raise the builtin `TypeError` or `ValueError` that Python's own functions raise, not
@@ -33,6 +41,7 @@ __all__ = [
     "ImportFileError",
     "IncompatibleDatabaseError",
     "LionmemError",
+    "LionmemWarning",
     "MissingSchemaError",
     "NoEmbedderError",
     "StoreClosedError",
@@ -44,6 +53,12 @@ __all__ = [
 class LionmemError(Exception):
     """The root of lionmem's own errors; see the tree in
     [`lionmem.errors`][lionmem.errors]."""
+
+
+class LionmemWarning(UserWarning):
+    """The root of lionmem's own warnings: `warnings.simplefilter("error",
+    LionmemWarning)` turns them all into errors, and a filter on `UserWarning` still
+    catches them."""
 
 
 class StoreClosedError(LionmemError, RuntimeError):

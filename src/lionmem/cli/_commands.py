@@ -298,8 +298,9 @@ async def note_if_empty(store: MemoryStore) -> None:
         print("python -m lionmem: note: the store holds no items; is its name right?", file=sys.stderr)
 
 
-class RefusedOpening(Exception):
-    """The store a URL names refused a value of it as it opened: a usage error."""
+class RefusedOpening(LionmemError):
+    """The store a URL names refused a value of it as it opened: a usage error, which
+    the command line turns into one."""
 
 
 async def _entered(

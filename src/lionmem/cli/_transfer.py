@@ -233,7 +233,9 @@ def _item(path: Path, number: int, line: str) -> MemoryItem:
 _FIELDS = frozenset(MemoryItem.model_fields)
 
 
-class _Repeated(Exception):
+class _Repeated(LionmemError):
+    """A key given twice in one line of an import file."""
+
     def __init__(self, key: str) -> None:
         self.key = key
 

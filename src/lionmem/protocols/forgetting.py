@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 from uuid import UUID
 
+from lionmem.errors import LionmemWarning
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
 __all__ = ["ErasureWarning", "ForgettingStore"]
@@ -61,7 +62,7 @@ class ForgettingStore(MemoryStore, Protocol):
         ...
 
 
-class ErasureWarning(UserWarning):
+class ErasureWarning(LionmemWarning):
     """A store closed after deleting, but cannot show that the deleted bytes left its
     files: SQLite's write-ahead log could be neither emptied nor removed, because
     another connection has the file open or its directory forbids it. The message

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
+from lionmem.errors import LionmemError
 from lionmem.protocols.batching import BatchingStore
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem
@@ -189,8 +190,9 @@ async def _deleted(probe: Probe, store: Any, brute: Brute) -> str | None:
     return None
 
 
-class _EmbedderDown(Exception):
-    """What the kit's failing embedder raises."""
+class _EmbedderDown(LionmemError):
+    """What the kit's failing embedder raises: a `LionmemError`, as every error of
+    lionmem's own, should a store let it through."""
 
 
 async def _kept_when_the_embedder_fails(probe: Probe, embedder: Embedder, stored: MemoryItem) -> str | None:
