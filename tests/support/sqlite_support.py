@@ -59,14 +59,14 @@ async def traced_search(
 
     def traced() -> tuple[list[MemoryItem], list[str]]:
         captured: list[str] = []
-        store._writer.set_trace_callback(captured.append)
+        store._connections.worker.db.set_trace_callback(captured.append)
         try:
-            found = store._worker.search(query, newest_first=newest_first)
+            found = store._connections.worker.search(query, newest_first=newest_first)
         finally:
-            store._writer.set_trace_callback(None)
+            store._connections.worker.db.set_trace_callback(None)
         return found, [sql for sql in captured if sql.startswith("SELECT items.")]
 
-    result: tuple[list[MemoryItem], list[str]] = await store._on_writer(traced)
+    result: tuple[list[MemoryItem], list[str]] = await store._connections.on_writer(traced)
     return result
 
 
@@ -98,10 +98,10 @@ def hold_write_lock(path: Path) -> sqlite3.Connection:
 
 async def on_worker(store: SQLiteMemoryStore, function: Callable[..., T], *args: Any) -> T:
     """`function(*args)` on the store's worker thread, after the calls queued before it."""
-    result: T = await store._on_writer(function, *args)
+    result: T = await store._connections.on_writer(function, *args)
     return result
 
 
 async def on_writer(store: SQLiteMemoryStore, function: Callable[[sqlite3.Connection], T]) -> T:
     """`function(writer)` on the store's worker thread, with its writer's connection."""
-    return await on_worker(store, function, store._writer)
+    return await on_worker(store, function, store._connections.worker.db)

@@ -16,17 +16,15 @@ import math
 import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 from uuid import UUID, SafeUUID
 
 from lionmem._internal.arguments import kind_of
 from lionmem._internal.json_values import check_json, dumps, loads
 from lionmem._internal.pydantic_state import construct_unchecked
 from lionmem.protocols.memory import MemoryItem
-from lionmem.protocols.profile import ContentKind, Durability, FidelityProfile, ReturnedObjects
 
 __all__ = [
-    "DURABLE_PROFILE",
     "ENCODE_EVERY",
     "MAX_ITEM_BYTES",
     "SHARE_EVERY",
@@ -39,17 +37,6 @@ __all__ = [
     "encode_item",
     "fold",
 ]
-
-DURABLE_PROFILE: Final = FidelityProfile(
-    returned_objects=ReturnedObjects.COPIES,
-    durability=Durability.RESTART,
-    content=ContentKind.JSON_VALUES,
-)
-"""What every store keeping items as these rows promises: the reference's rules,
-except that results are copies, items survive a restart and content must be a JSON
-value. Not a dimension of the profile, but a limit all the same: an item may take at
-most `MAX_ITEM_BYTES`."""
-
 
 T = TypeVar("T")
 

@@ -25,7 +25,8 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from lionmem._internal.arguments import require_type
 from lionmem._internal.tracebacks import without_locals_on_refusal
-from lionmem.adapters._codec import DURABLE_PROFILE, encode_item
+from lionmem.adapters._codec import encode_item
+from lionmem.adapters._profiles import DURABLE_PROFILE
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.in_memory import InMemoryStore
 from lionmem.protocols.memory import MemoryItem

@@ -221,7 +221,7 @@ def test_long_results_are_fetched_in_slices_with_other_tasks_between(
 
 
 def test_long_results_are_decoded_off_the_event_loop(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lionmem.adapters import _codec, _narrowing
+    from lionmem.adapters import _codec, _settling
 
     threads: list[tuple[str, bool]] = []
 
@@ -232,8 +232,8 @@ def test_long_results_are_decoded_off_the_event_loop(pg_url: str, monkeypatch: p
 
         return wrapper
 
-    monkeypatch.setattr("lionmem.adapters._narrowing.decode_in_slices", recorded("slices", _codec.decode_in_slices))
-    monkeypatch.setattr("lionmem.adapters._narrowing.matching", recorded("matching", _narrowing.matching))
+    monkeypatch.setattr("lionmem.adapters._settling.decode_in_slices", recorded("slices", _codec.decode_in_slices))
+    monkeypatch.setattr("lionmem.adapters._settling.matching", recorded("matching", _settling.matching))
     loop_thread = threading.get_ident()
     few = _codec.SHARE_EVERY
     items = [MemoryItem(content=i, metadata={"v": [i % 2]}) for i in range(few + 2)]

@@ -54,15 +54,18 @@ def test_the_checkpoint_thread_copies_the_log_beside_the_writes(
     async def body(store: SQLiteMemoryStore) -> int:
         for n in range(writes):
             await store.store(MemoryItem(content=f"note {n}", tags=["t"], metadata={"n": n}))
-        assert store._worker.checkpoints.thread is not None
+        assert store._connections.worker.checkpoints.thread is not None
 
         def checkpoint_sync() -> int:
-            assert store._worker.checkpoints.db is not None
-            found: int = store._worker.checkpoints.db.execute("PRAGMA synchronous").fetchone()[0]
+            assert store._connections.worker.checkpoints.db is not None
+            found: int = store._connections.worker.checkpoints.db.execute("PRAGMA synchronous").fetchone()[0]
             return found
 
         assert (
-            await asyncio.get_running_loop().run_in_executor(store._worker.checkpoints.thread, checkpoint_sync) == level
+            await asyncio.get_running_loop().run_in_executor(
+                store._connections.worker.checkpoints.thread, checkpoint_sync
+            )
+            == level
         )
         log_pages = await on_writer(store, lambda db: db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
         assert log_pages == sqlite_connect._WRITER_CHECKPOINT_PAGES
@@ -93,8 +96,8 @@ def test_checkpoints_reach_the_open_file_after_a_change_of_directory(
         monkeypatch.chdir(tmp_path / "second #1?")
         for n in range(every):
             await store.store(MemoryItem(content=n))
-        assert store._worker.checkpoints.thread is not None
-        await asyncio.get_running_loop().run_in_executor(store._worker.checkpoints.thread, lambda: None)
+        assert store._connections.worker.checkpoints.thread is not None
+        await asyncio.get_running_loop().run_in_executor(store._connections.worker.checkpoints.thread, lambda: None)
         opened = tmp_path / "first" / "m.db"
         with contextlib.closing(sqlite3.connect(f"file:{opened}?mode=ro&immutable=1", uri=True)) as only_file:
             in_file: int = only_file.execute("SELECT count(*) FROM items").fetchone()[0]
@@ -112,8 +115,8 @@ def test_the_checkpoint_thread_creates_no_file_where_the_database_was_removed(tm
         path.unlink()  # the store's connections keep the removed file open
         for n in range(CHECKPOINT_AFTER):
             await store.store(MemoryItem(content=n))
-        assert store._worker.checkpoints.thread is not None
-        await asyncio.get_running_loop().run_in_executor(store._worker.checkpoints.thread, lambda: None)
+        assert store._connections.worker.checkpoints.thread is not None
+        await asyncio.get_running_loop().run_in_executor(store._connections.worker.checkpoints.thread, lambda: None)
         assert not path.exists()
 
     with_store(path, body)
@@ -127,7 +130,7 @@ def test_a_store_that_only_reads_starts_no_checkpoint_thread(tmp_path: Path) -> 
     async def body(store: SQLiteMemoryStore) -> None:
         assert len(await store.search(MemoryQuery(limit=1000))) == 100
         await store.store(MemoryItem(content="one write, too few to ask for a checkpoint"))
-        assert store._worker.checkpoints.thread is None
+        assert store._connections.worker.checkpoints.thread is None
         # Checked while the store is open: closing would end such a thread anyway.
         assert not [t for t in set(threading.enumerate()) - before if "checkpoint" in t.name]
 
@@ -141,7 +144,7 @@ def test_closing_copies_the_rest_of_the_log_and_removes_it(tmp_path: Path) -> No
     async def body(store: SQLiteMemoryStore) -> None:
         for item in items:
             await store.store(item)
-        assert store._worker.checkpoints.thread is not None
+        assert store._connections.worker.checkpoints.thread is not None
 
     with_store(path, body)
     assert not path.with_name("m.db-wal").exists()
@@ -186,13 +189,13 @@ def test_close_waits_for_the_store_thread_to_end(tmp_path: Path, monkeypatch: py
         before = set(threading.enumerate())
         store = await SQLiteMemoryStore.open(tmp_path / "m.db")
         (worker,) = set(threading.enumerate()) - before
-        close_on_worker = store._close_on_worker
+        close_on_worker = store._connections._close_on_worker
 
         def close_then_linger() -> None:
-            store._executor.submit(time.sleep, 0.2)  # runs after this call
+            store._connections.executor.submit(time.sleep, 0.2)  # runs after this call
             close_on_worker()
 
-        monkeypatch.setattr(store, "_close_on_worker", close_then_linger)
+        monkeypatch.setattr(store._connections, "_close_on_worker", close_then_linger)
         await store.close()
         return worker.is_alive()
 
@@ -258,14 +261,14 @@ def test_a_cancelled_write_is_dropped_before_it_starts_and_finished_whole_after(
         assert [await store.retrieve(i.id) for i in queued] == [None] * len(queued)
 
         started, go = threading.Event(), threading.Event()
-        write = store._worker.write
+        write = store._connections.worker.write
 
         def held_write(rows: Any, vectors: Any = ()) -> None:
             started.set()
             go.wait(30)
             write(rows, vectors)
 
-        store._worker.write = held_write  # type: ignore[method-assign,assignment]
+        store._connections.worker.write = held_write  # type: ignore[method-assign,assignment]
         running = [MemoryItem(content=f"running {n}") for n in range(50)]
         call = asyncio.ensure_future(store.store_many(running))
         while not started.is_set():
@@ -312,13 +315,13 @@ def test_a_failed_checkpoint_loses_nothing_and_writes_go_on(tmp_path: Path) -> N
     async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
         broken = connect(tmp_path / "elsewhere.db", check_same_thread=False)
         broken.close()
-        store._worker.checkpoints.db = broken
+        store._connections.worker.checkpoints.db = broken
         for n in range(writes):
             await store.store(MemoryItem(content=n))
-        checkpoint = store._worker.checkpoints.running
+        checkpoint = store._connections.worker.checkpoints.running
         assert checkpoint is not None
         await asyncio.wrap_future(checkpoint)  # it raised nothing
-        store._worker.checkpoints.db = None
+        store._connections.worker.checkpoints.db = None
         return await store.search(MemoryQuery(limit=1000))
 
     found = with_store(path, body)

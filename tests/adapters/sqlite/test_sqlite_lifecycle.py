@@ -81,7 +81,7 @@ def test_busy_timeout_reaches_sqlite_in_milliseconds_rounded_up(
     what SQLite holds."""
 
     async def body(store: SQLiteMemoryStore) -> tuple[int, int]:
-        (reader,) = store._live_reader().execute("PRAGMA busy_timeout").fetchone()
+        (reader,) = store._connections.live_reader().execute("PRAGMA busy_timeout").fetchone()
         (writer,) = await on_writer(store, lambda db: db.execute("PRAGMA busy_timeout").fetchone())
         return reader, writer
 
@@ -95,7 +95,7 @@ def test_the_event_loop_reader_cannot_write(tmp_path: Path) -> None:
     async def body(store: SQLiteMemoryStore) -> list[MemoryItem]:
         await store.store(MemoryItem(content="kept"))
         with pytest.raises(sqlite3.OperationalError, match="attempt to write a readonly database"):
-            store._live_reader().execute("DELETE FROM items")
+            store._connections.live_reader().execute("DELETE FROM items")
         return await store.search(MemoryQuery())
 
     assert [i.content for i in with_store(tmp_path / "m.db", body)] == ["kept"]

@@ -310,7 +310,7 @@ def test_a_selective_filter_scores_the_ids_sql_selects_and_decodes_only_what_it_
             await reference.store_many(items)
 
             def ids(**asked: Any) -> Any:  # on the writer's thread, as recall runs it
-                return store._on_writer(store._worker.selected, MemoryQuery(**asked))
+                return store._connections.on_writer(store._connections.worker.selected, MemoryQuery(**asked))
 
             decided = await ids(filters={"group": 3}, limit=100)
             assert decided == [str(i.id) for i in items if i.metadata["group"] == 3]

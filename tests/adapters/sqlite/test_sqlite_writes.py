@@ -36,7 +36,7 @@ def test_an_item_changed_during_its_write_is_stored_as_called(tmp_path: Path) ->
         async def paused() -> AsyncIterator[None]:
             # White-box: occupy the store's one worker thread until the block ends.
             release = threading.Event()
-            store._executor.submit(release.wait)
+            store._connections.executor.submit(release.wait)
             try:
                 yield
             finally:

@@ -11,7 +11,8 @@ from typing import Any, LiteralString
 
 import psycopg
 
-from lionmem.adapters._narrowing import aged_matches, unlimited
+from lionmem.adapters._plan import unlimited
+from lionmem.adapters._settling import aged_matches
 from lionmem.adapters.postgres._pool import fetch
 from lionmem.adapters.postgres._reads import read_search
 from lionmem.protocols.memory import MemoryQuery

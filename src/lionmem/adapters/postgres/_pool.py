@@ -19,7 +19,7 @@ from lionmem.adapters._codec import SHARE_EVERY
 from lionmem.adapters.lifecycle import process_id, refuse_forked
 from lionmem.adapters.postgres._connect import Recent, answered, answering, outages_unavailable
 from lionmem.adapters.postgres._dsn import redacted
-from lionmem.errors import StoreClosedError, StoreUnavailableError
+from lionmem.errors import DatabaseCorruptError, StoreClosedError, StoreUnavailableError
 
 __all__ = ["Connections", "Pool"]
 
@@ -47,6 +47,21 @@ class Connections:
         # store's timeout each, so that a frozen server fails a call in about the
         # timeout, while a slow statement on a live one runs on.
         self._patience = patience
+        self._damage: str | None = None  # what verify found broken, if anything
+
+    def note_damage(self, damage: list[str]) -> None:
+        """Remember the first of `damage`, which `verify` found, to refuse every write."""
+        if damage:
+            self._damage = f"{damage[0]}{f' (and {len(damage) - 1} more)' if len(damage) > 1 else ''}"
+
+    def writable(self) -> None:
+        """Refuse a write once `verify` has found damage.
+
+        Raises:
+            DatabaseCorruptError: naming what was found.
+        """
+        if self._damage is not None:
+            raise DatabaseCorruptError(f"refusing to write: verify found {self._damage}")
 
     async def close(self) -> None:
         """Close the pool; idempotent. Refused from another loop or process while open."""
@@ -100,6 +115,12 @@ class Connections:
     ) -> list[tuple[Any, ...]]:
         """Run one statement on a connection of its own; its rows, if any."""
         return await self.on_connection(lambda conn: fetch(conn, query, list(params), prepare))
+
+    async def select(self, statement: sql.Composed, params: list[object]) -> list[tuple[Any, ...]]:
+        """The rows of a search's `statement`, planned afresh: psycopg prepares a
+        statement after its fifth run, and the server may then keep one plan for all
+        values, while a search's best plan depends on its values ([ADR-0097][adr-0097])."""
+        return await self.execute(statement, params, prepare=False)
 
     async def on_connection(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]) -> T:
         """`work` on a connection of the pool, held for it alone. An outage raises

@@ -7,25 +7,45 @@ Governed by [ADR-0097][adr-0097].
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, LiteralString
 
 from psycopg import sql
 
 from lionmem.adapters._codec import SHARE_EVERY, Row, decode_in_slices
-from lionmem.adapters._narrowing import MAX_SQL_LIMIT, Plan, settled
+from lionmem.adapters._plan import MAX_SQL_LIMIT, Plan, unlimited
+from lionmem.adapters._settling import settled
 from lionmem.adapters.postgres._planner import plan_search
+from lionmem.adapters.postgres._pool import Connections
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.stats import StoreStats
 
-__all__ = ["PAGE", "STATS", "Select", "decode", "decode_all", "read_search", "stats_of"]
+__all__ = ["STATS", "Execute", "Select", "decode", "decode_all", "pages", "read_search", "stats_of"]
 
 _FIRST_WINDOW = 64
 
-PAGE: LiteralString = (
+_PAGE: LiteralString = (
     "SELECT seq, id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND seq > %s ORDER BY seq LIMIT %s"
 )
 """The next page of a scan: `(namespace, after, size)`."""
+
+Execute = Callable[[LiteralString, list[object]], Awaitable[list[tuple[Any, ...]]]]
+"""Runs one statement with its values on a connection of the store's, as
+`Connections.execute` does."""
+
+
+async def pages(execute: Execute, namespace: str, size: int) -> AsyncIterator[list[MemoryItem]]:
+    """Every item of `namespace` in insertion order, in lists of at most `size`, each
+    one statement from where the last one ended."""
+    after = 0
+    while True:
+        rows = await execute(_PAGE, [namespace, after, size])
+        if rows:
+            after = rows[-1][0]
+            yield await decode_all([row[1:] for row in rows])
+        if len(rows) < size:
+            return
+
 
 STATS: LiteralString = (
     "SELECT count(*), min(created_at), max(created_at),"
@@ -69,6 +89,8 @@ async def _off_the_loop_if_long(rows: list[Row], work: Callable[[], list[MemoryI
 
 
 Select = Callable[[sql.Composed, list[object]], Awaitable[list[tuple[Any, ...]]]]
+"""Runs a search's statement with its values, as `Connections.select` does or, within
+a transaction, on its one connection."""
 
 
 async def read_search(
@@ -90,3 +112,13 @@ async def read_search(
         if len(found) >= limit or len(rows) < window:
             return found
         window = min(window * 4, MAX_SQL_LIMIT)
+
+
+async def count_of(connections: Connections, namespace: str, query: MemoryQuery) -> int:
+    """How many items of `namespace` `query`'s text, tags and filters match: counted by
+    the server when there are none, else found and counted."""
+    if not (query.text or query.tags or query.filters):
+        rows = await connections.execute("SELECT count(*) FROM lionmem_items WHERE namespace = %s", [namespace])
+        return int(rows[0][0])
+    found = await read_search(namespace, unlimited(query), connections.select)
+    return len(found)

@@ -20,9 +20,10 @@ from psycopg import sql
 
 from lionmem.adapters._codec import decode_rows
 from lionmem.adapters.postgres._backfill import FILL, fill
+from lionmem.adapters.postgres._conditions import Where, where_of
 from lionmem.adapters.postgres._pgvector import PgVector, pg_vectors
-from lionmem.adapters.postgres._planner import Where, where_of
-from lionmem.adapters.postgres._vector_schema import adopt
+from lionmem.adapters.postgres.schema import adopt_vectors
+from lionmem.errors import NoEmbedderError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.recall import (
     Embedder,
@@ -36,7 +37,13 @@ from lionmem.protocols.recall import (
 )
 from lionmem.protocols.rules import matches
 
-__all__ = ["CANDIDATES", "EXACT_MOST", "MOST_CANDIDATES", "PgVectors"]
+__all__ = [
+    "CANDIDATES",
+    "EXACT_MOST",
+    "MOST_CANDIDATES",
+    "PgVectors",
+    "recalling",
+]
 
 EXACT_MOST: Final = 2_000
 """The most matches a recall ranks exactly by reading them all; past it, the index
@@ -128,8 +135,8 @@ class PgVectors:
         ]
 
     async def adopt(self, conn: psycopg.AsyncConnection[Any], reembed: bool) -> None:
-        """Make the vectors' tables, and record or check this embedder; see `adopt`."""
-        await adopt(conn, self.embedder, reembed)
+        """Make the vectors' tables, and record or check this embedder; see `adopt_vectors`."""
+        await adopt_vectors(conn, self.embedder, reembed)
 
     async def fill(self, conn: psycopg.AsyncConnection[Any], namespace: str) -> None:
         """Embed every item of `namespace` waiting for a vector."""
@@ -394,3 +401,16 @@ def _found(asked: _Recall, rows: list[_Row]) -> list[tuple[MemoryItem, float, by
     if asked.rechecked:
         found = [entry for entry in found if matches(entry[0], asked.query)]
     return found[: asked.k]
+
+
+def recalling(vectors: PgVectors | None) -> PgVectors:
+    """The recall of a store opened with an embedder.
+
+    Raises:
+        NoEmbedderError: the store was opened without one.
+    """
+    if vectors is None:
+        raise NoEmbedderError(
+            "this PostgresMemoryStore was opened without an embedder: PostgresMemoryStore.open(..., embedder=...)"
+        )
+    return vectors

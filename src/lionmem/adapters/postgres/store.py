@@ -8,12 +8,10 @@ and the pool. Governed by [ADR-0097][adr-0097].
 
 from __future__ import annotations
 
-import dataclasses
-import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 from functools import partial
-from typing import Any, Final, LiteralString, TypeVar
+from typing import Any, LiteralString, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -21,26 +19,24 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
 from lionmem._internal.arguments import as_batch, as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
-from lionmem._internal.timeouts import MAX_TIMEOUT, milliseconds
+from lionmem._internal.timeouts import MAX_TIMEOUT
 from lionmem._internal.tracebacks import without_locals_on_refusal
-from lionmem.adapters._codec import DURABLE_PROFILE, decode_item, encode_batch
-from lionmem.adapters._embedding import checked_settings
-from lionmem.adapters._narrowing import unlimited
+from lionmem.adapters._codec import decode_item, encode_batch
+from lionmem.adapters._profiles import PGVECTOR_PROFILE, POSTGRES_PROFILE
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
 from lionmem.adapters.postgres._backfill import VECTOR_UPSERT
 from lionmem.adapters.postgres._connect import Recent, connect
 from lionmem.adapters.postgres._deletes import delete_found, delete_where
-from lionmem.adapters.postgres._dsn import checked_conninfo, redacted
+from lionmem.adapters.postgres._dsn import redacted
 from lionmem.adapters.postgres._planner import plan_search
 from lionmem.adapters.postgres._pool import Connections
-from lionmem.adapters.postgres._reads import PAGE, STATS, decode_all, read_search, stats_of
-from lionmem.adapters.postgres._recall import CANDIDATES, MOST_CANDIDATES, PgVectors
+from lionmem.adapters.postgres._reads import STATS, count_of, pages, read_search, stats_of
+from lionmem.adapters.postgres._recall import CANDIDATES, PgVectors, recalling
+from lionmem.adapters.postgres._settings import OpenSettings, open_settings
 from lionmem.adapters.postgres._verify import problems
 from lionmem.adapters.postgres._writes import UPSERT, item_row, write_batch
 from lionmem.adapters.postgres.schema import LOCK_KEY
-from lionmem.errors import DatabaseCorruptError, NoEmbedderError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
-from lionmem.protocols.profile import Recall
 from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
 from lionmem.protocols.verifying import Verification
@@ -48,17 +44,6 @@ from lionmem.protocols.verifying import Verification
 __all__ = ["PGVECTOR_PROFILE", "POSTGRES_PROFILE", "PostgresMemoryStore"]
 
 T = TypeVar("T")
-
-POSTGRES_PROFILE: Final = DURABLE_PROFILE
-"""What `PostgresMemoryStore` promises: the same as the SQLite store, the profile of
-every durable store."""
-
-PGVECTOR_PROFILE: Final = dataclasses.replace(POSTGRES_PROFILE, recall=Recall.APPROXIMATE, minimum_recall=0.98)
-"""What `PostgresMemoryStore` opened with an embedder promises: recall through an HNSW
-index past 2,000 matches, so approximate, finding at least 98% of the exact
-top 10 ([ADR-0103][adr-0103])."""
-
-_NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
 
 
 class PostgresMemoryStore(ClosesOnExit):
@@ -74,8 +59,14 @@ class PostgresMemoryStore(ClosesOnExit):
     Every method but `close` raises `StoreClosedError` once the store is closed,
     `RuntimeError` when called from an event loop other than the one that opened the
     store or in a process forked from the one that opened it, and
-    `StoreUnavailableError` when the server does not answer in time; each method's
-    own errors are listed with it.
+    `StoreUnavailableError` when the server does not answer in time. A write or delete
+    the server refuses (a deadlock with another client, say) raises `psycopg.Error` and
+    changes nothing; one after `verify` found damage raises `DatabaseCorruptError`.
+    An item the store cannot keep is refused before anything is written: a
+    `TypeError` for a value that is not JSON or a U+0000 character, a `ValueError` for
+    lists and objects nested more than 500 levels deep, an integer of more digits than
+    Python writes as text, or an item over 100 MB (the UTF-8 of its JSON, or of
+    `str(content).lower()`). Each method's own errors are listed with it.
 
     Examples:
         With `dsn` the URL of your server:
@@ -112,7 +103,6 @@ class PostgresMemoryStore(ClosesOnExit):
         self.trigram = trigram
         """Whether text search can use a `pg_trgm` index (else it scans)."""
         self._vectors = vectors
-        self._damage: str | None = None  # what verify found broken, if anything
 
     @classmethod
     @without_locals_on_refusal
@@ -133,81 +123,56 @@ class PostgresMemoryStore(ClosesOnExit):
     ) -> PendingOpen[PostgresMemoryStore]:
         """Connect, create or check the schema, and bind the store to `namespace`.
 
-        `timeout` bounds waiting for a connection, each connection attempt, and how
-        long a frozen server (one that answers nothing) holds a call: past half of it,
-        a call asks the server for an answer on a new connection, and fails unless
-        that comes within the other half; a merely slow call goes on. `statement_timeout`
-        bounds each statement on the server. Both are in seconds, up to
-        [`MAX_TIMEOUT`][lionmem.adapters.lifecycle.MAX_TIMEOUT], and take the place of
-        libpq's `connect_timeout` and the server's `statement_timeout`, which a dsn may
-        not set. The client encoding, float output and isolation are the store's own;
-        the database must be in UTF8 ([ADR-0097][adr-0097]). With `create=False`, a
-        database without lionmem's schema is an error instead of getting one.
-
-        With an `embedder`, the store embeds each item it writes (`text_of`, or `str`
-        of its content), embeds the namespace's items that have none as it opens, and
-        can [`recall`][lionmem.adapters.postgres.PostgresMemoryStore.recall];
-        `candidates` is how many the HNSW index is asked for (`hnsw.ef_search`, at
-        most 1,000), more finding more of the exact top `k` at more cost
-        ([ADR-0103][adr-0103-d3]).
+        `timeout` (seconds) bounds waiting for a connection, each connection attempt,
+        and a frozen server: past half of it a call asks the server on a new
+        connection, and fails unless it answers within the other half; a merely slow
+        call goes on, each statement bounded by `statement_timeout`. They replace
+        libpq's `connect_timeout` and the server's `statement_timeout`, which `dsn`
+        may not set; the database must be in UTF8 ([ADR-0097][adr-0097]). With
+        `create=False`, a database without lionmem's schema is an error. With an
+        `embedder`, the store embeds what it writes (`text_of(item)`, or
+        `str(item.content)`) and what the namespace holds without a vector, and can
+        recall, asking the HNSW index for `candidates` ([ADR-0103][adr-0103-d3]).
 
         Raises:
-            ValueError: an invalid namespace, pool setting or connection string (a
+            ValueError: an invalid namespace, pool size or connection string (a
                 value libpq refuses, such as `sslmode=bogus`, included), a
-                connection string that sets either timeout itself, or `candidates`
-                not from 1 to 1,000.
-            IncompatibleDatabaseError: the database's encoding is not UTF8, or the
+                connection string that sets either timeout, or `candidates` not from
+                1 to 1,000.
+            TypeError: an argument of the wrong type.
+            IncompatibleDatabaseError: the database's encoding is not UTF8, or its
                 schema is newer than this lionmem.
-            MissingSchemaError: with `create=False`, the database has no lionmem
-                schema (an `IncompatibleDatabaseError`).
+            MissingSchemaError: with `create=False`, the database has no schema.
             StoreUnavailableError: the server cannot be reached in time.
-            TypeError: an argument of the wrong type: `dsn` and `namespace` are
-                str, the pool sizes and `candidates` int, the timeouts numbers,
-                `create` and `reembed` bools, `embedder` an `Embedder`, `text_of`
-                callable.
             VectorExtensionMissingError: with an embedder, pgvector is not installed
                 in the database and the role may not install it.
             EmbedderMismatchError: the database's vectors are another embedder's.
             ImportError: an embedder was given and numpy is not installed.
         """
-        require_type(dsn, "dsn", str)
-        require_type(namespace, "namespace", str)
-        require_type(min_size, "min_size", int)
-        require_type(max_size, "max_size", int)
-        require_type(create, "create", bool)
-        if not _NAMESPACE.fullmatch(namespace):
-            raise ValueError(
-                f"namespace {namespace!r} must be 1-63 letters, digits, '_', '.' or '-', not starting with '.' or '-'"
-            )
-        if not 1 <= min_size <= max_size:
-            raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
-        milliseconds("timeout", timeout, zero=False)
-        statement_ms = milliseconds("statement_timeout", statement_timeout, zero=False)
-        conninfo = checked_conninfo(dsn, timeout)
-        checked = checked_settings(embedder, text_of, reembed)
-        require_type(candidates, "candidates", int)
-        if not 1 <= candidates <= MOST_CANDIDATES:
-            raise ValueError(f"candidates must be from 1 to {MOST_CANDIDATES:,}, got {candidates}")
-        vectors = None if checked is None else PgVectors(checked, text_of, candidates)
-        settings = (min_size, max_size, timeout, statement_ms, create)
-        return PendingOpen(partial(cls._opened, conninfo, namespace, settings, vectors, reembed))
+        settings = open_settings(
+            dsn,
+            namespace,
+            (min_size, max_size),
+            (timeout, statement_timeout),
+            create,
+            embedder,
+            text_of,
+            candidates,
+            reembed,
+        )
+        return PendingOpen(partial(cls._opened, settings))
 
     @classmethod
-    async def _opened(
-        cls,
-        conninfo: str,
-        namespace: str,
-        settings: tuple[int, int, float, int, bool],
-        vectors: PgVectors | None,
-        reembed: bool,
-    ) -> PostgresMemoryStore:
-        min_size, max_size, timeout, statement_ms, create = settings
-        pool, recent, trigram = await connect(conninfo, min_size, max_size, timeout, statement_ms, create)
-        store = cls(pool, recent, namespace, conninfo, trigram=trigram, patience=timeout / 2, vectors=vectors)
+    async def _opened(cls, settings: OpenSettings) -> PostgresMemoryStore:
+        conninfo, namespace, vectors = settings.conninfo, settings.namespace, settings.vectors
+        pool, recent, trigram = await connect(
+            conninfo, settings.min_size, settings.max_size, settings.timeout, settings.statement_ms, settings.create
+        )
+        store = cls(pool, recent, namespace, conninfo, trigram=trigram, patience=settings.timeout / 2, vectors=vectors)
         if vectors is not None:
             try:
-                await store._on_connection(partial(vectors.adopt, reembed=reembed))
-                await store._on_connection(partial(vectors.fill, namespace=namespace))
+                await store._connections.on_connection(partial(vectors.adopt, reembed=settings.reembed))
+                await store._connections.on_connection(partial(vectors.fill, namespace=namespace))
             except BaseException:
                 await store.close()
                 raise
@@ -234,14 +199,6 @@ class PostgresMemoryStore(ClosesOnExit):
         """
         await self._connections.close()
 
-    async def _execute(
-        self, query: sql.Composed | LiteralString, params: Iterable[object] = (), *, prepare: bool | None = None
-    ) -> list[tuple[Any, ...]]:
-        return await self._connections.execute(query, params, prepare=prepare)
-
-    async def _on_connection(self, work: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]]) -> T:
-        return await self._connections.on_connection(work)
-
     # -- the protocol ------------------------------------------------------------------
 
     async def store(self, item: MemoryItem) -> UUID:
@@ -251,20 +208,13 @@ class PostgresMemoryStore(ClosesOnExit):
         committed it: `retrieve` tells which.
 
         Raises:
-            TypeError: not a `MemoryItem`, a value that is not JSON, or a U+0000
-                character; nothing is written.
-            ValueError: content or metadata nesting lists and objects more than
-                500 levels deep, or holding an integer with more digits than Python
-                writes as text; or an item over 100 MB, counted as the UTF-8 of
-                its content, tags and metadata in JSON or of the text search reads,
-                `str(content).lower()`. Nothing is written.
-            psycopg.Error: the server refused the write, such as for a deadlock with
-                another client; nothing is written.
+            TypeError: not a `MemoryItem`, or an item the store cannot keep.
+            ValueError: an item the store cannot keep.
         """
         row = item_row(self.namespace, item)
-        self._writable()
+        self._connections.writable()
         if self._vectors is None:
-            await self._execute(UPSERT, row)
+            await self._connections.execute(UPSERT, row)
         else:
             await self._write([row], [item])
         return item.id
@@ -277,11 +227,9 @@ class PostgresMemoryStore(ClosesOnExit):
         cancelled call writes all of the items or none, as `store` does one.
 
         Raises:
-            TypeError: `items` is not an iterable, or one `MemoryItem` alone; or
-                as for [`store`][lionmem.adapters.postgres.PostgresMemoryStore.store],
-                an item the store cannot keep. Nothing is written.
-            ValueError: as for `store`; nothing is written.
-            psycopg.Error: the server refused the write; nothing is written.
+            TypeError: `items` is not an iterable, or one `MemoryItem` alone, or an
+                item the store cannot keep; nothing is written.
+            ValueError: an item the store cannot keep; nothing is written.
         """
         batch = as_batch(items, MemoryItem)
         rows = await encode_batch(batch, partial(item_row, self.namespace))
@@ -290,10 +238,10 @@ class PostgresMemoryStore(ClosesOnExit):
 
     async def _write(self, rows: list[tuple[object, ...]], items: list[MemoryItem]) -> None:
         """Write `rows` in one transaction, and the vectors of `items` with them."""
-        self._writable()
+        self._connections.writable()
         vectors = None if self._vectors is None else (VECTOR_UPSERT, await self._vectors.rows(self.namespace, items))
         write = partial(write_batch, namespace=self.namespace, rows=rows, lock_key=LOCK_KEY, vectors=vectors)
-        await self._on_connection(write)
+        await self._connections.on_connection(write)
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
         """Return a copy of the item with `item_id` in this namespace, or `None`.
@@ -305,7 +253,7 @@ class PostgresMemoryStore(ClosesOnExit):
             TypeError: `item_id` is neither a UUID nor a string.
         """
         item_id = as_uuid(item_id, "item_id")
-        rows = await self._execute(
+        rows = await self._connections.execute(
             "SELECT id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND id = %s",
             (self.namespace, item_id),
         )
@@ -317,7 +265,7 @@ class PostgresMemoryStore(ClosesOnExit):
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
         """
-        return await read_search(self.namespace, query, self._select)
+        return await read_search(self.namespace, query, self._connections.select)
 
     async def search_newest(self, query: MemoryQuery) -> list[MemoryItem]:
         """Copies of the items matching `query`, the last in insertion order first, cut
@@ -327,7 +275,7 @@ class PostgresMemoryStore(ClosesOnExit):
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
         """
-        return await read_search(self.namespace, query, self._select, newest_first=True)
+        return await read_search(self.namespace, query, self._connections.select, newest_first=True)
 
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
 
@@ -340,7 +288,6 @@ class PostgresMemoryStore(ClosesOnExit):
         Raises:
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
-            psycopg.Error: the server refused the delete; nothing is deleted.
         """
         key = as_uuid(item_id, "item_id")
         return await self._delete("id = %s", [key]) > 0
@@ -353,7 +300,6 @@ class PostgresMemoryStore(ClosesOnExit):
                 that is neither a UUID nor a string; nothing is deleted.
             ValueError: `item_ids` holds a string that is not a UUID; nothing is
                 deleted.
-            psycopg.Error: the server refused the delete; nothing is deleted.
         """
         keys = as_uuids(item_ids, "item_ids")
         return await self._delete("id = ANY(%s)", [keys]) if keys else 0
@@ -370,14 +316,15 @@ class PostgresMemoryStore(ClosesOnExit):
             TypeError: `query` is not a `MemoryQuery`, or `created_before` is neither
                 a number nor a datetime.
             ValueError: `created_before` is NaN or infinite.
-            psycopg.Error: the server refused the delete, such as
-                `psycopg.errors.SerializationFailure` when another client changed a
-                found item meanwhile; nothing is deleted, and the call may be retried.
+            psycopg.errors.SerializationFailure: another client changed a found
+                item meanwhile; nothing is deleted, and the call may be retried.
         """
         require_type(query, "query", MemoryQuery)
         before = None if created_before is None else as_cutoff(created_before, "created_before")
-        self._writable()
-        return await self._on_connection(partial(delete_found, namespace=self.namespace, query=query, before=before))
+        self._connections.writable()
+        return await self._connections.on_connection(
+            partial(delete_found, namespace=self.namespace, query=query, before=before)
+        )
 
     async def count(self, query: MemoryQuery) -> int:
         """The number of items in this namespace that `query`'s text, tags and filters
@@ -387,10 +334,7 @@ class PostgresMemoryStore(ClosesOnExit):
             TypeError: `query` is not a `MemoryQuery`.
         """
         require_type(query, "query", MemoryQuery)
-        if not (query.text or query.tags or query.filters):
-            rows = await self._execute("SELECT count(*) FROM lionmem_items WHERE namespace = %s", [self.namespace])
-            return int(rows[0][0])
-        return len(await self.search(unlimited(query)))
+        return await count_of(self._connections, self.namespace, query)
 
     async def delete_created_before(self, cutoff: float | datetime) -> int:
         """Delete every item in this namespace whose `created_at` is before `cutoff`,
@@ -399,7 +343,6 @@ class PostgresMemoryStore(ClosesOnExit):
         Raises:
             TypeError: `cutoff` is neither a number nor a datetime.
             ValueError: `cutoff` is NaN or infinite.
-            psycopg.Error: the server refused the delete; nothing is deleted.
         """
         return await self._delete("created_at < %s", [as_cutoff(cutoff, "cutoff")])
 
@@ -409,14 +352,11 @@ class PostgresMemoryStore(ClosesOnExit):
         found makes the store refuse writes from then on.
         """
         text_of = None if self._vectors is None else self._vectors.text_of
-        damage, stale = await self._on_connection(partial(problems, namespace=self.namespace, text_of=text_of))
-        if damage:
-            self._damage = f"{damage[0]}{f' (and {len(damage) - 1} more)' if len(damage) > 1 else ''}"
+        damage, stale = await self._connections.on_connection(
+            partial(problems, namespace=self.namespace, text_of=text_of)
+        )
+        self._connections.note_damage(damage)
         return Verification(tuple(damage), tuple(stale))
-
-    def _writable(self) -> None:
-        if self._damage is not None:
-            raise DatabaseCorruptError(f"refusing to write: verify found {self._damage}")
 
     async def stats(self) -> StoreStats:
         """The number of items in this namespace, the size of the items table and of
@@ -424,7 +364,7 @@ class PostgresMemoryStore(ClosesOnExit):
         `created_at`, read in one statement ([ADR-0100][adr-0100-d9]). The tables,
         and so their size, are every namespace's.
         """
-        return stats_of(await self._execute(STATS, [self.namespace]))
+        return stats_of(await self._connections.execute(STATS, [self.namespace]))
 
     def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
         """Copies of every item in this namespace, in insertion order, in lists of at
@@ -439,21 +379,13 @@ class PostgresMemoryStore(ClosesOnExit):
             ValueError: `batch_size` is less than 1.
             StoreClosedError: the store is closed (raised by the first list).
         """
-        return self._pages(as_batch_size(batch_size))
-
-    async def _pages(self, size: int) -> AsyncIterator[list[MemoryItem]]:
-        after = 0
-        while True:
-            rows = await self._execute(PAGE, [self.namespace, after, size])
-            if rows:
-                after = rows[-1][0]
-                yield await decode_all([row[1:] for row in rows])
-            if len(rows) < size:
-                return
+        return pages(self._connections.execute, self.namespace, as_batch_size(batch_size))
 
     async def _delete(self, where: LiteralString, params: list[object]) -> int:
-        self._writable()
-        return await self._on_connection(partial(delete_where, namespace=self.namespace, where=where, params=params))
+        self._connections.writable()
+        return await self._connections.on_connection(
+            partial(delete_where, namespace=self.namespace, where=where, params=params)
+        )
 
     # -- recall: the optional extension of ADR-0102, with pgvector (ADR-0103) ------------
 
@@ -484,9 +416,9 @@ class PostgresMemoryStore(ClosesOnExit):
             TypeError, ValueError: as `InMemoryStore.recall` raises them; `exact`
                 is not a bool.
         """
-        vectors = self._recalling()
+        vectors = recalling(self._vectors)
         asked = await vectors.asked(self.namespace, query, k, tags, filters, exact)
-        return await self._on_connection(partial(vectors.recall, asked=asked))
+        return await self._connections.on_connection(partial(vectors.recall, asked=asked))
 
     async def explain_recall(
         self,
@@ -501,26 +433,13 @@ class PostgresMemoryStore(ClosesOnExit):
         run, for the statement that ranks, as `EXPLAIN ANALYZE` prints it; without
         tags or filters, the branch not taken is marked "never executed"
         ([ADR-0103][adr-0103-d2])."""
-        vectors = self._recalling()
+        vectors = recalling(self._vectors)
         asked = await vectors.asked(self.namespace, query, k, tags, filters, exact)
-        return await self._on_connection(partial(vectors.explain, asked=asked))
-
-    def _recalling(self) -> PgVectors:
-        if self._vectors is None:
-            raise NoEmbedderError(
-                "this PostgresMemoryStore was opened without an embedder: PostgresMemoryStore.open(..., embedder=...)"
-            )
-        return self._vectors
+        return await self._connections.on_connection(partial(vectors.explain, asked=asked))
 
     async def explain(self, query: MemoryQuery, *, newest_first: bool = False) -> str:
         """The server's plan for `query`, as `EXPLAIN` prints it: for `search`, or with
         `newest_first` for `search_newest`."""
         plan = plan_search(self.namespace, query, newest_first=newest_first)
-        rows = await self._select(sql.SQL("EXPLAIN ") + plan.statement, plan.params)
+        rows = await self._connections.select(sql.SQL("EXPLAIN ") + plan.statement, plan.params)
         return "\n".join(str(row[0]) for row in rows)
-
-    async def _select(self, statement: sql.Composed, params: list[object]) -> list[tuple[Any, ...]]:
-        # psycopg prepares a statement after its fifth run, and the server may then
-        # keep one plan for all values. A search's best plan depends on its values
-        # (ADR-0097), so searches are planned afresh each time.
-        return await self._execute(statement, params, prepare=False)

@@ -1,5 +1,5 @@
-"""How the SQLite store answers a search: which index drives it, the SQL for the
-other predicates, and what Python checks on the rows.
+"""How the SQLite store answers a search: which index drives it, and the statement
+that reads through it; the SQL of each predicate is `_conditions`'s.
 
 Governed by [ADR-0096][adr-0096].
 
@@ -12,11 +12,13 @@ Seam for tests: `_planner`, whose drivers and probe the tests inspect.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, LiteralString, NamedTuple, cast
+from typing import Any, NamedTuple
 
-from lionmem.adapters._narrowing import SQL_FILTERS, Narrowing, Plan, settle_unstorable, sql_limit
-from lionmem.adapters.sqlite._indexes import INT64, indexable
-from lionmem.protocols.filters import AllOf, Condition, Ge, Gt, In, Le, Lt
+from lionmem.adapters._plan import Plan, sql_limit
+from lionmem.adapters._settling import settle_unstorable
+from lionmem.adapters.sqlite._conditions import BIG_INTEGERS, Held, Predicates, clauses_of, predicates_of, same_value
+from lionmem.adapters.sqlite._indexes import indexable
+from lionmem.protocols.filters import In
 from lionmem.protocols.memory import MemoryQuery
 
 # A BLOB in created_at is only ever -0.0 (see `stored_time`), which the decoder reads
@@ -24,7 +26,6 @@ from lionmem.protocols.memory import MemoryQuery
 # (ADR-0096 gives the figure).
 COLUMNS = "items.id, items.created_at, items.body"
 _MIN_TRIGRAM = 3
-_SQL_TAGS = 1_000
 _OPENING = 64
 """The most characters of a needle the trigram index is asked for: a 100,000-character
 needle of common words was slow to look up whole (ADR-0096); what matches its opening is
@@ -46,161 +47,6 @@ def _trigrams(opening: str) -> str:
     starts = [*range(0, len(opening) - 2, 3), len(opening) - 3]
     trigrams = dict.fromkeys(opening[start : start + 3] for start in starts)
     return " ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
-
-
-_NUMBER_KINDS: LiteralString = "('integer', 'real', 'true', 'false')"
-
-
-def _same_value(value: object, row: LiteralString) -> LiteralString | None:
-    """The condition on the `item_meta` row named `row` that holds exactly when its
-    value `==` `value` in Python (given its key), or `None` when SQL cannot decide that.
-
-    SQLite compares a 64-bit integer with a float exactly, as Python does, and stores
-    `True` and `False` as 1 and 0. Integers beyond 64 bits are 'bigint' rows without a
-    value; no float smaller than 2**63 in size can equal one.
-    """
-    kind = type(value)
-    if kind is str:
-        return f"{row}.value = ? AND {row}.kind = 'text'"
-    if ((kind is bool or kind is int) and value in INT64) or (
-        kind is float and -(2.0**63) <= cast(float, value) < 2.0**63
-    ):
-        return f"{row}.value = ? AND {row}.kind IN {_NUMBER_KINDS}"
-    return None
-
-
-_ORDERS: dict[type[Condition], LiteralString] = {Gt: ">", Ge: ">=", Lt: "<", Le: "<="}
-
-
-class _Held(NamedTuple):
-    """SQL keeping the `item_meta` rows whose value meets a condition."""
-
-    on: Callable[[LiteralString], LiteralString]
-    """The condition on the row named by its argument."""
-    params: list[object]
-    """The values of its marks."""
-    exact: bool
-    """Whether it keeps no row whose value does not meet the condition."""
-
-
-def _held(condition: Condition) -> _Held | None:
-    """The SQL keeping every `item_meta` row whose value meets `condition`; `None` when
-    SQL cannot narrow it (a member or bound it cannot compare), so Python alone
-    decides. A missing key has no row, so a condition that a missing key meets is
-    never narrowed here. Worked out once a filter, for both the driver and the
-    condition that may use it."""
-    if isinstance(condition, In):
-        # Values of another type never compare equal here (the column has no
-        # affinity), numbers of any type do, as `_same_value` relies on.
-        members = list(condition.values)
-        if not members or any(_same_value(value, "m") is None for value in members):
-            return None
-        kinds: list[LiteralString] = []
-        if any(type(value) is str for value in members):
-            kinds.append("'text'")
-        if any(type(value) is not str for value in members):
-            kinds.append("'integer', 'real', 'true', 'false'")
-        marks = "?" + ", ?" * (len(members) - 1)
-        listed = ", ".join(kinds)
-
-        def among(row: LiteralString) -> LiteralString:
-            return f"{row}.value IN ({marks}) AND {row}.kind IN ({listed})"
-
-        return _Held(among, members, True)
-    if isinstance(condition, AllOf):
-        return _held_by_every(condition.conditions)
-    operator = _ORDERS.get(type(condition))
-    if operator is None:
-        return None
-    (bound,) = condition.arguments
-    if isinstance(bound, str):
-
-        def text_order(row: LiteralString) -> LiteralString:
-            return f"{row}.value {operator} ? AND {row}.kind = 'text'"
-
-        return _Held(text_order, [bound], True)
-    if not (-(2.0**63) <= bound < 2.0**63):
-        return None
-
-    # An integer beyond 64 bits is a 'bigint' row without a value: a candidate, which
-    # Python decides; so the condition is not exact (a driver reads those apart).
-    def number_order(row: LiteralString) -> LiteralString:
-        return f"{row}.value {operator} ? AND {row}.kind IN {_NUMBER_KINDS}"
-
-    return _Held(number_order, [bound], False)
-
-
-def _held_by_every(members: tuple[Any, ...]) -> _Held | None:
-    """The rows `AllOf(*members)` may keep: those every member SQL can narrow keeps,
-    so that `AllOf(Ge(a), Lt(b))` reads one range of the index. Exact only when
-    every member is; `None` when none can narrow."""
-    parts: list[_Held | None] = []
-    for member in members:
-        if isinstance(member, Condition):
-            parts.append(_held(member))
-        else:
-            parts.append(_equal_to(member))
-    kept = [part for part in parts if part is not None]
-    if not kept:
-        return None
-
-    def every(row: LiteralString) -> LiteralString:
-        return " AND ".join(f"({part.on(row)})" for part in kept)
-
-    params = [param for part in kept for param in part.params]
-    return _Held(every, params, len(kept) == len(parts) and all(part.exact for part in kept))
-
-
-def _equal_to(value: object) -> _Held | None:
-    """The rows holding a value `==` `value`, as `_same_value` decides it."""
-    if _same_value(value, "r") is None:
-        return None
-
-    def same(row: LiteralString) -> LiteralString:
-        return cast(LiteralString, _same_value(value, row))
-
-    return _Held(same, [value], True)
-
-
-_BIG_INTEGERS: LiteralString = (
-    "SELECT d.seq FROM item_meta AS d WHERE d.key = ? AND d.value IS NULL AND d.kind = 'bigint'"
-)
-"""The rows of one key holding an integer beyond 64 bits, which no SQL order compares."""
-
-
-_ROW: LiteralString = "m.seq = items.seq AND m.key = ?"
-"""Correlates a lookup of one item's metadata row for one key."""
-
-
-def _filter_condition(key: str, value: object, held: _Held | None) -> Narrowing | None:
-    """The condition on items narrowing one filter, given what `_held` found for it
-    when it is a `Condition`; `None` when nothing narrows it (a value that is no JSON
-    value), so Python alone decides."""
-    if isinstance(value, Condition):
-        if held is None:
-            return None
-        condition = held.on("m")
-        if not held.exact:
-            condition = f"({condition} OR m.kind = 'bigint')"
-        return Narrowing(
-            f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {condition})", [key, *held.params], held.exact
-        )
-    same = _same_value(value, "m")
-    if same is not None:
-        return Narrowing(f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {same})", [key, value], True)
-    if value is None:  # a missing key matches, so does a stored null
-        return Narrowing(f"NOT EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND m.kind != 'null')", [key], True)
-    kind = type(value)
-    if kind is int or kind is float:
-        # Beyond 64 bits (or NaN): a float or a big integer may be equal; Python decides.
-        kinds = "m.kind IN ('real', 'bigint')"
-    elif kind is list:
-        kinds = "m.kind = 'array'"
-    elif kind is dict:
-        kinds = "m.kind = 'object'"
-    else:
-        return None
-    return Narrowing(f"EXISTS (SELECT 1 FROM item_meta AS m WHERE {_ROW} AND {kinds})", [key], False)
 
 
 class _Driver(NamedTuple):
@@ -230,7 +76,7 @@ class _Driver(NamedTuple):
 
 # Seam for tests: `_drivers`, asked which index would drive a query.
 def _drivers(
-    query: MemoryQuery, tags: list[str], filters: dict[str, Any], held: dict[str, _Held | None]
+    query: MemoryQuery, tags: list[str], filters: dict[str, Any], held: dict[str, Held | None]
 ) -> list[_Driver]:
     """The indexes that could drive `query`, in the order preferred on a tie: the
     trigram index comes last because each of its candidates costs the most to list.
@@ -256,14 +102,14 @@ def _drivers(
             within = f"SELECT d.seq FROM item_meta AS d WHERE d.key = ? AND {condition.on('d')}"
             params = [key, *condition.params]
             if not exact:  # an order on numbers: the big integers are read apart
-                within += " UNION ALL " + _BIG_INTEGERS
+                within += " UNION ALL " + BIG_INTEGERS
                 params.append(key)
             reads: tuple[tuple[str, tuple[object, ...]], ...] = ()
             if isinstance(value, In) and exact:
-                # `_held` narrows a set only when every member has a `_same_value`.
+                # `_held` narrows a set only when every member has a `same_value`.
                 reads = tuple(
                     (
-                        f"SELECT d.seq AS seq FROM item_meta AS d WHERE d.key = ? AND {_same_value(member, 'd')}",
+                        f"SELECT d.seq AS seq FROM item_meta AS d WHERE d.key = ? AND {same_value(member, 'd')}",
                         (key, member),
                     )
                     for member in value.values
@@ -281,7 +127,7 @@ def _drivers(
                 )
             )
             continue
-        same = _same_value(value, "d")
+        same = same_value(value, "d")
         if same is not None:
             drivers.append(
                 _Driver(
@@ -331,48 +177,6 @@ Count = Callable[[str, list[object]], int]
 asks the database how many entries an index holds, without holding a connection."""
 
 
-class Conditions(NamedTuple):
-    """A query's predicates as a condition on `items` rows alone, with no driving
-    index: for rows another index chose, such as a recall's best candidates."""
-
-    sql: str
-    """`AND` and the conditions, naming `items`' columns, or nothing."""
-    params: list[object]
-    """The values of its marks, in order."""
-    recheck: list[tuple[str, Any]]
-    """Filters that Python's `==` decides on the rows."""
-    any_tag: frozenset[str]
-    """When not empty, each row must hold one of these tags, checked in Python."""
-
-
-def conditions_of(query: MemoryQuery) -> Conditions:
-    """The text, tags and filters of `query`, which `settle_unstorable` has settled,
-    as `Conditions`."""
-    tags, any_tag, filters, recheck, held = _predicates(query)
-    where = _Where(query, None, tags, filters, held, recheck)
-    return Conditions(
-        " AND " + " AND ".join(where.clauses) if where.clauses else "", where.params, where.recheck, any_tag
-    )
-
-
-def _predicates(
-    query: MemoryQuery,
-) -> tuple[list[str], frozenset[str], dict[str, Any], list[tuple[str, Any]], dict[str, _Held | None]]:
-    """The tags SQL checks, those Python checks instead, the filters SQL narrows by,
-    those it leaves to Python, and what each condition's index holds."""
-    tags = list(dict.fromkeys(query.tags or ()))
-    # More tags than a statement safely takes parameters for (SQLite's default
-    # limit is 32,766) are checked in Python instead.
-    any_tag = frozenset(tags) if len(tags) > _SQL_TAGS else frozenset[str]()
-    if any_tag:
-        tags = []
-    every_filter = list((query.filters or {}).items())
-    filters = dict(every_filter[:SQL_FILTERS])
-    recheck: list[tuple[str, Any]] = every_filter[SQL_FILTERS:]
-    held = {key: _held(value) for key, value in filters.items() if isinstance(value, Condition)}
-    return tags, any_tag, filters, recheck, held
-
-
 def plan_search(asked: MemoryQuery, count: Count, *, newest_first: bool = False) -> Plan[str] | None:
     """`asked` as SQL, in insertion order or, `newest_first`, the reverse (each driving
     index is then read backwards, so a limit still stops the read early), and what
@@ -381,14 +185,14 @@ def plan_search(asked: MemoryQuery, count: Count, *, newest_first: bool = False)
     query = settle_unstorable(asked, allow_nul=True)
     if query is None:
         return None
-    tags, any_tag, filters, recheck, held = _predicates(query)
-    driver = _narrowest(count, _drivers(query, tags, filters, held), query.limit)
-    where = _Where(query, driver, tags, filters, held, recheck)
-    if driver is not None and driver.gathers and not where.merges(any_tag) and 0 < query.limit <= _WALK_MOST:
-        walk = _Where(query, None, tags, filters, held, recheck)
+    found = predicates_of(query)
+    driver = _narrowest(count, _drivers(query, found.tags, found.filters, found.held), query.limit)
+    where = _Where(query, driver, found)
+    if driver is not None and driver.gathers and not where.merges(found.any_tag) and 0 < query.limit <= _WALK_MOST:
+        walk = _Where(query, None, found)
         if _walk_is_cheaper(count, driver, walk, query.limit, newest_first):
-            return walk.plan(any_tag, newest_first)
-    return where.plan(any_tag, newest_first)
+            return walk.plan(found.any_tag, newest_first)
+    return where.plan(found.any_tag, newest_first)
 
 
 class _Where:
@@ -396,36 +200,16 @@ class _Where:
     order): the driver's own, then each predicate it does not settle, looked up row
     by row on primary keys; and the filters Python decides after."""
 
-    def __init__(
-        self,
-        query: MemoryQuery,
-        driver: _Driver | None,
-        tags: list[str],
-        filters: dict[str, Any],
-        held: dict[str, _Held | None],
-        recheck: list[tuple[str, Any]],
-    ) -> None:
+    def __init__(self, query: MemoryQuery, driver: _Driver | None, asked: Predicates) -> None:
         self.driver = driver
         self.limit = query.limit
-        self.recheck = [*recheck]
-        self.clauses = [] if driver is None else [driver.condition]
-        self.params = [] if driver is None else [*driver.params]
-        if query.text:
-            self.clauses.append("instr(items.folded, ?) > 0")
-            self.params.append(query.text.lower())
-        if tags and (driver is None or not driver.settles_tags):
-            marks = ", ".join("?" * len(tags))
-            self.clauses.append(f"EXISTS (SELECT 1 FROM item_tags AS t WHERE t.seq = items.seq AND t.tag IN ({marks}))")
-            self.params.extend(tags)
-        for key, value in filters.items():
-            if driver is not None and key == driver.settles_key:
-                continue
-            narrowing = _filter_condition(key, value, held.get(key))
-            if narrowing is None or not narrowing.exact:
-                self.recheck.append((key, value))
-            if narrowing is not None:
-                self.clauses.append(narrowing.condition)
-                self.params.extend(narrowing.params)
+        settles_tags = driver is not None and driver.settles_tags
+        clauses = clauses_of(
+            query, asked, tags_settled=settles_tags, key_settled=None if driver is None else driver.settles_key
+        )
+        self.recheck = clauses.recheck
+        self.clauses = clauses.sql if driver is None else [driver.condition, *clauses.sql]
+        self.params = clauses.params if driver is None else [*driver.params, *clauses.params]
 
     @property
     def sql(self) -> str:

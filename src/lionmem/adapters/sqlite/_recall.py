@@ -2,7 +2,8 @@
 and an exact top k scored with numpy over a matrix cached until the file changes.
 
 numpy loads only when a store is opened with an embedder. The database work runs on
-the store's worker thread, on the writer's connection. Governed by
+the store's worker thread, on the writer's connection, both reached through the
+store's `Connections`. Governed by
 [ADR-0102][adr-0102-d4].
 
 Seam for tests: `_recall`, whose `decode_in_slices` a test counts the rows of, and
@@ -13,16 +14,16 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from lionmem.adapters._codec import decode_in_slices
 from lionmem.adapters._embedding import checked_settings, refuse_another_embedder
-from lionmem.adapters._narrowing import settle_unstorable
-from lionmem.adapters.sqlite._planner import Conditions, conditions_of
+from lionmem.adapters._settling import settle_unstorable
+from lionmem.adapters.sqlite._conditions import Conditions, conditions_of
 from lionmem.adapters.sqlite._writes import write_transaction
-from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.memory import MemoryItem
 from lionmem.protocols.recall import (
     Embedder,
     Keep,
@@ -41,8 +42,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from lionmem._internal.vectors import Matrix, Twins
+    from lionmem.adapters.sqlite._connections import Connections
 
-__all__ = ["OnWorker", "Vectors", "recall_settings"]
+__all__ = ["Vectors", "recall_settings"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -74,12 +76,6 @@ about six; reading 500 took a millisecond, a quarter of a recall of 100,000 item
 
 _BACKFILL = 500
 """Items read, embedded and written at a time when vectors are missing."""
-
-
-class OnWorker(Protocol):
-    """Runs a function on the store's worker thread."""
-
-    def __call__(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Awaitable[T]: ...
 
 
 def recall_settings(embedder: Embedder | None, text_of: TextOf | None, reembed: bool) -> Vectors | None:
@@ -141,32 +137,26 @@ class Vectors:
             (row.tobytes(), digest, str(item.id)) for row, digest, item in zip(vectors, digests, items, strict=True)
         ]
 
-    async def adopt_all(self, run: OnWorker, db: sqlite3.Connection, reembed: bool) -> None:
+    async def adopt_all(self, io: Connections, reembed: bool) -> None:
         """Take this embedder for the file, and embed every item it has no vector for."""
-        await self.fill_all(run, db, await run(self.adopt, db, reembed))
+        await self.fill_all(io, await io.on_writer(self.adopt, io.worker.db, reembed))
 
-    async def fill_all(self, run: OnWorker, db: sqlite3.Connection, rows: list[_Row]) -> None:
+    async def fill_all(self, io: Connections, rows: list[_Row]) -> None:
         """Embed the items of `rows`, read by `missing`, and every one after them that
         has no vector."""
+        run, db = io.on_writer, io.worker.db
         while rows:
             await run(self.fill, db, rows, await self.embedded(self.decoded(rows)))
             rows = await run(self.missing, db, rows[-1][0])
 
-    async def recall(
-        self,
-        run: OnWorker,
-        db: sqlite3.Connection,
-        query: object,
-        k: object,
-        tags: object,
-        filters: object,
-        selected: Callable[[MemoryQuery], list[str]],
-    ) -> list[Recalled]:
-        """`recall` as [ADR-0102][adr-0102-d3] has it, on the worker thread. Items that
-        another writer left without a vector are embedded first; a vector found made
-        from another text than its item's is made again, and the ranking redone."""
+    async def recall(self, io: Connections, query: object, k: object, tags: object, filters: object) -> list[Recalled]:
+        """`recall` as [ADR-0102][adr-0102-d3] has it, its database work on the worker
+        thread. Items that another writer left without a vector are embedded first; a
+        vector found made from another text than its item's is made again, and the
+        ranking redone."""
         from lionmem._internal.vectors import query_vector
 
+        run, db, selected = io.on_writer, io.worker.db, io.worker.selected
         count = check_k(k)
         asked = recall_query(tags, filters)
         vector = await query_vector(self.embedder, query)
@@ -190,7 +180,7 @@ class Vectors:
             matching = Matching(candidates, where, keep if where.recheck or where.any_tag else None)
         while True:
             if await run(self.unembedded, db):
-                await self.fill_all(run, db, await run(self.missing, db, 0))
+                await self.fill_all(io, await run(self.missing, db, 0))
             found = await run(self.ranked, db, vector, count, matching)
             stale = [str(item.id) for item, _, made in found if text_digest(text_to_embed(item, self.text_of)) != made]
             if not stale:

@@ -13,7 +13,8 @@ from pathlib import Path
 from uuid import UUID
 
 from lionmem.adapters._codec import decode_in_slices
-from lionmem.adapters._narrowing import aged_matches, settled, unlimited
+from lionmem.adapters._plan import unlimited
+from lionmem.adapters._settling import aged_matches, settled
 from lionmem.adapters.sqlite._checkpoint import Checkpoints
 from lionmem.adapters.sqlite._files import damage, log_files
 from lionmem.adapters.sqlite._planner import plan_search
@@ -42,7 +43,7 @@ class Worker:
         self.path = path
         self.db = db
         """The writer connection."""
-        self.checkpoints = Checkpoints(path)
+        self.checkpoints: Checkpoints = Checkpoints(path)
         """The checkpoint thread the writes ask for checkpoints."""
         self._forgot = False  # whether a delete ran, so closing must merge the text index
         self.damaged: DatabaseCorruptError | None = None

@@ -9,29 +9,27 @@ checkpoint thread, the file checks and the connections. Governed by
 
 from __future__ import annotations
 
-import asyncio
-import sqlite3
-import threading
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Final, Literal, ParamSpec, TypeVar, cast
+from typing import Any, Literal, ParamSpec, TypeVar
 from uuid import UUID
 
 from lionmem._internal.arguments import as_batch, as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem._internal.timeouts import milliseconds
-from lionmem.adapters._codec import DURABLE_PROFILE, decode_item, encode_batch
-from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen, process_id, refuse_forked
+from lionmem.adapters._codec import decode_item, encode_batch
+from lionmem.adapters._profiles import SQLITE_PROFILE
+from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
 from lionmem.adapters.sqlite._connect import connect
+from lionmem.adapters.sqlite._connections import Connections
 from lionmem.adapters.sqlite._files import database_path
 from lionmem.adapters.sqlite._planner import COLUMNS
 from lionmem.adapters.sqlite._recall import Vectors, recall_settings
-from lionmem.adapters.sqlite._worker import CREATED_AT, Worker
+from lionmem.adapters.sqlite._worker import CREATED_AT
 from lionmem.adapters.sqlite._writes import Write
-from lionmem.errors import NoEmbedderError, StoreClosedError
+from lionmem.errors import NoEmbedderError
 from lionmem.protocols.forgetting import ErasureWarning
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.recall import Embedder, Recalled, TextOf
@@ -39,12 +37,6 @@ from lionmem.protocols.stats import StoreStats
 from lionmem.protocols.verifying import Verification
 
 __all__ = ["SQLITE_PROFILE", "SQLiteMemoryStore"]
-
-SQLITE_PROFILE: Final = DURABLE_PROFILE
-"""What `SQLiteMemoryStore` promises: the reference's rules, except that results are
-copies, items survive a restart and content must be a JSON value. Not a dimension of
-the profile, but a limit all the same: an item may take at most 100 MB. The same
-profile as every durable store's."""
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -65,7 +57,14 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     Every method but `close` raises `StoreClosedError` once the store is closed, and
     `RuntimeError` when called in a process forked from the one that opened the
-    store; each method's own errors are listed with it.
+    store. A write or delete the database refuses (another connection held the write
+    lock past `busy_timeout`, a full disk) raises `sqlite3.OperationalError` and
+    changes nothing; one after damage was found raises `DatabaseCorruptError`. An item
+    the store cannot keep is refused before anything is written: a `TypeError` for a
+    value that is not JSON, a `ValueError` for lists and objects nested more than 500
+    levels deep, an integer of more digits than Python writes as text, or an item over
+    100 MB (the UTF-8 of its JSON, or of `str(content).lower()`). Each method's own
+    errors are listed with it.
 
     Examples:
         ```python
@@ -84,31 +83,14 @@ class SQLiteMemoryStore(ClosesOnExit):
         ```
     """
 
-    def __init__(
-        self,
-        path: Path,
-        executor: ThreadPoolExecutor,
-        writer: sqlite3.Connection,
-        reader: sqlite3.Connection,
-        vectors: Vectors | None = None,
-    ) -> None:
+    def __init__(self, connections: Connections, vectors: Vectors | None = None) -> None:
         """Use [`open`][lionmem.adapters.sqlite.SQLiteMemoryStore.open] instead."""
-        self.path = path
+        self.path: Path = connections.path
         """The database file."""
-        # Seam for tests: `_executor`, `_writer` and `_worker`, which the tests occupy,
-        # trace, break or wait for to show what the threads do; never used from outside
-        # otherwise.
-        self._executor = executor
-        self._writer = writer
-        self._reader: sqlite3.Connection | None = reader
-        # One read at a time: from Python 3.12, threads sharing a connection can share
-        # one prepared statement, so that one thread's read returned the row another
-        # thread asked for, or none.
-        self._reading = threading.Lock()
-        self._worker = Worker(path, writer)
+        # Seam for tests: `_connections`, whose threads and connections the tests
+        # occupy, trace, break or wait for to show what they do.
+        self._connections = connections
         self._vectors = vectors
-        self._closing: Future[str | None] | None = None
-        self._pid = process_id()
 
     @classmethod
     def open(
@@ -176,7 +158,7 @@ class SQLiteMemoryStore(ClosesOnExit):
     @property
     def closed(self) -> bool:
         """Whether `close()` has been called."""
-        return self._reader is None
+        return self._connections.closed
 
     async def close(self) -> None:
         """Close the database; later calls raise `StoreClosedError`. Idempotent.
@@ -190,37 +172,9 @@ class SQLiteMemoryStore(ClosesOnExit):
                 one that opened it; nothing is closed, the connections being the
                 parent's.
         """
-        self._refuse_forked()
-        first = False
-        with self._reading:
-            if self._closing is None:
-                cast(sqlite3.Connection, self._reader).close()
-                self._reader = None
-                self._closing, first = self._executor.submit(self._close_on_worker), True
-            closing = self._closing
-        unproven = await asyncio.shield(asyncio.wrap_future(closing))
-        self._executor.shutdown(wait=True)
+        first, unproven = await self._connections.close()
         if first and unproven is not None:
             warnings.warn(ErasureWarning(unproven), stacklevel=2)
-
-    # Seam for tests: `_live_reader`, `_on_writer`: the reader, and a way to run a function
-    # of the tests' own on the store's worker thread.
-    def _live_reader(self) -> sqlite3.Connection:
-        if self._reader is None:
-            raise StoreClosedError(f"the SQLiteMemoryStore on {self.path} is closed")
-        return self._reader
-
-    def _refuse_forked(self) -> None:
-        # Before any lock: one the parent held when it forked stays held in the child.
-        # A closed store says so in any process, as a PostgreSQL store does.
-        if self._reader is not None:
-            refuse_forked(self._pid, f"the SQLiteMemoryStore on {self.path}")
-
-    async def _on_writer(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        self._live_reader()
-        self._refuse_forked()
-        with self._worker.noting_damage():
-            return await asyncio.get_running_loop().run_in_executor(self._executor, partial(function, *args, **kwargs))
 
     # -- the protocol -------------------------------------------------------------
 
@@ -231,20 +185,12 @@ class SQLiteMemoryStore(ClosesOnExit):
         taken up, it commits whole although its caller was cancelled.
 
         Raises:
-            TypeError: not a `MemoryItem`, or content, tags or metadata that are not
-                JSON values; nothing is written.
-            ValueError: content or metadata nesting lists and objects more than
-                500 levels deep, or holding an integer with more digits than Python
-                writes as text; or an item over 100 MB, counted as the UTF-8 of
-                its content, tags and metadata in JSON or of the text search reads,
-                `str(content).lower()`. Nothing is written.
-            sqlite3.OperationalError: the database refused the write, such as when
-                another connection held the write lock for longer than
-                `busy_timeout`, or the disk is full; nothing is written.
+            TypeError: not a `MemoryItem`, or an item the store cannot keep.
+            ValueError: an item the store cannot keep.
         """
         write = Write.of(item)
         vectors = [] if self._vectors is None else await self._vectors.embedded([item])
-        await self._on_writer(self._worker.write, [write], vectors)
+        await self._connections.on_writer(self._connections.worker.write, [write], vectors)
         return item.id
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
@@ -255,16 +201,14 @@ class SQLiteMemoryStore(ClosesOnExit):
         cancelled call writes all of the items or none, as `store` does one.
 
         Raises:
-            TypeError: `items` is not an iterable, or one `MemoryItem` alone; or
-                as for [`store`][lionmem.adapters.sqlite.SQLiteMemoryStore.store],
-                an item the store cannot keep. Nothing is written.
-            ValueError: as for `store`; nothing is written.
-            sqlite3.OperationalError: as for `store`; nothing is written.
+            TypeError: `items` is not an iterable, or one `MemoryItem` alone, or an
+                item the store cannot keep; nothing is written.
+            ValueError: an item the store cannot keep; nothing is written.
         """
         batch = as_batch(items, MemoryItem)
         writes = await encode_batch(batch, Write.of)
         vectors = [] if self._vectors is None else await self._vectors.embedded(batch)
-        await self._on_writer(self._worker.write, writes, vectors)
+        await self._connections.on_writer(self._connections.worker.write, writes, vectors)
         return [item.id for item in batch]
 
     async def optimize(self) -> None:
@@ -282,7 +226,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             sqlite3.OperationalError: another connection held the write lock for
                 longer than `busy_timeout`; nothing changed.
         """
-        await self._on_writer(self._worker.optimize)
+        await self._connections.on_writer(self._connections.worker.optimize)
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
         """Return a copy of the item with `item_id`, or `None`.
@@ -294,9 +238,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             TypeError: `item_id` is neither a UUID nor a string.
         """
         key = str(as_uuid(item_id, "item_id"))
-        self._refuse_forked()
-        with self._reading, self._worker.noting_damage():
-            row = self._live_reader().execute(f"SELECT {COLUMNS} FROM items WHERE id = ?", (key,)).fetchone()
+        row = self._connections.read_one(f"SELECT {COLUMNS} FROM items WHERE id = ?", (key,))
         return None if row is None else decode_item(*row)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
@@ -319,7 +261,7 @@ class SQLiteMemoryStore(ClosesOnExit):
 
     async def _search(self, query: MemoryQuery, *, newest_first: bool) -> list[MemoryItem]:
         require_type(query, "query", MemoryQuery)
-        return await self._on_writer(self._worker.search, query, newest_first=newest_first)
+        return await self._connections.on_writer(self._connections.worker.search, query, newest_first=newest_first)
 
     # -- recall: the optional extension of ADR-0102 -----------------------------------
 
@@ -347,7 +289,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         """
         if self._vectors is None:
             raise NoEmbedderError(f"the SQLiteMemoryStore on {self.path} was opened without an embedder")
-        return await self._vectors.recall(self._on_writer, self._writer, query, k, tags, filters, self._worker.selected)
+        return await self._vectors.recall(self._connections, query, k, tags, filters)
 
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
 
@@ -360,10 +302,9 @@ class SQLiteMemoryStore(ClosesOnExit):
         Raises:
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
-            sqlite3.OperationalError: as for `store`; nothing is deleted.
         """
         key = as_uuid(item_id, "item_id")
-        return bool(await self._on_writer(self._worker.delete_ids, [key]))
+        return bool(await self._connections.on_writer(self._connections.worker.delete_ids, [key]))
 
     async def delete_many(self, item_ids: Iterable[UUID]) -> int:
         """Delete the items with these ids in one transaction; return how many there were.
@@ -373,10 +314,9 @@ class SQLiteMemoryStore(ClosesOnExit):
                 that is neither a UUID nor a string; nothing is deleted.
             ValueError: `item_ids` holds a string that is not a UUID; nothing is
                 deleted.
-            sqlite3.OperationalError: as for `store`; nothing is deleted.
         """
         keys = as_uuids(item_ids, "item_ids")
-        return await self._on_writer(self._worker.delete_ids, keys)
+        return await self._connections.on_writer(self._connections.worker.delete_ids, keys)
 
     async def delete_matching(self, query: MemoryQuery, *, created_before: float | datetime | None = None) -> int:
         """Delete exactly the items `search(query)` would return, `limit` included,
@@ -388,11 +328,10 @@ class SQLiteMemoryStore(ClosesOnExit):
             TypeError: `query` is not a `MemoryQuery`, or `created_before` is neither
                 a number nor a datetime.
             ValueError: `created_before` is NaN or infinite.
-            sqlite3.OperationalError: as for `store`; nothing is deleted.
         """
         require_type(query, "query", MemoryQuery)
         before = None if created_before is None else as_cutoff(created_before, "created_before")
-        return await self._on_writer(self._worker.delete_matching, query, before)
+        return await self._connections.on_writer(self._connections.worker.delete_matching, query, before)
 
     async def count(self, query: MemoryQuery) -> int:
         """The number of items `query`'s text, tags and filters match; `limit` is
@@ -402,7 +341,7 @@ class SQLiteMemoryStore(ClosesOnExit):
             TypeError: `query` is not a `MemoryQuery`.
         """
         require_type(query, "query", MemoryQuery)
-        return await self._on_writer(self._worker.count, query)
+        return await self._connections.on_writer(self._connections.worker.count, query)
 
     async def delete_created_before(self, cutoff: float | datetime) -> int:
         """Delete every item whose `created_at` is before `cutoff`, in one
@@ -411,16 +350,15 @@ class SQLiteMemoryStore(ClosesOnExit):
         Raises:
             TypeError: `cutoff` is neither a number nor a datetime.
             ValueError: `cutoff` is NaN or infinite.
-            sqlite3.OperationalError: as for `store`; nothing is deleted.
         """
         before = as_cutoff(cutoff, "cutoff")
-        return await self._on_writer(self._worker.delete_where, f"{CREATED_AT} < ?", [before])
+        return await self._connections.on_writer(self._connections.worker.delete_where, f"{CREATED_AT} < ?", [before])
 
     async def stats(self) -> StoreStats:
         """The number of items, the size of the files, the schema version and the
         span of `created_at`, read together ([ADR-0100][adr-0100-d9]).
         """
-        return await self._on_writer(self._worker.stats)
+        return await self._connections.on_writer(self._connections.worker.stats)
 
     async def verify(self) -> Verification:
         """Check the file whole: SQLite's integrity check, the schema, the text index,
@@ -428,7 +366,7 @@ class SQLiteMemoryStore(ClosesOnExit):
         found makes the store refuse writes from then on.
         """
         text_of = None if self._vectors is None else self._vectors.text_of
-        damage, stale = await self._on_writer(self._worker.verify, text_of)
+        damage, stale = await self._connections.on_writer(self._connections.worker.verify, text_of)
         return Verification(tuple(damage), tuple(stale))
 
     def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
@@ -450,29 +388,22 @@ class SQLiteMemoryStore(ClosesOnExit):
     async def _pages(self, size: int) -> AsyncIterator[list[MemoryItem]]:
         after = 0
         while True:
-            after, items = await self._on_writer(self._worker.page, after, size)
+            after, items = await self._connections.on_writer(self._connections.worker.page, after, size)
             if items:
                 yield items
             if len(items) < size:
                 return
 
-    # Seam for tests: `_close_on_worker`, replaced to make closing slow or fail.
-    def _close_on_worker(self) -> str | None:
-        unproven = self._worker.close()
-        # Ends this thread once this call returns, should close() no longer be waiting.
-        self._executor.shutdown(wait=False)
-        return unproven
-
 
 async def _open(
     path: Path, busy_ms: int, synchronous: str, create: bool, vectors: Vectors | None, reembed: bool
 ) -> SQLiteMemoryStore:
-    store = SQLiteMemoryStore(path, *await connect(path, busy_ms, synchronous, create), vectors)
-    await store._on_writer(store._worker.check_schema)  # pyright: ignore[reportPrivateUsage]
+    connections = Connections(path, *await connect(path, busy_ms, synchronous, create))
+    store = SQLiteMemoryStore(connections, vectors)
+    await connections.on_writer(connections.worker.check_schema)
     if vectors is not None:
         try:
-            # The opener is the store's own: it hands the new store its worker.
-            await vectors.adopt_all(store._on_writer, store._writer, reembed)  # pyright: ignore[reportPrivateUsage]
+            await vectors.adopt_all(connections, reembed)
         except BaseException:
             await store.close()
             raise

@@ -1,6 +1,6 @@
 """The durable stores' shared rows and queries: items to rows and back, exactly, in
 slices that let other tasks run (`adapters._codec`), and queries settled before any
-SQL (`adapters._narrowing`)."""
+SQL (`adapters._settling`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from lionmem import MemoryItem, MemoryQuery
 from lionmem._internal.json_values import dumps
-from lionmem.adapters import _codec, _narrowing
+from lionmem.adapters import _codec, _settling
 from lionmem.adapters._codec import (
     ENCODE_EVERY,
     SHARE_EVERY,
@@ -29,7 +29,7 @@ from lionmem.adapters._codec import (
     encode_item,
     fold,
 )
-from lionmem.adapters._narrowing import matching, settle_unstorable
+from lionmem.adapters._settling import matching, settle_unstorable
 from tests.support.store_contract import ticking
 
 
@@ -92,8 +92,8 @@ def test_matching_rechecks_in_order_in_slices_and_hands_over_the_gil(
         slices.append(len(chunk))
         return decode_rows(chunk)
 
-    monkeypatch.setattr("lionmem.adapters._narrowing.time.sleep", pauses.append)
-    monkeypatch.setattr(_narrowing, "decode_rows", counted)
+    monkeypatch.setattr("lionmem.adapters._settling.time.sleep", pauses.append)
+    monkeypatch.setattr(_settling, "decode_rows", counted)
     found = list(matching(iter(rows), [("even", True)], limit))
     expected = [item for item in items if item.metadata["even"]]
     expected = expected if limit < 0 else expected[:limit]
@@ -106,7 +106,7 @@ def test_matching_rechecks_in_order_in_slices_and_hands_over_the_gil(
     else:
         assert slices == []
     assert all(size <= SHARE_EVERY for size in slices)
-    first = SHARE_EVERY if limit < 0 else min(SHARE_EVERY, max(_narrowing.FIRST_SLICE, limit))
+    first = SHARE_EVERY if limit < 0 else min(SHARE_EVERY, max(_settling.FIRST_SLICE, limit))
     assert slices[:1] == ([min(first, count)] if limit else [])
     assert all(later == min(SHARE_EVERY, 2 * earlier) for earlier, later in pairwise(slices[:-1]))
     # The GIL is handed over between two slices, and only there.
@@ -121,7 +121,7 @@ strings of 100 MB; the durable stores' own tests keep an item of the real size."
 @pytest.fixture
 def small_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_codec, "MAX_ITEM_BYTES", LIMIT)
-    monkeypatch.setattr(_narrowing, "MAX_ITEM_BYTES", LIMIT)
+    monkeypatch.setattr(_settling, "MAX_ITEM_BYTES", LIMIT)
 
 
 def _too_large(what: str, size: int) -> str:

@@ -1,74 +1,27 @@
-"""How the durable stores narrow a query in SQL and settle the rest in Python: the
-predicates no stored item can meet, the limit SQL may push, and the recheck of the
-rows SQL could not decide exactly, by the reference's rules.
+"""How the durable stores settle in Python what their SQL leaves: the predicates no
+stored item can meet, decided before any SQL, and the rows SQL could not decide
+exactly, rechecked by the reference's rules as they are decoded.
 
 Governed by [ADR-0096][adr-0096] and [ADR-0097][adr-0097].
 
-Seam for tests: `_narrowing`, tested function by function, and patched to see where
+Seam for tests: `_settling`, tested function by function, and patched to see where
 the PostgreSQL store rechecks rows.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import Any, Generic, LiteralString, NamedTuple, TypeVar
+from typing import Any
 
 from lionmem._internal.json_values import LONE_SURROGATE
 from lionmem.adapters._codec import MAX_ITEM_BYTES, SHARE_EVERY, Row, decode_in_slices, decode_rows
+from lionmem.adapters._plan import Plan
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.rules import any_tag_held, filters_hold
 
-__all__ = [
-    "MAX_SQL_LIMIT",
-    "SQL_FILTERS",
-    "Narrowing",
-    "Plan",
-    "aged_matches",
-    "matching",
-    "settle_unstorable",
-    "settled",
-    "sql_limit",
-    "unlimited",
-]
-
-S = TypeVar("S")
-
-SQL_FILTERS = 32
-"""The most filters of one query a durable store narrows in SQL; Python checks any
-further ones on the rows those leave. A query of a thousand filters made SQLite's
-expression tree too deep, and forty thousand exceeded PostgreSQL's parameter limit."""
-
-
-MAX_SQL_LIMIT = 2**63 - 1
-"""The largest LIMIT SQLite and PostgreSQL take (a signed 64-bit integer). No table
-holds more rows, so a larger limit asks for the same rows as this one."""
-
-
-class Narrowing(NamedTuple):
-    """SQL that keeps every item one predicate matches, as both stores' planners
-    build it for a filter."""
-
-    condition: LiteralString
-    """The SQL condition, with the store's own parameter marks; built from literals
-    only, so that no value reaches SQL but through `params`."""
-    params: list[object]
-    """The values of its marks, in order."""
-    exact: bool
-    """Whether it also drops every item the predicate does not match, so that Python
-    need not check the rows it leaves."""
-
-
-def sql_limit(limit: int, recheck: Sequence[tuple[str, Any]], any_tag: frozenset[str]) -> int | None:
-    """The LIMIT a search's SQL may end with: the query's own, capped at
-    `MAX_SQL_LIMIT`, when SQL decides every predicate and the limit is not negative;
-    `None` when Python must see more rows than the limit (it rechecks some) or the
-    slice drops trailing matches."""
-    if recheck or any_tag or limit < 0:
-        return None
-    return min(limit, MAX_SQL_LIMIT)
+__all__ = ["aged_matches", "matching", "settle_unstorable", "settled"]
 
 
 def _unstorable(text: str, allow_nul: bool) -> bool:
@@ -156,34 +109,10 @@ FIRST_SLICE = 16
 """The fewest rows `matching` decodes at once."""
 
 
-def unlimited(query: MemoryQuery) -> MemoryQuery:
-    """`query` without its limit: every match."""
-    return query.model_copy(update={"limit": MAX_SQL_LIMIT})
-
-
 def aged_matches(found: list[MemoryItem], before: float, limit: int) -> list[MemoryItem]:
     """Of every match `found`, in order, those created before `before`, cut by `limit`:
     what a search returns of a store holding only the items created before it."""
     return [item for item in found if item.created_at < before][:limit]
-
-
-@dataclass(frozen=True, slots=True)
-class Plan(Generic[S]):
-    """A search as one statement, in the store's own SQL type `S`, and what Python
-    decides on the rows it returns; both stores' planners return one, and the store
-    that made it runs it."""
-
-    statement: S
-    """The statement, ending with the query's own LIMIT when `pushed`."""
-    params: list[object]
-    """The values of its marks, in order."""
-    recheck: list[tuple[str, Any]]
-    """Filters that Python's `==` decides on the rows."""
-    any_tag: frozenset[str]
-    """When not empty, each row must hold one of these tags, checked in Python."""
-    pushed: bool
-    """Whether the statement ends with the query's own LIMIT, so that every row it
-    returns is a match."""
 
 
 def settled(rows: Iterable[Row], plan: Plan[Any], limit: int) -> list[MemoryItem]:
