@@ -4,7 +4,7 @@ Run: python scripts/check_wheel.py dist/lionmem-VERSION-py3-none-any.whl
 It makes a fresh venv, installs the wheel with the `testing`, `postgres` and `lionagi` extras and
 the test extra's mypy and pytest, then runs each check. `--python PATH` skips the
 install and checks the venv that interpreter belongs to; `--only NAME` runs one check
-(repeatable). `.ci/run` runs it after the test suite; tests/test_distributions.py
+(repeatable). `.ci/run` runs it after the test suite; tests/project/test_distributions.py
 runs it against wheels with a file taken out, which must fail.
 
 The checks, each in a temporary folder so that nothing from this tree is importable:

@@ -2,7 +2,7 @@
 on the docs' Architecture page, so that the picture cannot drift from the rule.
 
 Run: python scripts/draw_layers.py, and commit docs/assets/layers.svg with the change;
-tests/test_architecture.py fails while the two differ.
+tests/project/test_architecture.py fails while the two differ.
 """
 
 from __future__ import annotations

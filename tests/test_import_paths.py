@@ -67,7 +67,7 @@ def test_the_memory_module_names_only_what_it_hands_on() -> None:
 
 
 def test_both_durable_stores_declare_the_one_durable_profile() -> None:
-    from lionmem.adapters._codec import DURABLE_PROFILE
+    from lionmem.adapters._profiles import DURABLE_PROFILE
     from lionmem.adapters.postgres import POSTGRES_PROFILE
     from lionmem.adapters.sqlite import SQLITE_PROFILE
 

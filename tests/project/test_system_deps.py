@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run_as_a_user_without_sudo(tmp_path: Path, python3: str) -> subprocess.CompletedProcess[str]:

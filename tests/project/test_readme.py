@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.support.project import site_url
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 
 

@@ -20,7 +20,7 @@ import pytest
 from tests.support.linked_venv import linked_venv
 from tests.support.project import classifier_pythons, site_url
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 CHECK = ROOT / "scripts" / "check_wheel.py"
 _spec = importlib.util.spec_from_file_location("check_wheel", CHECK)
@@ -106,7 +106,7 @@ def test_the_sdist_holds_what_a_packager_needs_to_rebuild_and_test(built: Built)
         "overrides/partials/source.html",
         "src/lionmem/py.typed",
         "src/lionmem/__init__.pyi",
-        "tests/test_distributions.py",
+        "tests/project/test_distributions.py",
         "typing_tests/accepted.py",
         "typing_tests/rejected.py",
         "docs/index.md",
@@ -138,7 +138,7 @@ def test_the_wheel_names_the_pythons_ci_runs_and_requires_the_oldest(built: Buil
     metadata = _metadata(built.wheel)
     classifiers = metadata.get_all("Classifier") or []
     named = classifier_pythons(classifiers)
-    # ci.yml runs on these: tests/test_static_analysis.py holds the matrix to pyproject's.
+    # ci.yml runs on these: tests/project/test_static_analysis.py holds the matrix to pyproject's.
     assert named == classifier_pythons(PROJECT["classifiers"]) == ["3.11", "3.12"]
     assert metadata["Requires-Python"] == f">={named[0]}"
     assert {"Typing :: Typed", "Framework :: Pytest", "Framework :: AsyncIO"} <= set(classifiers)

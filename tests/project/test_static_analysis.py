@@ -19,7 +19,7 @@ from lionmem import testing
 from tests.support.linked_venv import linked_venv
 from tests.support.project import classifier_pythons
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STUB = ROOT / "src" / "lionmem" / "__init__.pyi"
 
 

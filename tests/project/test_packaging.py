@@ -12,7 +12,7 @@ from packaging.version import Version
 
 from scripts import lock
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _floors_promised() -> dict[str, str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def lint_imports(source: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -125,11 +125,11 @@ def test_tests_reach_internals_only_through_seams_the_code_documents() -> None:
     assert documented <= set(reached), "a documented seam no test uses any more"
 
 
-MOST_LINES = 550
-"""The longest a module of lionmem may be: past it, a module holds more than one concept.
-The two durable stores are the ones near it: each class is the store's public face,
-every method documented, with the entry points of forgetting, recency and recall,
-whose work lives in the private modules beside it."""
+MOST_LINES = 450
+"""The longest a module of lionmem may be, as docs/architecture.md says: past it, a
+module holds more than one concept. The two durable stores are the ones near it: each
+class is the store's public face, every method documented, whose work lives in the
+private modules beside it."""
 
 
 def test_no_module_is_over_the_line_limit() -> None:
@@ -139,3 +139,5 @@ def test_no_module_is_over_the_line_limit() -> None:
     }
     assert len(lengths) > 60  # the source was found
     assert {path: n for path, n in lengths.items() if n > MOST_LINES} == {}
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert f"No module is over {MOST_LINES} lines" in page

@@ -25,7 +25,7 @@ import pytest
 
 from tests.support.project import site_url
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM_FLAGS = [
     "--headless",
@@ -97,9 +97,9 @@ def test_every_code_anchor_of_a_record_resolves(record: Path) -> None:
 
 
 def test_the_performance_page_shows_the_committed_benchmark_results() -> None:
-    # Each table, as `python -m benchmarks.tables` prints it from the results the
-    # last `bench_postgres` run wrote and the commit keeps.
-    from benchmarks.tables import RESULTS, tables
+    # Each table, as `python -m benchmarks.reporting.tables` prints it from the results the
+    # last `bench_stores` run wrote and the commit keeps.
+    from benchmarks.reporting.tables import RESULTS, tables
 
     page = (ROOT / "docs" / "performance.md").read_text()
     found = tables(json.loads(RESULTS.read_text()))
@@ -283,13 +283,13 @@ def test_each_diagram_is_what_its_description_draws() -> None:
 @pytest.mark.parametrize(
     "bench",
     [
-        "bench_core",
+        "bench_in_memory",
         "bench_recent",
         "bench_operators",
         "bench_recall",
         "bench_recall_pg",
         "bench_growth",
-        "bench_load",
+        "bench_postgres_load",
         "bench_disk",
         "bench_write_parts",
     ],
@@ -333,7 +333,7 @@ def test_the_home_page_compares_only_what_a_benchmark_measured_or_a_test_holds()
 
 
 def test_the_performance_page_shows_the_committed_copy_benchmark() -> None:
-    from benchmarks.bench_copy import RESULTS, table
+    from benchmarks.bench_cli_copy import RESULTS, table
 
     page = (ROOT / "docs" / "performance.md").read_text()
     assert table(json.loads((RESULTS / "copy-1000000.json").read_text())) in page

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-PAGE = Path(__file__).resolve().parent.parent / "docs" / "getting-started.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "getting-started.md"
 
 
 def test_every_example_pastes_into_the_asyncio_repl() -> None:
