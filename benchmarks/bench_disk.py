@@ -15,8 +15,8 @@ from pathlib import Path
 
 import psycopg
 
-from benchmarks import three_stores
-from benchmarks.common import make_items
+from benchmarks.support import three_stores
+from benchmarks.support.common import make_items
 from lionmem import MemoryItem
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore

@@ -17,9 +17,9 @@ from typing import Any
 
 import psycopg
 
-from benchmarks import three_stores
-from benchmarks.common import make_items, median_time
-from benchmarks.plot import LogAxis, bars
+from benchmarks.reporting.plot import LogAxis, bars
+from benchmarks.support import three_stores
+from benchmarks.support.common import make_items, median_time
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore

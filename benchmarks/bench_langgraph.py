@@ -24,8 +24,8 @@ from typing import Any
 
 import psycopg
 
-from benchmarks.common import make_items, median_time
-from benchmarks.plot import LogAxis
+from benchmarks.reporting.plot import LogAxis
+from benchmarks.support.common import make_items, median_time
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks import three_stores
-from benchmarks.common import best_time, make_items
-from benchmarks.three_stores import STORES, Results, filled
+from benchmarks.support import three_stores
+from benchmarks.support.common import best_time, make_items
+from benchmarks.support.three_stores import STORES, Results, filled
 from lionmem import MemoryQuery
 from lionmem.filters import Ge, In, Lt
 

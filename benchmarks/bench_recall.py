@@ -23,8 +23,17 @@ from uuid import UUID
 
 import numpy as np
 
-from benchmarks.common import best_time
-from benchmarks.everyday import FILTERS, K, Truth, items_of, langgraph_filter, lionmem_filter, measured, questions
+from benchmarks.support.common import best_time
+from benchmarks.support.everyday import (
+    FILTERS,
+    K,
+    Truth,
+    items_of,
+    langgraph_filter,
+    lionmem_filter,
+    measured,
+    questions,
+)
 from lionmem import InMemoryStore, MemoryItem
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.embedders import WordLlamaEmbedder

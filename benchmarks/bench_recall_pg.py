@@ -26,7 +26,7 @@ from typing import Any
 import psycopg
 
 from benchmarks.bench_recall import NAMESPACE, deleter, langgraph_index, probes, replacer
-from benchmarks.everyday import (
+from benchmarks.support.everyday import (
     FILTERS,
     K,
     Truth,

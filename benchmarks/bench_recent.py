@@ -12,14 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks import three_stores
-from benchmarks.common import best_time, make_items, queries
-from benchmarks.three_stores import STORES, Results, filled
+from benchmarks.support import three_stores
+from benchmarks.support.common import best_time, make_items, queries
+from benchmarks.support.three_stores import STORES, Results, filled
 from lionmem import MemoryQuery
 
 RESULTS = Path(__file__).resolve().parent / "results" / "recent.json"
 NAMES = ["all", "text", "tags", "tags.broad", "filter", "filter.broad", "combined"]
-"""The searches compared: every kind `benchmarks.common.queries` has but the miss,
+"""The searches compared: every kind `benchmarks.support.common.queries` has but the miss,
 which reads everything either way."""
 
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import best_time, longest_stall, make_items, queries
+from benchmarks.support.common import best_time, longest_stall, make_items, queries
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 

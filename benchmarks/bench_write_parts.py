@@ -25,8 +25,8 @@ from typing import LiteralString
 
 import psycopg
 
-from benchmarks import three_stores
-from benchmarks.common import make_items, median_time
+from benchmarks.support import three_stores
+from benchmarks.support.common import make_items, median_time
 from lionmem import MemoryItem
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.postgres._writes import UPSERT, item_row
@@ -81,7 +81,7 @@ async def sqlite_parts(items: list[MemoryItem], directory: Path) -> Results:
         out = {
             "SQLite: `store`": await median_time([partial(store.store, i) for i in make_items(SINGLES, 91)]) * 1e6,
             "SQLite: a call to the store's writer thread that does nothing": await median_time(
-                [partial(store._on_writer, int)] * SINGLES
+                [partial(store._connections.on_writer, int)] * SINGLES
             )
             * 1e6,
         }

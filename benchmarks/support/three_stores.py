@@ -20,7 +20,7 @@ from lionmem import InMemoryStore, MemoryItem
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.support.pg_server import fresh_database, postgres_url
 
 STORES = ("memory", "sqlite", "postgres")

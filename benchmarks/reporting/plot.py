@@ -1,6 +1,6 @@
 """Draw the ratios of benchmarks/results/stores.json as an SVG bar chart for the docs.
 
-Run: python -m benchmarks.plot [--size 100000]. Writes docs/assets/ratios-<size>.svg.
+Run: python -m benchmarks.reporting.plot [--size 100000]. Writes docs/assets/ratios-<size>.svg.
 No plotting library: the chart is a few rectangles on a log scale.
 """
 
@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 from typing import NamedTuple
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COLOURS = {"sqlite": "#3b7dd8", "postgres": "#d8833b"}
 
 

@@ -1,7 +1,7 @@
 """`python -m lionmem copy` from SQLite to PostgreSQL: its time, its rate beside each
 store's bulk load, and its peak memory, all measured in one run.
 
-Run: python -m benchmarks.bench_copy [--items 1000000]
+Run: python -m benchmarks.bench_cli_copy [--items 1000000]
 Starts a throwaway local server (or uses LIONMEM_TEST_POSTGRES_URL).
 
 Each store's bulk load is `store_many` of the same items in lists of 5,000, timed
@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import make_items
+from benchmarks.support.common import make_items
 from lionmem import MemoryItem
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore

@@ -1,6 +1,6 @@
 """What returning copies costs by itself, with no database, beside the in-memory search.
 
-Run: python -m benchmarks.bench_copies [--size 100000]
+Run: python -m benchmarks.bench_returned_copies [--size 100000]
 For each broad search that asks for every match, the in-memory store's search is the
 baseline; against it, in the same run: the SQL alone that `SQLiteMemoryStore` runs for
 it (the rows fetched, no object built), rebuilding the matches from the rows a durable
@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from benchmarks.common import best_time, make_items, queries
+from benchmarks.support.common import best_time, make_items, queries
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters._codec import decode_rows, encode_item
 from lionmem.adapters.sqlite import SQLiteMemoryStore
@@ -43,11 +43,11 @@ async def sql_alone(sqlite: SQLiteMemoryStore, query: MemoryQuery) -> float:
 
     def statements() -> list[str]:
         captured: list[str] = []
-        sqlite._writer.set_trace_callback(captured.append)
+        sqlite._connections.worker.db.set_trace_callback(captured.append)
         try:
-            sqlite._worker.search(query)
+            sqlite._connections.worker.search(query)
         finally:
-            sqlite._writer.set_trace_callback(None)
+            sqlite._connections.worker.db.set_trace_callback(None)
         return captured
 
     def best(sql: list[str]) -> float:
@@ -55,12 +55,12 @@ async def sql_alone(sqlite: SQLiteMemoryStore, query: MemoryQuery) -> float:
         for _ in range(5):
             start = time.perf_counter()
             for statement in sql:
-                sqlite._writer.execute(statement).fetchall()
+                sqlite._connections.worker.db.execute(statement).fetchall()
             times.append(time.perf_counter() - start)
         return min(times)
 
-    sql: list[str] = await sqlite._on_writer(statements)
-    took: float = await sqlite._on_writer(best, sql)
+    sql: list[str] = await sqlite._connections.on_writer(statements)
+    took: float = await sqlite._connections.on_writer(best, sql)
     return took
 
 

@@ -1,6 +1,6 @@
 """InMemoryStore against the hand-written baseline, as ratios measured in one run.
 
-Run: python -m benchmarks.bench_core [--sizes 1000,10000,100000]
+Run: python -m benchmarks.bench_in_memory [--sizes 1000,10000,100000]
 A ratio below 1 means InMemoryStore is faster than the baseline. Then the cost of
 building a `MemoryQuery`, against lionagi's model of the same fields (its `lionagi`
 extra) in the same run.
@@ -14,7 +14,7 @@ import timeit
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import BaselineStore, best_of, make_items, queries
+from benchmarks.support.common import BaselineStore, best_of, make_items, queries
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 
 RESULTS = Path(__file__).resolve().parent / "results" / "core.json"

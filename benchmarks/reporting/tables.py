@@ -1,6 +1,6 @@
 """Print the Markdown tables of docs/performance.md from benchmarks/results/stores.json.
 
-Run: python -m benchmarks.tables. Ratios are each store's time over the in-memory
+Run: python -m benchmarks.reporting.tables. Ratios are each store's time over the in-memory
 store's in the same run; below 1 means the durable store is faster.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.common import STALL
+from benchmarks.support.common import STALL
 
-RESULTS = Path(__file__).resolve().parent / "results" / "stores.json"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "stores.json"
 MILLION = "1000000"
 
 

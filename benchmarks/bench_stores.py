@@ -1,6 +1,6 @@
 """PostgresMemoryStore beside SQLiteMemoryStore and InMemoryStore, in one run.
 
-Run: python -m benchmarks.bench_postgres [--sizes 10000,100000] [--million]
+Run: python -m benchmarks.bench_stores [--sizes 10000,100000] [--million]
 Starts a throwaway local server (or uses LIONMEM_TEST_POSTGRES_URL). Ratios are
 each store's time over the in-memory store's. --million adds tag and filter
 searches at 1,000,000 items. Results are also written to benchmarks/results/.
@@ -21,7 +21,7 @@ from typing import Any
 
 import psycopg
 
-from benchmarks.common import STALL, best_time, longest_stall, make_items, queries
+from benchmarks.support.common import STALL, best_time, longest_stall, make_items, queries
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore

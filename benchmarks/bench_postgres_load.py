@@ -1,6 +1,6 @@
 """PostgreSQL under load from several processes: lionmem beside bare psycopg.
 
-Run: python -m benchmarks.bench_load [--rounds 250] [--profile]
+Run: python -m benchmarks.bench_postgres_load [--rounds 250] [--profile]
 Starts a throwaway server of its own on this machine (with `pg_stat_statements`).
 For 1, 2, 4 and 8 processes of `TASKS` tasks each, every task stores an item,
 searches by one filter with limit 20 and retrieves the item by id, `--rounds`
@@ -36,7 +36,7 @@ from uuid import UUID
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from benchmarks.common import make_items
+from benchmarks.support.common import make_items
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
 
