@@ -1,8 +1,9 @@
-"""Draw the decision records' component and sequence diagrams as SVG, offline, from
-the small descriptions below, so that a picture changes only with its description.
+"""Draw the decision records' component and sequence diagrams, and the architecture
+page's routes, as SVG, offline, from the small descriptions below, so that a picture
+changes only with its description.
 
 Run: python scripts/draw_diagrams.py, and commit docs/assets/*.svg with the change;
-tests/test_docs_site.py fails while a drawing differs from what this script draws.
+tests/project/test_docs_site.py fails while a drawing differs from what this script draws.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def sequence(title: str, participants: list[str], steps: list[Step]) -> str:
     ]
     for name in participants:
         parts.append(
-            f'<rect x="{x[name] - 80:g}" y="10" width="160" height="30" rx="6" fill="#eef3fb" '
+            f'<rect x="{x[name] - 90:g}" y="10" width="180" height="30" rx="6" fill="#eef3fb" '
             'stroke="#3f6fb5" stroke-width="1.5"/>'
         )
         parts.append(_text(x[name], 30, name, ' font-weight="bold"'))
@@ -274,6 +275,42 @@ def drawings() -> dict[str, str]:
                 Step("store", "vectors", "cosine of every vector: one product"),
                 Step("store", "store", "walk best first; keep what tags, filters match"),
                 Step("store", "caller", "k Recalled(item, score), ties by insertion"),
+            ],
+        ),
+        "architecture-sqlite-route.svg": sequence(
+            "A search and a recall through the SQLite store: down once, and back once",
+            ["SQLiteMemoryStore", "Connections", "Worker", "_planner", "Vectors"],
+            [
+                Step(NOTE, "", "search(query)"),
+                Step("SQLiteMemoryStore", "Connections", "on_writer(worker.search)"),
+                Step("Connections", "Worker", "on the worker thread"),
+                Step("Worker", "_planner", "plan_search(query)"),
+                Step("_planner", "Worker", "Plan: _conditions' SQL"),
+                Step("Worker", "Worker", "run; settled(rows)"),
+                Step("Worker", "SQLiteMemoryStore", "items"),
+                Step(NOTE, "", "recall(text, k, tags, filters)"),
+                Step("SQLiteMemoryStore", "Vectors", "recall(connections, ...)"),
+                Step("Vectors", "Connections", "on_writer(ranked, ...)"),
+                Step("Connections", "Vectors", "the k best, scored"),
+                Step("Vectors", "SQLiteMemoryStore", "k Recalled, ties by insertion"),
+            ],
+        ),
+        "architecture-postgres-route.svg": sequence(
+            "A search and a recall through the PostgreSQL store: down once, and back once",
+            ["PostgresMemoryStore", "_reads", "_planner", "Connections", "PgVectors"],
+            [
+                Step(NOTE, "", "search(query)"),
+                Step("PostgresMemoryStore", "_reads", "read_search(query)"),
+                Step("_reads", "_planner", "plan_search(query)"),
+                Step("_planner", "_reads", "Plan: _conditions' SQL"),
+                Step("_reads", "Connections", "select(statement)"),
+                Step("Connections", "_reads", "rows"),
+                Step("_reads", "PostgresMemoryStore", "settled(rows)"),
+                Step(NOTE, "", "recall(text, k, tags, filters)"),
+                Step("PostgresMemoryStore", "PgVectors", "asked(text, k, tags, filters): embeds"),
+                Step("PostgresMemoryStore", "Connections", "on_connection(vectors.recall)"),
+                Step("Connections", "PgVectors", "recall(conn, asked)"),
+                Step("PgVectors", "PostgresMemoryStore", "k Recalled, ties by insertion"),
             ],
         ),
     }
