@@ -196,3 +196,24 @@ async def semantic_recall(path: Path) -> None:
     async with SQLiteMemoryStore.open(path, embedder=Mine(), reembed=True) as durable:
         wants_a_recall_store(durable)
         assert_type(await durable.recall("text"), list[Recalled])
+
+
+async def hybrid_recall(path: Path) -> None:
+    """Hybrid recall is an extension of recall that every lionmem store has (ADR-0104)."""
+    from lionmem import HybridRecalled, HybridStore
+    from lionmem.embedders import HashingEmbedder
+    from lionmem.protocols.hybrid import recall_hybrid
+
+    def wants_a_hybrid_store(store: HybridStore) -> HybridStore:
+        return store
+
+    store = InMemoryStore(embedder=HashingEmbedder(8))
+    wants_a_hybrid_store(store)
+    found = await store.recall_hybrid("ticket 40107", 3, tags=["t"], filters={"k": 1})
+    assert_type(found, list[HybridRecalled])
+    assert_type(found[0].score, float)
+    assert_type(found[0].meaning_rank, int | None)
+    assert_type(found[0].words_score, float | None)
+    assert_type(await recall_hybrid(store, "ticket"), list[HybridRecalled])
+    async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(8)) as durable:
+        wants_a_hybrid_store(durable)

@@ -190,6 +190,18 @@ async def semantic_recall() -> None:
     await InMemoryStore().recall({"text": 1.0})  # type: ignore[arg-type]
 
 
+async def hybrid_recall() -> None:
+    """Hybrid recall ranks the words of a text: no vector, and k an int (ADR-0104)."""
+    from lionmem import HybridStore
+
+    def wants_a_hybrid_store(store: HybridStore) -> HybridStore:
+        return store
+
+    wants_a_hybrid_store(BareRecall())  # type: ignore[arg-type]
+    await InMemoryStore().recall_hybrid([0.5, 0.5])  # type: ignore[arg-type]
+    await InMemoryStore().recall_hybrid("text", k="3")  # type: ignore[arg-type]
+
+
 class BareRecall:
     """The three methods and a recall, but no embedder."""
 

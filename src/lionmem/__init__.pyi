@@ -16,6 +16,8 @@ from lionmem.protocols.forgetting import ForgettingStore as ForgettingStore
 from lionmem.protocols.generic.element import Element as Element
 from lionmem.protocols.generic.pile import Pile as Pile
 from lionmem.protocols.generic.progression import Progression as Progression
+from lionmem.protocols.hybrid import HybridRecalled as HybridRecalled
+from lionmem.protocols.hybrid import HybridStore as HybridStore
 from lionmem.protocols.in_memory import InMemoryStore as InMemoryStore
 from lionmem.protocols.memory import MemoryItem as MemoryItem
 from lionmem.protocols.memory import MemoryQuery as MemoryQuery
@@ -40,6 +42,8 @@ __all__ = [
     "ForgettingStore",
     "Ge",
     "Gt",
+    "HybridRecalled",
+    "HybridStore",
     "In",
     "InMemoryStore",
     "Le",

@@ -12,7 +12,9 @@ applying tags, `_tagged`, read to show that no tag outlives its last item, and
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, cast
 from uuid import UUID
 
@@ -20,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lionmem._internal.vectors import Matrix, Twins, best, digest_keys, query_vector, twins_of
+from lionmem.protocols.hybrid import terms_of
 from lionmem.protocols.recall import Embedder
 
 if TYPE_CHECKING:
@@ -51,6 +54,8 @@ class VectorIndex:
         self._free: list[int] = []  # rows freed since the last compaction
         self._tags: dict[UUID, frozenset[str]] = {}  # the tags each item was stored with
         self._tagged: dict[str, set[UUID]] = {}  # the ids stored with each tag
+        self._terms: dict[UUID, dict[str, int]] = {}  # each item's terms, and how often it holds each
+        self._holders: dict[str, set[UUID]] = {}  # the ids that hold each term
         self._keys = np.zeros(_FIRST_ROWS, dtype=np.uint64)  # each row's text digest
         self._texts: dict[int, int] = {}  # how many live rows hold each digest
         self._repeated = 0  # how many digests more than one live row holds
@@ -84,6 +89,9 @@ class VectorIndex:
         tags = self._tags[item.id] = frozenset(item.tags)
         for tag in tags:
             self._tagged.setdefault(tag, set()).add(item.id)
+        terms = self._terms[item.id] = dict(Counter(terms_of(str(item.content))))
+        for term in terms:
+            self._holders.setdefault(term, set()).add(item.id)
 
     def remove(self, item_ids: Iterable[UUID]) -> None:
         """Free the rows of `item_ids`, items the store held, each with a row."""
@@ -122,11 +130,29 @@ class VectorIndex:
         return scores if self._twins is None else self._twins.tie(scores)
 
     def _untag(self, item_id: UUID) -> None:
+        """Forget the tags and terms `item_id` was stored with."""
         for tag in self._tags.pop(item_id):
             ids = self._tagged[tag]
             ids.discard(item_id)
             if not ids:
                 del self._tagged[tag]
+        for term in self._terms.pop(item_id):
+            ids = self._holders[term]
+            ids.discard(item_id)
+            if not ids:
+                del self._holders[term]
+
+    def holding(self, term: str, limit: int) -> list[tuple[MemoryItem, int]]:
+        """The items that hold `term` among the terms they were stored with, each with
+        how often: all of them in insertion order when at most `limit` do, or else
+        `limit` of them ([ADR-0104][adr-0104])."""
+        ids = self._holders.get(term, set())
+        chosen = islice(ids, limit) if len(ids) > limit else ids
+        found: list[tuple[MemoryItem, int]] = []
+        for row in sorted(self._rows[item_id] for item_id in chosen):
+            item = cast("MemoryItem", self._items[row])
+            found.append((item, self._terms[item.id][term]))
+        return found
 
     def _compact(self) -> None:
         kept = [row for row, item in enumerate(self._items) if item is not None]

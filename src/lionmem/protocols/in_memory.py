@@ -15,6 +15,7 @@ from uuid import UUID
 from lionmem._internal.arguments import as_batch, as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem.errors import NoEmbedderError
 from lionmem.protocols.generic.pile import Pile
+from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.recall import Embedder, Recalled, TextOf, check_embedder, check_k, embed_items, recall_query
 from lionmem.protocols.rules import check_matchable, with_any_tag, with_filters
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["InMemoryStore"]
 
 
-class InMemoryStore:
+class InMemoryStore(HybridRecall):
     """The zero-setup reference store: a process-local `Pile` of `MemoryItem`.
 
     - `store` creates or replaces by id; a replacement keeps its original position.
@@ -192,6 +193,20 @@ class InMemoryStore:
         ranked = index.ranked(vector, k, tags=wanted, keep=keep if predicates else None)
         return [Recalled(item, score) for item, score in ranked]
 
+    async def holding(self, terms: list[str], limit: int) -> list[list[tuple[MemoryItem, int]]]:
+        """For each of `terms`, the items holding it among their terms, each with how
+        often: every one in insertion order when at most `limit` do, else `limit` of
+        them. Hybrid recall reads its rare terms here ([ADR-0104][adr-0104]).
+
+        An item's terms are read when it is stored, as its vector is.
+        """
+        index = self._recalling()
+        return [index.holding(term, limit) for term in terms]
+
+    async def count_up_to(self, most: int) -> int:
+        """How many items the store holds, counted up to `most` ([ADR-0104][adr-0104])."""
+        return min(len(self._items), most)
+
     def _recalling(self) -> VectorIndex:
         if self._index is None:
             raise NoEmbedderError("this InMemoryStore was made without an embedder: InMemoryStore(embedder=...)")
@@ -259,7 +274,8 @@ class InMemoryStore:
             TypeError: `query` is not a `MemoryQuery`.
         """
         require_type(query, "query", MemoryQuery)
-        return len(_matches(self._items.values(), _predicates(query), None))
+        predicates = _predicates(query)
+        return len(_matches(self._items.values(), predicates, None)) if predicates else len(self._items)
 
     async def delete_created_before(self, cutoff: float | datetime) -> int:
         """Delete every item whose `created_at` is before `cutoff`, in one step;

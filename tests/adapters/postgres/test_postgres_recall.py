@@ -379,7 +379,7 @@ def test_a_restricted_role_needs_an_administrator_once(url: str) -> None:
         with psycopg.connect(url, autocommit=True) as conn:
             for statement in [
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON lionmem_items TO {}",
-                "GRANT SELECT, INSERT, DELETE ON lionmem_meta TO {}",
+                "GRANT SELECT, INSERT, DELETE ON lionmem_meta, lionmem_terms TO {}",
                 "GRANT SELECT ON lionmem_schema, lionmem_recall TO {}",
             ]:
                 conn.execute(sql.SQL(statement).format(sql.Identifier(role)))

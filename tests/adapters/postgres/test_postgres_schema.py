@@ -136,7 +136,7 @@ def test_a_role_that_may_only_use_the_tables_opens_the_store(pg_url: str) -> Non
         grants = [
             "CREATE ROLE {} LOGIN PASSWORD 'app-pw'",
             "GRANT SELECT, INSERT, UPDATE, DELETE ON lionmem_items TO {}",
-            "GRANT SELECT, INSERT, DELETE ON lionmem_meta TO {}",
+            "GRANT SELECT, INSERT, DELETE ON lionmem_meta, lionmem_terms TO {}",
             "GRANT SELECT ON lionmem_schema TO {}",
         ]
         for grant in grants:
@@ -189,8 +189,16 @@ def test_version_1_is_migrated_to_index_long_tags_by_digest(pg_url: str) -> None
     assert stored == [([postgres_writes.tag_key(long), short],), ([short],)]
 
 
+def _undo_version_5(conn: psycopg.Connection[Any]) -> None:
+    """Leave a current database as version 4 left it."""
+    conn.execute("DROP FUNCTION lionmem_terms_drop() CASCADE")  # and its trigger
+    conn.execute("DROP TABLE lionmem_terms")
+    conn.execute("UPDATE lionmem_schema SET version = 4")
+
+
 def _undo_version_4(conn: psycopg.Connection[Any]) -> None:
     """Leave a current database as version 3 left it."""
+    _undo_version_5(conn)
     conn.execute("DROP TABLE lionmem_recall")
     conn.execute("UPDATE lionmem_schema SET version = 3")
 
@@ -214,8 +222,22 @@ def test_version_3_is_migrated_to_record_the_embedder(pg_url: str) -> None:
         assert conn.execute("SELECT to_regclass('lionmem_recall')").fetchone() == (None,)
     assert with_store(url, lambda store: store.search(MemoryQuery(filters={"n": 1})), namespace="n") == [item]
     with psycopg.connect(url, autocommit=True) as conn:
-        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)] == [(4,)]
+        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)] == [(5,)]
         assert conn.execute("SELECT count(*) FROM lionmem_recall").fetchall() == [(0,)]
+
+
+def test_version_4_is_migrated_to_index_the_terms_of_every_item(pg_url: str) -> None:
+    """Version 5 adds hybrid recall's term index, filled from the items already there."""
+    url = fresh_database(pg_url)
+    items = [MemoryItem(content="Ticket 4410 waits, ticket 4410!"), MemoryItem(content="Ëlan vital")]
+    with_store(url, lambda store: store.store_many(items), namespace="n")
+    with psycopg.connect(url, autocommit=True) as conn:
+        _undo_version_5(conn)
+    assert with_store(url, lambda store: store.retrieve(items[1].id), namespace="n") == items[1]
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(5,)]
+        rows = conn.execute("SELECT term, tf FROM lionmem_terms ORDER BY seq, term").fetchall()
+    assert rows == [("4410", 2), ("ticket", 2), ("waits", 1), ("vital", 1), ("ëlan", 1)]
 
 
 def _values(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:

@@ -104,13 +104,16 @@ def test_verify_finds_a_page_of_noise_and_the_store_then_refuses_writes(tmp_path
 
 
 def _meta_damaged(path: Path) -> list[MemoryItem]:
-    """A store of 300 items, two of whose metadata index rows hold another value,
+    """A store of 300 items, two of whose metadata index rows hold another value, one
+    without its tag row, one whose term row counts wrong, and a term row of no item,
     as flipped bytes inside a record that still reads would leave them."""
     items = [MemoryItem(content=f"note {n}", tags=["t"], metadata={"n": n}) for n in range(300)]
     with_store(path, lambda store: store.store_many(items))
     with sqlite3.connect(path) as db:
         db.execute("UPDATE item_meta SET value = value + 1000 WHERE key = 'n' AND value IN (7, 70)")
         db.execute("DELETE FROM item_tags WHERE seq = (SELECT seq FROM items WHERE id = ?)", (str(items[9].id),))
+        db.execute("UPDATE item_terms SET tf = 2 WHERE term = '200'")
+        db.execute("INSERT INTO item_terms (term, seq, tf) VALUES ('stray', 99999, 1)")
     return items
 
 
@@ -127,8 +130,10 @@ def test_verify_names_each_item_whose_index_rows_are_not_its_own(tmp_path: Path)
                 f"item {items[7].id}: its metadata index rows are not its metadata",
                 f"item {items[9].id}: its tag index rows are not its tags",
                 f"item {items[70].id}: its metadata index rows are not its metadata",
+                f"item {items[200].id}: its term index rows are not its text's terms",
+                "the term index holds 601 rows where the items' texts make 600",
             )
-            with pytest.raises(DatabaseCorruptError, match="and 2 more"):
+            with pytest.raises(DatabaseCorruptError, match="and 4 more"):
                 await store.delete(items[0].id)
         async with SQLiteMemoryStore.open(path) as store:  # a store that has not verified writes
             assert (await store.verify()).damage
@@ -174,7 +179,7 @@ def test_the_verify_command_prints_what_it_found_and_its_status(
     assert main(["verify", f"sqlite:///{hurt}"]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"damaged: item {items[7].id}: its metadata index rows are not its metadata"
-    assert out[-1] == "3 problems: the store refuses writes until the damage is repaired (ADR-0096)"
+    assert out[-1] == "5 problems: the store refuses writes until the damage is repaired (ADR-0096)"
     assert main(["verify", "memory:"]) == 1
     assert "verify checks a durable store" in capsys.readouterr().err
 

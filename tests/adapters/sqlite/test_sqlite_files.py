@@ -307,5 +307,5 @@ def test_a_file_whose_version_was_lowered_by_hand_is_named_and_left_as_it_was(tm
         with_store(path, lambda store: store.search(MemoryQuery()))
     db = connect(path, isolation_level=None)
     assert db.execute("PRAGMA user_version").fetchone() == (1,)
-    db.execute("PRAGMA user_version = 6")
+    db.execute("PRAGMA user_version = 7")
     assert with_store(path, lambda store: store.retrieve(item.id)) == item

@@ -194,6 +194,7 @@ def test_a_version_5_file_has_its_vectors_made_again_since_none_says_its_text(tm
     with sqlite3.connect(path, isolation_level=None) as db:  # back to version 5, then a stale vector
         db.execute("DROP TRIGGER item_vectors_stale")
         db.execute("ALTER TABLE item_vectors DROP COLUMN digest")
+        db.execute("DROP TABLE item_terms")
         db.execute("PRAGMA user_version = 5")
         replaced = item.model_copy(update={"content": "The warehouse stores frozen fish"})
         db.execute("UPDATE items SET body = ? WHERE id = ?", (_body_of(replaced), str(item.id)))
@@ -207,7 +208,7 @@ def test_a_version_5_file_has_its_vectors_made_again_since_none_says_its_text(tm
 
     run(read())
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone() == (6,)
+        assert db.execute("PRAGMA user_version").fetchone() == (7,)
         assert db.execute("SELECT count(*) FROM item_vectors WHERE digest IS NOT NULL").fetchone() == (2,)
 
 

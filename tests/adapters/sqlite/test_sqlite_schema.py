@@ -236,7 +236,10 @@ def test_version_three_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
             assert [(i.id, i.created_at) for i in found] == [(item.id, -1.5)], query
 
     with_store(path, body)
-    assert connect(path).execute("PRAGMA user_version").fetchone() == (6,) == (SCHEMA_VERSION,)
+    db = connect(path)
+    assert db.execute("PRAGMA user_version").fetchone() == (7,) == (SCHEMA_VERSION,)
+    # Version 7 filled the term index from the rows already there.
+    assert db.execute("SELECT seq, term, tf FROM item_terms").fetchall() == [(seq, "three", 1)]
 
 
 def test_an_opener_that_only_reads_leaves_an_older_schema_as_it_was(

@@ -20,7 +20,16 @@ from lionmem.adapters.postgres._pool import Connections
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.stats import StoreStats
 
-__all__ = ["STATS", "Execute", "Select", "decode", "decode_all", "pages", "read_search", "stats_of"]
+__all__ = [
+    "STATS",
+    "Execute",
+    "Select",
+    "decode",
+    "decode_all",
+    "pages",
+    "read_search",
+    "stats_of",
+]
 
 _FIRST_WINDOW = 64
 

@@ -9,12 +9,14 @@ Seam for tests: `_writes`, whose tag keys the tests compute to read the column.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from typing import Any, LiteralString
 
 import psycopg
 
 from lionmem._internal.json_values import dumps
 from lionmem.adapters._codec import EncodedItem, encode_item
+from lionmem.protocols.hybrid import terms_of
 from lionmem.protocols.memory import MemoryItem
 
 # Two int4 keys: a space apart from the single bigint key of the schema lock.
@@ -83,5 +85,27 @@ async def write_batch(
         # deadlock; one batch per namespace at a time cannot.
         await cursor.execute(BATCH_LOCK, [lock_key, namespace])
         await cursor.executemany(UPSERT, rows)
+        await write_terms(cursor, namespace, rows)
         if vectors is not None:
             await cursor.executemany(*vectors)
+
+
+_UNTERM: LiteralString = (
+    "DELETE FROM lionmem_terms AS t USING lionmem_items AS i"
+    " WHERE i.namespace = %s AND i.id = ANY(%s) AND t.namespace = i.namespace AND t.seq = i.seq"
+)
+_TERM: LiteralString = (
+    "INSERT INTO lionmem_terms (namespace, term, seq, tf)"
+    " SELECT i.namespace, x.term, i.seq, x.tf FROM unnest(%s::uuid[], %s::text[], %s::int[]) AS x (id, term, tf)"
+    " JOIN lionmem_items AS i ON i.namespace = %s AND i.id = x.id"
+)
+
+
+async def write_terms(cursor: psycopg.AsyncCursor[Any], namespace: str, rows: list[tuple[object, ...]]) -> None:
+    """Replace the term index rows of the items `rows` wrote (`item_row`'s), two
+    statements a batch ([ADR-0104][adr-0104]); an item written twice holds its last
+    text's terms."""
+    last = {row[1]: str(row[4]) for row in rows}
+    await cursor.execute(_UNTERM, [namespace, list(last)])
+    made = [(item_id, term, tf) for item_id, folded in last.items() for term, tf in Counter(terms_of(folded)).items()]
+    await cursor.execute(_TERM, [[m[0] for m in made], [m[1] for m in made], [m[2] for m in made], namespace])

@@ -14,6 +14,7 @@ embedder, by [ADR-0103][adr-0103-d1].
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Final, LiteralString
 
 import psycopg
@@ -22,11 +23,12 @@ from psycopg import sql
 from lionmem.adapters._embedding import refuse_another_embedder
 from lionmem.adapters.postgres._writes import INDEXED_KEY_BYTES, INDEXED_TAG_BYTES, INDEXED_TEXT, tag_key
 from lionmem.errors import IncompatibleDatabaseError, MissingSchemaError, VectorExtensionMissingError
+from lionmem.protocols.hybrid import terms_of
 from lionmem.protocols.recall import Embedder
 
 __all__ = ["SCHEMA_VERSION"]
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 """The schema this code writes, recorded in `lionmem_schema.version`."""
 LOCK_KEY = 0x4C4D454D  # "LMEM": serialises schema work across every process
 
@@ -117,6 +119,43 @@ _RECALL: LiteralString = """CREATE TABLE lionmem_recall (
 )"""
 
 
+# Version 5: hybrid recall's term index (ADR-0104), a row for each distinct term of
+# each item's text. Its terms are Python's, so the writes make its rows; a trigger
+# drops them with their item, whoever deletes it.
+_TERMS: list[LiteralString] = [
+    """CREATE TABLE lionmem_terms (
+        namespace text NOT NULL,
+        term text NOT NULL,
+        seq bigint NOT NULL,
+        tf integer NOT NULL,
+        PRIMARY KEY (namespace, term, seq)
+    )""",
+    "CREATE INDEX lionmem_terms_items ON lionmem_terms (namespace, seq)",
+    "CREATE FUNCTION lionmem_terms_drop() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN"
+    " DELETE FROM lionmem_terms WHERE namespace = OLD.namespace AND seq = OLD.seq; RETURN NULL; END $body$",
+    "CREATE TRIGGER lionmem_items_terms AFTER DELETE ON lionmem_items"
+    " FOR EACH ROW EXECUTE FUNCTION lionmem_terms_drop()",
+]
+
+
+async def _index_terms(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Version 5: the term index, and its rows for the items already stored."""
+    for statement in _TERMS:
+        await conn.execute(statement)
+    after = 0
+    while rows := await (
+        await conn.execute(
+            "SELECT namespace, seq, folded FROM lionmem_items WHERE seq > %s ORDER BY seq LIMIT 2000", [after]
+        )
+    ).fetchall():
+        after = rows[-1][1]
+        made = [(ns, seq, term, tf) for ns, seq, folded in rows for term, tf in Counter(terms_of(folded)).items()]
+        async with conn.cursor() as cursor:
+            await cursor.executemany(
+                "INSERT INTO lionmem_terms (namespace, seq, term, tf) VALUES (%s, %s, %s, %s)", made
+            )
+
+
 async def _index_values(conn: psycopg.AsyncConnection[Any]) -> None:
     """Version 3: the `lionmem_meta` table and its triggers, and its rows for the
     items already stored."""
@@ -196,6 +235,7 @@ async def migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
                 await conn.execute(statement)
             await _index_values(conn)
             await conn.execute(_RECALL)
+            await _index_terms(conn)
             try:
                 async with conn.transaction():
                     await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
@@ -208,7 +248,9 @@ async def migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
                 await _digest_long_tags(conn)
             if version < 3:
                 await _index_values(conn)
-            await conn.execute(_RECALL)
+            if version < 4:
+                await conn.execute(_RECALL)
+            await _index_terms(conn)
             await conn.execute("UPDATE lionmem_schema SET version = %s", [SCHEMA_VERSION])
         indexed = await (
             await conn.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'lionmem_items_text'")

@@ -1,9 +1,8 @@
 """`PostgresMemoryStore`: a durable store in PostgreSQL, shared by many processes.
 
-The store is here; its schema is in
-[`lionmem.adapters.postgres.schema`][lionmem.adapters.postgres.schema], and the
-private modules beside it hold the writes, the search planner, the connection string
-and the pool. Governed by [ADR-0097][adr-0097].
+The store is here; its schema is in [`lionmem.adapters.postgres.schema`][lionmem.adapters.postgres.schema],
+and the private modules beside it hold the writes, the reads, the planner, the connection
+string and the pool. Governed by [ADR-0097][adr-0097].
 """
 
 from __future__ import annotations
@@ -33,9 +32,11 @@ from lionmem.adapters.postgres._pool import Connections
 from lionmem.adapters.postgres._reads import STATS, count_of, pages, read_search, stats_of
 from lionmem.adapters.postgres._recall import CANDIDATES, PgVectors, recalling
 from lionmem.adapters.postgres._settings import OpenSettings, open_settings
+from lionmem.adapters.postgres._terms import TermReads
 from lionmem.adapters.postgres._verify import problems
 from lionmem.adapters.postgres._writes import UPSERT, item_row, write_batch
 from lionmem.adapters.postgres.schema import LOCK_KEY
+from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
@@ -46,7 +47,7 @@ __all__ = ["PGVECTOR_PROFILE", "POSTGRES_PROFILE", "PostgresMemoryStore"]
 T = TypeVar("T")
 
 
-class PostgresMemoryStore(ClosesOnExit):
+class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
     """A `MemoryStore` in PostgreSQL, bound to one namespace of one database.
 
     Every process that opens the same database and namespace shares the items; two

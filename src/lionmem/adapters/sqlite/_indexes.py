@@ -1,5 +1,6 @@
 """What the SQLite store's index tables hold for an item: its text as the trigram index
-reads it, its distinct tags, and a row for each metadata value with its kind.
+reads it, its distinct tags, a row for each metadata value with its kind, and a row
+for each term hybrid recall ranks by.
 
 The writes fill the tables with these, and the planner asks them in the same terms.
 Governed by [ADR-0096][adr-0096].
@@ -7,9 +8,13 @@ Governed by [ADR-0096][adr-0096].
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["INT64", "MetaRow", "index_rows", "indexable"]
+from lionmem.protocols.hybrid import terms_of
+
+__all__ = ["INT64", "MetaRow", "index_rows", "indexable", "term_rows"]
 
 INT64 = range(-(2**63), 2**63)
 """The integers a metadata row holds as a value; SQL compares them exactly."""
@@ -46,3 +51,9 @@ MetaRow = tuple[str, str, object]
 def index_rows(tags: list[str], metadata: dict[str, Any]) -> tuple[list[str], list[MetaRow]]:
     """The distinct tags and the metadata rows that index an item."""
     return list(dict.fromkeys(tags)), [(key, *_meta_row(value)) for key, value in metadata.items()]
+
+
+def term_rows(texts: Iterable[tuple[int, str]]) -> list[tuple[int, str, int]]:
+    """`(seq, term, how often)` for each distinct term of each `(seq, folded text)`
+    ([ADR-0104][adr-0104])."""
+    return [(seq, term, tf) for seq, folded in texts for term, tf in Counter(terms_of(folded)).items()]

@@ -11,13 +11,13 @@ import sqlite3
 from collections import Counter
 
 from lionmem.adapters._codec import decode_in_slices
-from lionmem.adapters.sqlite._indexes import index_rows
+from lionmem.adapters.sqlite._indexes import index_rows, term_rows
 from lionmem.protocols.recall import TextOf, text_digest, text_to_embed
 
 __all__ = ["EXPECTED", "missing_schema", "problems"]
 
 EXPECTED = {
-    "table": ("items", "item_tags", "item_meta", "items_text", "item_vectors", "lionmem_recall"),
+    "table": ("items", "item_tags", "item_meta", "items_text", "item_vectors", "lionmem_recall", "item_terms"),
     "index": ("item_tags_by_tag", "item_meta_by_value"),
     "trigger": ("item_vectors_follow_items", "item_vectors_stale"),
 }
@@ -57,11 +57,11 @@ def problems(db: sqlite3.Connection, text_of: TextOf | None, dimensions: int | N
 
 
 def _index_rows(db: sqlite3.Connection) -> list[str]:
-    """Each item whose tag or metadata rows are not those its body makes."""
+    """Each item whose tag, metadata or term rows are not those its body and text make."""
     found: list[str] = []
-    after = 0
+    after = expected = 0
     while rows := db.execute(
-        "SELECT seq, id, created_at, body FROM items WHERE seq > ? ORDER BY seq LIMIT ?", (after, _READ)
+        "SELECT seq, id, created_at, body, folded FROM items WHERE seq > ? ORDER BY seq LIMIT ?", (after, _READ)
     ).fetchall():
         after = rows[-1][0]
         seqs = [row[0] for row in rows]
@@ -72,12 +72,23 @@ def _index_rows(db: sqlite3.Connection) -> list[str]:
             tags[seq][tuple(tag)] += 1
         for seq, *row in db.execute(f"SELECT seq, key, kind, value FROM item_meta WHERE seq IN ({marks})", seqs):
             meta[seq][tuple(row)] += 1
-        for (seq, item_id, *_), item in zip(rows, decode_in_slices([row[1:] for row in rows]), strict=True):
+        for (seq, item_id, _, _, folded), item in zip(rows, decode_in_slices([row[1:4] for row in rows]), strict=True):
             made_tags, made_meta = index_rows(item.tags, item.metadata)
             if Counter((tag,) for tag in made_tags) != tags[seq]:
                 found.append(f"item {item_id}: its tag index rows are not its tags")
             if Counter(tuple(row) for row in made_meta) != meta[seq]:
                 found.append(f"item {item_id}: its metadata index rows are not its metadata")
+            made = term_rows([(seq, folded)])
+            held = [
+                db.execute("SELECT tf FROM item_terms WHERE term = ? AND seq = ?", row[1::-1]).fetchone()
+                for row in made
+            ]
+            expected += len(made)
+            if held != [(tf,) for _, _, tf in made]:
+                found.append(f"item {item_id}: its term index rows are not its text's terms")
+    (rows_held,) = db.execute("SELECT count(*) FROM item_terms").fetchone()
+    if rows_held != expected:
+        found.append(f"the term index holds {rows_held} rows where the items' texts make {expected}")
     return found
 
 

@@ -132,6 +132,24 @@ class Worker:
             return int(counted)
         return len(self.search(unlimited(query)))
 
+    def holding(self, terms: list[str], limit: int) -> list[list[tuple[MemoryItem, int]]]:
+        """For each term, the first `limit` items holding it, in insertion order, each
+        with how often: one probe of the term index a term ([ADR-0104][adr-0104])."""
+        found: list[list[tuple[MemoryItem, int]]] = []
+        for term in terms:
+            rows = self.db.execute(
+                "SELECT t.tf, i.id, i.created_at, i.body FROM item_terms t JOIN items i ON i.seq = t.seq"
+                " WHERE t.term = ? ORDER BY t.seq LIMIT ?",
+                (term, limit),
+            ).fetchall()
+            found.append(list(zip(decode_in_slices([row[1:] for row in rows]), [row[0] for row in rows], strict=True)))
+        return found
+
+    def count_up_to(self, most: int) -> int:
+        """How many items there are, counted up to `most`."""
+        (counted,) = self.db.execute("SELECT count(*) FROM (SELECT 1 FROM items LIMIT ?)", (most,)).fetchone()
+        return int(counted)
+
     def page(self, after: int, size: int) -> tuple[int, list[MemoryItem]]:
         """The next `size` items after position `after`, and the position they end at."""
         rows = self.db.execute(

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import NamedTuple, cast
 
 from lionmem.adapters._codec import encode_item
-from lionmem.adapters.sqlite._indexes import MetaRow, index_rows, indexable
+from lionmem.adapters.sqlite._indexes import MetaRow, index_rows, indexable, term_rows
 from lionmem.protocols.memory import MemoryItem
 
 _NEGATIVE_ZERO = struct.pack("<d", -0.0)
@@ -52,8 +52,9 @@ IndexEntry = tuple[int, str, list[str], list[MetaRow]]
 """What indexes one item: its sequence number, folded text, tags and metadata rows."""
 
 
-def index(db: sqlite3.Connection, entries: Sequence[IndexEntry]) -> None:
-    """Write the text, tag and metadata index rows of items, one statement a table."""
+def index(db: sqlite3.Connection, entries: Sequence[IndexEntry], *, terms: bool = True) -> None:
+    """Write the text, tag, metadata and term index rows of items, one statement a table;
+    without `terms`, as a schema older than version 7, which has no term index, holds them."""
     db.executemany(
         "INSERT INTO items_text (rowid, indexed) VALUES (?, ?)",
         [(seq, indexable(folded)) for seq, folded, _, _ in entries],
@@ -65,6 +66,11 @@ def index(db: sqlite3.Connection, entries: Sequence[IndexEntry]) -> None:
         "INSERT INTO item_meta (seq, key, kind, value) VALUES (?, ?, ?, ?)",
         [(seq, *m) for seq, _, _, meta in entries for m in meta],
     )
+    if terms:
+        db.executemany(
+            "INSERT INTO item_terms (seq, term, tf) VALUES (?, ?, ?)",
+            term_rows((seq, folded) for seq, folded, _, _ in entries),
+        )
 
 
 def _unindex(db: sqlite3.Connection, seq: int, folded: str) -> None:
@@ -75,6 +81,9 @@ def _unindex(db: sqlite3.Connection, seq: int, folded: str) -> None:
     )
     db.execute("DELETE FROM item_tags WHERE seq = ?", (seq,))
     db.execute("DELETE FROM item_meta WHERE seq = ?", (seq,))
+    db.executemany(
+        "DELETE FROM item_terms WHERE term = ? AND seq = ?", [(term, seq) for _, term, _ in term_rows([(seq, folded)])]
+    )
 
 
 def delete_rows(db: sqlite3.Connection, where: str, params: Sequence[object]) -> int:

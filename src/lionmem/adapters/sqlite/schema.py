@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Final
 
 from lionmem._internal.json_values import loads
-from lionmem.adapters.sqlite._indexes import index_rows
+from lionmem.adapters.sqlite._indexes import index_rows, term_rows
 from lionmem.adapters.sqlite._writes import IndexEntry, index, write_transaction
 from lionmem.errors import IncompatibleDatabaseError
 
@@ -21,7 +21,7 @@ __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION"]
 APPLICATION_ID: Final = 0x4C4D454D
 """`PRAGMA application_id` of a lionmem database ("LMEM")."""
 
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 """The schema this code writes; `PRAGMA user_version` of a current database."""
 
 _ITEMS_V1 = """
@@ -63,7 +63,7 @@ def _version_2(db: sqlite3.Connection) -> None:
     for seq, folded, body in db.execute("SELECT seq, folded, body FROM items").fetchall():
         _content, tags, metadata = loads(body)
         entries.append((seq, folded, *index_rows(tags, metadata)))
-    index(db, entries)
+    index(db, entries, terms=False)  # version 7 adds the term index, and fills it
 
 
 def _version_3(db: sqlite3.Connection) -> None:
@@ -106,6 +106,23 @@ def _version_6(db: sqlite3.Connection) -> None:
     )
 
 
+def _version_7(db: sqlite3.Connection) -> None:
+    """Hybrid recall's term index ([ADR-0104][adr-0104]): a row for each distinct term
+    of each item's text, with how often the item holds it, written from Python with
+    the other index rows, since its terms are Python's `\\w` runs."""
+    # One B-tree, by term: an item's rows are deleted by its old text's terms.
+    db.execute(
+        "CREATE TABLE item_terms (term TEXT NOT NULL, seq INTEGER NOT NULL, tf INTEGER NOT NULL,"
+        " PRIMARY KEY (term, seq)) WITHOUT ROWID"
+    )
+    after = 0
+    while rows := db.execute(
+        "SELECT seq, folded FROM items WHERE seq > ? ORDER BY seq LIMIT 2000", (after,)
+    ).fetchall():
+        after = rows[-1][0]
+        db.executemany("INSERT INTO item_terms (seq, term, tf) VALUES (?, ?, ?)", term_rows(rows))
+
+
 MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
     1: _version_1,
     2: _version_2,
@@ -113,6 +130,7 @@ MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
     4: _version_4,
     5: _version_5,
     6: _version_6,
+    7: _version_7,
 }
 """Each step moves a database from the previous version to this one, inside the
 transaction that records the new `user_version`."""

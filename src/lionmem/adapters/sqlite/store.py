@@ -31,6 +31,7 @@ from lionmem.adapters.sqlite._worker import CREATED_AT
 from lionmem.adapters.sqlite._writes import Write
 from lionmem.errors import NoEmbedderError
 from lionmem.protocols.forgetting import ErasureWarning
+from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
@@ -42,7 +43,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-class SQLiteMemoryStore(ClosesOnExit):
+class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
     """A `MemoryStore` in one SQLite file, opened explicitly on a path you choose.
 
     Follows the reference's rules (insertion order with replace in place, the
@@ -332,6 +333,15 @@ class SQLiteMemoryStore(ClosesOnExit):
         require_type(query, "query", MemoryQuery)
         before = None if created_before is None else as_cutoff(created_before, "created_before")
         return await self._connections.on_writer(self._connections.worker.delete_matching, query, before)
+
+    async def holding(self, terms: list[str], limit: int) -> list[list[tuple[MemoryItem, int]]]:
+        """For each of `terms`, the first `limit` items holding it among their terms, in
+        insertion order, each with how often: hybrid recall's words ([ADR-0104][adr-0104])."""
+        return await self._connections.on_writer(self._connections.worker.holding, terms, limit)
+
+    async def count_up_to(self, most: int) -> int:
+        """How many items the store holds, counted up to `most` ([ADR-0104][adr-0104])."""
+        return await self._connections.on_writer(self._connections.worker.count_up_to, most)
 
     async def count(self, query: MemoryQuery) -> int:
         """The number of items `query`'s text, tags and filters match; `limit` is
