@@ -30,6 +30,22 @@ def test_recall_prints_the_best_items_with_their_scores(capsys: pytest.CaptureFi
     assert status == 0 and out == ""
 
 
+def test_recall_hybrid_prints_each_rankings_part(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    tickets = [MemoryItem(content=f"Ticket {20000 + n} waits on the vendor") for n in range(150)]
+    fill(url, tickets)
+    status, out, err = run_cli(capsys, "recall", url, "ticket 20140", "-k", "2", "--hybrid")
+    assert (status, err) == (0, "")
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert first["item"]["id"] == str(tickets[140].id)
+    assert (first["words_rank"], first["identified"]) == (1, True) and first["words_score"] > 0
+    assert list(first) == ["score", "meaning_rank", "meaning_score", "words_rank", "words_score", "identified", "item"]
+    assert second["words_rank"] is None and second["identified"] is False
+    assert first["score"] >= second["score"]
+    plain = [json.loads(line) for line in run_cli(capsys, "recall", url, "ticket 20140", "-k", "2")[1].splitlines()]
+    assert [set(line) for line in plain] == [{"score", "item"}] * 2
+
+
 def test_recall_on_an_empty_store_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run_cli(capsys, "recall", "memory:", "anything")
     assert (status, out) == (0, "") and "the store holds no items" in err

@@ -14,8 +14,9 @@ from uuid import UUID
 
 import pytest
 
-from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Recalled
+from lionmem import HybridRecalled, InMemoryStore, MemoryItem, MemoryQuery, Recalled
 from lionmem.embedders import HashingEmbedder
+from lionmem.protocols.hybrid import RRF_K, HybridRecall
 from lionmem.testing import REFERENCE_PROFILE, ConformanceKit, FidelityProfile, Forgetting, Recall, ReturnedObjects
 from tests.support.kit_doubles import DICT_PROFILE, DictStore
 
@@ -374,3 +375,45 @@ def test_the_kit_refuses_a_bad_count_of_notes_or_second_factory() -> None:
         ConformanceKit(RecallingDict, EXACT, without_embedder="plain")  # type: ignore[call-overload]
     with pytest.raises(ValueError, match="without_embedder serves the recall check, which a store of lionagi's"):
         ConformanceKit(RecallingDict, EXACT, lionagi=True, without_embedder=RecallingDict)  # type: ignore[call-overload]
+
+
+class HybridDict(HybridRecall, RecallingDict):
+    """A recalling dict store with lionmem's hybrid recall, counting its own items."""
+
+    async def count(self, query: MemoryQuery) -> int:
+        return len([item for item in self.items.values() if self.matches(item, query)])
+
+
+class MeaningOnly(HybridDict):
+    """Claims hybrid recall, but ranks by meaning alone."""
+
+    async def recall_hybrid(self, query: str, k: int = 10, **options: Any) -> list[HybridRecalled]:
+        found = await self.recall(query, k, **options)
+        return [HybridRecalled(r.item, 1 / (RRF_K + n), n, r.score, None, None, False) for n, r in enumerate(found, 1)]
+
+
+class StaleWords(HybridDict):
+    """Finds words in each item's first text: a replacement keeps its old words."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first: dict[UUID, MemoryItem] = {}
+
+    async def store(self, item: MemoryItem) -> UUID:
+        self.first.setdefault(item.id, copy.deepcopy(item))
+        return await super().store(item)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        if query.text is None:
+            return await super().search(query)
+        found = [i for i in self.first.values() if i.id in self.items and query.text in str(i.content).lower()]
+        return found[: query.limit]
+
+
+def test_a_hybrid_store_passes_and_its_words_must_follow_its_items() -> None:
+    assert ConformanceKit(HybridDict, EXACT).check("recall").passed
+    for store, asked in ((MeaningOnly, "'Order, 7001?'"), (StaleWords, "'where is order 7003'")):
+        result = ConformanceKit(store, EXACT).check("recall")
+        assert (result.passed, result.observed) == (False, "hybrid recall not the fusion of its two rankings")
+        assert f"store.recall_hybrid({asked}, 10" in result.difference
+        assert "store.recall_hybrid(" in result.reproduction

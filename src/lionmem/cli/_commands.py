@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 import time
 import warnings
@@ -139,7 +140,7 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
             raise ValueError(f"cannot read {path}: {exc.strerror}") from None
         return partial(_import, path, check)
     if args.command == "recall":
-        return partial(_recall, args.text, check_k(args.k), args.tag, filters(args.filter) or None)
+        return partial(_recall, args.text, check_k(args.k), args.tag, filters(args.filter) or None, args.hybrid)
     query = MemoryQuery(
         text=args.text,
         tags=args.tag,
@@ -166,15 +167,28 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
     return search
 
 
-async def _recall(text: str, k: int, tags: list[str] | None, conditions: dict[str, Any] | None, store: Any) -> int:
-    """Print each item recalled as `{"score": ..., "item": ...}`, best first."""
+async def _recall(
+    text: str, k: int, tags: list[str] | None, conditions: dict[str, Any] | None, hybrid: bool, store: Any
+) -> int:
+    """Print each item recalled as `{"score": ..., "item": ...}`, best first; with
+    `hybrid`, each ranking's rank and score between them."""
     ascii_only = not stdout_takes_any_text()
-    found = await store.recall(text, k, tags=tags, filters=conditions)
+    if hybrid:
+        found: list[Any] = await store.recall_hybrid(text, k, tags=tags, filters=conditions)
+    else:
+        found = await store.recall(text, k, tags=tags, filters=conditions)
     for result in found:
-        print(f'{{"score": {result.score:.6f}, "item": {item_line(result.item, ascii_only=ascii_only)}}}')
+        parts = (
+            "".join(f", {json.dumps(name)}: {json.dumps(getattr(result, name))}" for name in _PARTS) if hybrid else ""
+        )
+        print(f'{{"score": {result.score:.6f}{parts}, "item": {item_line(result.item, ascii_only=ascii_only)}}}')
     if not found:
         await note_if_empty(store)
     return 0
+
+
+_PARTS = ("meaning_rank", "meaning_score", "words_rank", "words_score", "identified")
+"""What a hybrid line adds, as `HybridRecalled` names it."""
 
 
 def _refuse_overwriting_the_store(url: str, output: Path | None) -> None:

@@ -84,6 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("-k", type=int, default=10, help="how many items (default: 10)")
     recall.add_argument("--tag", action="append", help="any one of these tags (repeatable)")
     recall.add_argument("--filter", action="append", metavar="EXPR", help="as in search (repeatable)")
+    recall.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="rank by meaning and by the text's rare words together, each line with both ranks (ADR-0104)",
+    )
     search = commands.add_parser("search", help="print the matching items as JSON lines")
     search.add_argument("url", help=url_help)
     _search_options(search, default_limit="20")

@@ -16,6 +16,7 @@ from lionmem.protocols.profile import Durability, Recall
 from lionmem.protocols.recall import Embedder, Recalled, RecallStore
 from lionmem.testing._brute import TOLERANCE, Brute, holding
 from lionmem.testing._harness import Recorder
+from lionmem.testing._hybrid_checks import hybrid
 from lionmem.testing._probe import Probe, Reopen, Verdict, ids, numbered
 from lionmem.testing._recall_floor import floor
 
@@ -85,6 +86,7 @@ async def recall(probe: Probe, reopen: Reopen, plain: Reopen | None, notes: int)
         or await _twins(probe, recalling, brute)
         or await _elsewhere(probe, recalling, brute, exact, reopen, plain)
         or await _deleted(probe, recalling, brute)
+        or await hybrid(probe, recalling, brute)
         or (None if exact else await floor(probe, recalling, brute, notes, k=K))
     )
     if failed is not None:
