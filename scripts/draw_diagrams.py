@@ -277,6 +277,21 @@ def drawings() -> dict[str, str]:
                 Step("store", "caller", "k Recalled(item, score), ties by insertion"),
             ],
         ),
+        "adr-0104-hybrid-sequence.svg": sequence(
+            "ADR-0104: hybrid recall is recall, count and the term index, fused in one place",
+            ["caller", "recall_hybrid", "store", "term index"],
+            [
+                Step("caller", "recall_hybrid", "recall_hybrid(text, k, tags, filters)"),
+                Step("recall_hybrid", "store", "recall(text, k, tags, filters)"),
+                Step("store", "recall_hybrid", "the k best by meaning"),
+                Step("recall_hybrid", "store", "count(): N, so rare_bound(N)"),
+                Step("recall_hybrid", "term index", "holding(terms of text, bound + 1)"),
+                Step("term index", "recall_hybrid", "each term's holders: one probe a term"),
+                Step(NOTE, "", "a term 1 to bound items hold is rare; BM25 of rare terms, after tags and filters"),
+                Step("recall_hybrid", "recall_hybrid", "1/(60 + rank) + w/(60 + rank), w = 2 for a rare number"),
+                Step("recall_hybrid", "caller", "k HybridRecalled, each ranking's rank and score"),
+            ],
+        ),
         "architecture-sqlite-route.svg": sequence(
             "A search and a recall through the SQLite store: down once, and back once",
             ["SQLiteMemoryStore", "Connections", "Worker", "_planner", "Vectors"],

@@ -288,6 +288,8 @@ def test_each_diagram_is_what_its_description_draws() -> None:
         "bench_operators",
         "bench_recall",
         "bench_recall_pg",
+        "bench_hybrid",
+        "bench_hybrid_speed",
         "bench_growth",
         "bench_postgres_load",
         "bench_disk",
