@@ -284,7 +284,7 @@ def drawings() -> dict[str, str]:
                 Step("caller", "recall_hybrid", "recall_hybrid(text, k, tags, filters)"),
                 Step("recall_hybrid", "store", "recall(text, k, tags, filters)"),
                 Step("store", "recall_hybrid", "the k best by meaning"),
-                Step("recall_hybrid", "store", "count(): N, so rare_bound(N)"),
+                Step("recall_hybrid", "store", "count_up_to(10,000): N, so rare_bound(N)"),
                 Step("recall_hybrid", "term index", "holding(terms of text, bound + 1)"),
                 Step("term index", "recall_hybrid", "each term's holders: one probe a term"),
                 Step(NOTE, "", "a term 1 to bound items hold is rare; BM25 of rare terms, after tags and filters"),
