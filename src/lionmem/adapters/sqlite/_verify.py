@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from collections.abc import Iterable, Iterator
+from itertools import groupby
+from operator import itemgetter
 
 from lionmem.adapters._codec import decode_in_slices
 from lionmem.adapters.sqlite._indexes import index_rows, term_rows
@@ -57,9 +60,14 @@ def problems(db: sqlite3.Connection, text_of: TextOf | None, dimensions: int | N
 
 
 def _index_rows(db: sqlite3.Connection) -> list[str]:
-    """Each item whose tag, metadata or term rows are not those its body and text make."""
+    """Each item whose tag, metadata or term rows are not those its body and text make,
+    and each term row of no item."""
     found: list[str] = []
-    after = expected = 0
+    strays: list[int] = []  # positions the term index holds rows of, and no item holds
+    # The term index is keyed by term: read whole in item order once, beside the items.
+    terms = _terms_by_item(db.execute("SELECT seq, term, tf FROM item_terms ORDER BY seq"))
+    held = next(terms, None)
+    after = 0
     while rows := db.execute(
         "SELECT seq, id, created_at, body, folded FROM items WHERE seq > ? ORDER BY seq LIMIT ?", (after, _READ)
     ).fetchall():
@@ -78,18 +86,24 @@ def _index_rows(db: sqlite3.Connection) -> list[str]:
                 found.append(f"item {item_id}: its tag index rows are not its tags")
             if Counter(tuple(row) for row in made_meta) != meta[seq]:
                 found.append(f"item {item_id}: its metadata index rows are not its metadata")
-            made = term_rows([(seq, folded)])
-            held = [
-                db.execute("SELECT tf FROM item_terms WHERE term = ? AND seq = ?", row[1::-1]).fetchone()
-                for row in made
-            ]
-            expected += len(made)
-            if held != [(tf,) for _, _, tf in made]:
+            while held is not None and held[0] < seq:
+                strays.append(held[0])
+                held = next(terms, None)
+            own: set[tuple[int, str, int]] = set()
+            if held is not None and held[0] == seq:
+                own, held = held[1], next(terms, None)
+            if own != set(term_rows([(seq, folded)])):
                 found.append(f"item {item_id}: its term index rows are not its text's terms")
-    (rows_held,) = db.execute("SELECT count(*) FROM item_terms").fetchone()
-    if rows_held != expected:
-        found.append(f"the term index holds {rows_held} rows where the items' texts make {expected}")
-    return found
+    while held is not None:
+        strays.append(held[0])
+        held = next(terms, None)
+    return found + [f"the term index holds rows of no item (position {seq})" for seq in strays]
+
+
+def _terms_by_item(rows: Iterable[tuple[int, str, int]]) -> Iterator[tuple[int, set[tuple[int, str, int]]]]:
+    """`(seq, rows)` for each position the term index holds rows of, in order."""
+    for seq, group in groupby(rows, key=itemgetter(0)):
+        yield seq, set(group)
 
 
 def _vectors(db: sqlite3.Connection, text_of: TextOf | None, dimensions: int | None) -> tuple[list[str], list[str]]:
