@@ -102,6 +102,27 @@ def deleter(store: Any) -> Callable[[str], Awaitable[None]]:
     return delete
 
 
+def langgraph_writes(
+    store: Any,
+) -> tuple[Callable[[str, str], Awaitable[None]], Callable[[str], Awaitable[None]], Callable[[str], Awaitable[str]]]:
+    """What `probes` writes through a LangGraph store: a replace, a delete, and a put
+    into another namespace that returns its key."""
+
+    async def replace(key: str, text: str) -> None:
+        old = await store.aget((NAMESPACE,), key)
+        assert old is not None
+        await store.aput((NAMESPACE,), key, {**old.value, "content": text})
+
+    async def delete(key: str) -> None:
+        await store.adelete((NAMESPACE,), key)
+
+    async def elsewhere(text: str) -> str:
+        await store.aput(("other",), "secret", {"content": text})
+        return "secret"
+
+    return replace, delete, elsewhere
+
+
 async def lionmem_side(
     store: Any, items: list[MemoryItem], truth: Truth, asked: list[str], apart: str
 ) -> tuple[dict[str, Any], dict[str, str]]:
@@ -145,19 +166,7 @@ async def langgraph_side(
 
     row["filters"] = {within: await measured(recall, truth, asked, within) for within in FILTERS}
 
-    async def replace(key: str, text: str) -> None:
-        old = await store.aget((NAMESPACE,), key)
-        assert old is not None
-        await store.aput((NAMESPACE,), key, {**old.value, "content": text})
-
-    async def delete(key: str) -> None:
-        await store.adelete((NAMESPACE,), key)
-
-    async def elsewhere(text: str) -> str:
-        await store.aput(("other",), "secret", {"content": text})
-        return "secret"
-
-    return row, await probes(lambda q: recall(q, "none"), replace, delete, elsewhere)
+    return row, await probes(lambda q: recall(q, "none"), *langgraph_writes(store))
 
 
 async def one_count(embedder: WordLlamaEmbedder, count: int, langgraph: bool) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import psycopg
 
-from benchmarks.bench_recall import NAMESPACE, deleter, langgraph_index, probes, replacer
+from benchmarks.bench_recall import NAMESPACE, deleter, langgraph_index, langgraph_writes, probes, replacer
 from benchmarks.support.everyday import (
     FILTERS,
     K,
@@ -127,20 +127,8 @@ async def theirs(
             async def unfiltered(question: str) -> list[str]:
                 return await recall(question, "none")
 
-            async def replace(key: str, text: str) -> None:
-                old = await store.aget((NAMESPACE,), key)
-                assert old is not None
-                await store.aput((NAMESPACE,), key, {**old.value, "content": text})
-
-            async def delete(key: str) -> None:
-                await store.adelete((NAMESPACE,), key)
-
-            async def elsewhere(text: str) -> str:
-                await store.aput(("other",), "secret", {"content": text})
-                return "secret"
-
             if ef == THEIR_EF[-1]:
-                found = await probes(unfiltered, replace, delete, elsewhere)
+                found = await probes(unfiltered, *langgraph_writes(store))
     return {"load µs an item": load, "sides": sides, "probes": found}
 
 

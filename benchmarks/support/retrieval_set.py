@@ -90,7 +90,7 @@ def retrieval_set(sessions: int = 200, turns_per_session: int = 12, *, seed: int
     draw = random.Random(seed)
     chatter = everyday_notes(sessions * turns_per_session, seed=seed)
     slots: list[list[str]] = [chatter[s * turns_per_session : (s + 1) * turns_per_session] for s in range(sessions)]
-    pending: list[tuple[int, str, str, str]] = []  # (session, fact, kind, question)
+    pending: list[tuple[str, str, str]] = []  # (fact, kind, question): the turn's place is found last
 
     def put(session: int, text: str) -> None:
         slots[session].insert(draw.randrange(len(slots[session]) + 1), text)
@@ -104,17 +104,15 @@ def retrieval_set(sessions: int = 200, turns_per_session: int = 12, *, seed: int
             "plant": _PLANTS[n % len(_PLANTS)],
             "project": _PROJECTS[n % len(_PROJECTS)],
         }
-        session = draw.randrange(sessions)
         fact = said.format(**values)
-        put(session, fact)
-        pending.append((session, fact, "paraphrase", asked.format(**values)))
+        put(draw.randrange(sessions), fact)
+        pending.append((fact, "paraphrase", asked.format(**values)))
     tickets = draw.sample(range(10_000, 99_999), 160)
     for n, number in enumerate(tickets):
         fact = f"Ticket {number} {_TICKET_STATES[n % len(_TICKET_STATES)]}."
-        session = draw.randrange(sessions)
-        put(session, fact)
+        put(draw.randrange(sessions), fact)
         if n < 20:
-            pending.append((session, fact, "identifier", f"What is the status of ticket {number}?"))
+            pending.append((fact, "identifier", f"What is the status of ticket {number}?"))
     for n in range(18):
         said, changed, asked = _UPDATES[n % len(_UPDATES)]
         values = {"name": _NAMES[n % len(_NAMES)], "project": _PROJECTS[n % len(_PROJECTS)]}
@@ -124,7 +122,7 @@ def retrieval_set(sessions: int = 200, turns_per_session: int = 12, *, seed: int
         put(first, said.format(**values, old=old))
         fact = changed.format(**values, new=new)
         put(later, fact)
-        pending.append((later, fact, "updated", asked.format(**values)))
+        pending.append((fact, "updated", asked.format(**values)))
     on_date: list[tuple[str, list[str]]] = []
     for n, date in enumerate(_DATES):
         facts = []
@@ -137,6 +135,6 @@ def retrieval_set(sessions: int = 200, turns_per_session: int = 12, *, seed: int
     where: dict[str, int] = {}
     for index, turn in enumerate(turns):
         where.setdefault(turn, index)
-    questions = [Question(asked, kind, (where[fact],)) for _session, fact, kind, asked in pending]
+    questions = [Question(asked, kind, (where[fact],)) for fact, kind, asked in pending]
     questions += [Question(asked, "time", tuple(where[fact] for fact in facts)) for asked, facts in on_date]
     return RetrievalSet(turns, questions)
