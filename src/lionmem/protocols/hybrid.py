@@ -51,7 +51,8 @@ RRF_K: Final = 60
 `1 / (RRF_K + r)` to its score."""
 
 BM25_K1: Final = 1.2
-"""BM25's saturation of a repeated term; its length weight `b` is 0 (see ADR-0104)."""
+"""BM25's saturation of a repeated term; its length weight `b` is 0
+([ADR-0104][adr-0104-d1])."""
 
 COUNTED_UP_TO: Final = 10_000
 """The `N` of BM25's idf and of `rare_bound` is the store's count of items up to this
@@ -70,7 +71,7 @@ _WORD = re.compile(r"\w+")
 def terms_of(text: str) -> list[str]:
     """The terms of `text`, in order: its runs of word characters (letters, digits
     and `_`, as Python's `re` knows them), lowered with `str.lower` as `search`
-    lowers text.
+    lowers text ([ADR-0104][adr-0104-d1]).
 
     Examples:
         >>> terms_of("Ticket #88412: wait for ACME's patch")
@@ -81,7 +82,8 @@ def terms_of(text: str) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class HybridRecalled:
-    """One item hybrid recall found: its fused score and each ranking's part in it."""
+    """One item hybrid recall found: its fused score and each ranking's part in it
+    ([ADR-0104][adr-0104-d2])."""
 
     item: MemoryItem
     """The item, as `search` returns it."""
@@ -261,7 +263,7 @@ async def _by_words(store: _Parts, query: str, wanted: MemoryQuery) -> list[tupl
 def rare_bound(total: int) -> int:
     """How many of `total` items may hold a term for it to be rare: `RARE_AT_MOST`,
     and no more than one in a hundred (at least one), so that in a small store the
-    everyday words are not rare.
+    everyday words are not rare ([ADR-0104][adr-0104-d1]).
 
     Examples:
         >>> rare_bound(35), rare_bound(500), rare_bound(100_000)
