@@ -55,9 +55,12 @@ class Checkpoints:
 
     def wrote(self, count: int, writer: sqlite3.Connection) -> None:
         """Count `count` items the writer committed, on the writer's thread, and ask for
-        a checkpoint every `CHECKPOINT_AFTER` of them, one queued at a time."""
+        a checkpoint every `CHECKPOINT_AFTER` of them, or at once when the log is past
+        twice `WAL_LIMIT`, one queued at a time."""
         self._written += count
-        if self._written < CHECKPOINT_AFTER or not (self.running is None or self.running.done()):
+        if not (self.running is None or self.running.done()):
+            return
+        if self._written < CHECKPOINT_AFTER and not self._overgrown():
             return
         self._written = 0
         if self.thread is None:
@@ -78,12 +81,20 @@ class Checkpoints:
                 db.execute(f"PRAGMA busy_timeout = {_TRUNCATE_WAIT_MS}")
                 self.db = db
             db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            if self._log.stat().st_size > 2 * WAL_LIMIT:
+            if self._overgrown():
                 self._truncate(db)
         except (sqlite3.Error, OSError):
             # As with SQLite's own checkpoints, a failure loses nothing: the log keeps
             # its pages for the next checkpoint, and readers and writers use it meanwhile.
             pass
+
+    def _overgrown(self) -> bool:
+        """Whether the log is past twice `WAL_LIMIT`: then a checkpoint is asked for at
+        once, not after `CHECKPOINT_AFTER` items, since other processes fill it too."""
+        try:
+            return self._log.stat().st_size > 2 * WAL_LIMIT
+        except FileNotFoundError:
+            return False
 
     @staticmethod
     def _truncate(db: sqlite3.Connection) -> None:
