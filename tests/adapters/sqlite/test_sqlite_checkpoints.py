@@ -16,6 +16,7 @@ import pytest
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
+    _checkpoint,
 )
 from lionmem.adapters.sqlite import _connect as sqlite_connect
 from lionmem.adapters.sqlite._checkpoint import Checkpoints
@@ -112,12 +113,13 @@ def test_the_checkpoint_thread_creates_no_file_where_the_database_was_removed(tm
 
     async def body(store: SQLiteMemoryStore) -> None:
         await store.store(MemoryItem())
-        path.unlink()  # the store's connections keep the removed file open
+        path.unlink()  # the store's connections keep the removed files open
+        path.with_name("m.db-wal").unlink()
         for n in range(CHECKPOINT_AFTER):
             await store.store(MemoryItem(content=n))
         assert store._connections.worker.checkpoints.thread is not None
         await asyncio.get_running_loop().run_in_executor(store._connections.worker.checkpoints.thread, lambda: None)
-        assert not path.exists()
+        assert not path.exists() and not path.with_name("m.db-wal").exists()
 
     with_store(path, body)
 
@@ -326,3 +328,62 @@ def test_a_failed_checkpoint_loses_nothing_and_writes_go_on(tmp_path: Path) -> N
 
     found = with_store(path, body)
     assert [i.content for i in found] == list(range(writes))
+
+
+def test_a_writer_that_finds_the_log_past_twice_its_limit_waits_for_a_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below the limit a write returns while its checkpoint runs; past it, the next write
+    waits for the checkpoint already running and then for one begun after it, which
+    empties the log. Under a loaded disk the writers of three processes outran the
+    thread and the log reached 130-340 MB."""
+    release = threading.Event()
+    finished: list[int] = []
+    run_checkpoint = Checkpoints.run
+
+    def held(checkpoints: Checkpoints) -> None:
+        release.wait(10)
+        run_checkpoint(checkpoints)
+        finished.append(len(finished))
+
+    monkeypatch.setattr(Checkpoints, "run", held)
+    log = tmp_path / "m.db-wal"
+
+    async def body(store: SQLiteMemoryStore) -> None:
+        await store.store_many([MemoryItem(content=n) for n in range(CHECKPOINT_AFTER)])
+        assert finished == [] and log.stat().st_size > 0  # a checkpoint is held, the write returned
+        monkeypatch.setattr(_checkpoint, "WAL_LIMIT", 0)
+        write = asyncio.create_task(store.store(MemoryItem(content="past the limit")))
+        await asyncio.sleep(0.2)
+        assert not write.done()
+        release.set()
+        await write
+        assert finished == [0, 1] and log.stat().st_size == 0
+
+    with_store(tmp_path / "m.db", body)
+
+
+def test_the_truncating_checkpoint_stops_once_another_connection_has_emptied_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader holds the log, so each restart is refused; once the log is no longer
+    past twice its limit (another process truncated it), the thread stops trying
+    rather than keep its writer waiting."""
+    path = tmp_path / "m.db"
+    with_store(path, lambda store: store.store(MemoryItem(content="in the log")))
+    writer = connect(path, isolation_level=None)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("CREATE TABLE scratch (x)")
+    reader = connect(path)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM items").fetchone()  # reads the log's frames
+    checkpoints = Checkpoints(path)
+    checkpoints.db = connect(path, isolation_level=None, check_same_thread=False)
+    checkpoints.db.execute("PRAGMA busy_timeout = 0")  # refused at once, as by another checkpoint
+    statements: list[str] = []
+    checkpoints.db.set_trace_callback(statements.append)
+    answers = iter([True, True, True, False])
+    monkeypatch.setattr(Checkpoints, "_overgrown", lambda self: next(answers))
+    checkpoints.run()
+    assert statements.count("PRAGMA wal_checkpoint(TRUNCATE)") == 3
+    assert next(answers, "all asked") == "all asked"

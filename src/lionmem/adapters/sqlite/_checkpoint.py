@@ -11,7 +11,11 @@ A log restarts only once no reader is reading it; under writers in many processe
 one always is, and the file grew to 10-50 times the database (139 MB for 2.4 MB).
 So once the file passes twice `WAL_LIMIT`, this thread waits a moment for the
 readers and for other checkpoints, and restarts and truncates it (`TRUNCATE`):
-writers wait that moment too.
+writers wait that moment too. And the writer that finds the file past that size
+waits for the checkpoint before it writes again: under a loaded disk, copying the
+log took longer than the writers of three processes took to fill it, and the file
+grew to 130-340 MB for as long as they wrote. SQLite's own checkpoints hold up the
+writer the same way; here only an overgrown log does.
 
 The tests trace, break or wait for a store's `Checkpoints` to show what the thread
 does.
@@ -55,12 +59,16 @@ class Checkpoints:
 
     def wrote(self, count: int, writer: sqlite3.Connection) -> None:
         """Count `count` items the writer committed, on the writer's thread, and ask for
-        a checkpoint every `CHECKPOINT_AFTER` of them, or at once when the log is past
-        twice `WAL_LIMIT`, one queued at a time."""
+        a checkpoint every `CHECKPOINT_AFTER` of them, one queued at a time; when the log
+        is past twice `WAL_LIMIT`, ask for one at once and wait until it has run."""
         self._written += count
-        if not (self.running is None or self.running.done()):
-            return
-        if self._written < CHECKPOINT_AFTER and not self._overgrown():
+        overgrown = self._overgrown()
+        if self.running is not None and not self.running.done():
+            if not overgrown:
+                return
+            # Begun before this write's frames: the next checkpoint must copy them too.
+            self.running.result()
+        if self._written < CHECKPOINT_AFTER and not overgrown:
             return
         self._written = 0
         if self.thread is None:
@@ -68,6 +76,8 @@ class Checkpoints:
             # As the writer's, so that a checkpoint syncs the file as hard.
             (self._sync,) = writer.execute("PRAGMA synchronous").fetchone()
         self.running = self.thread.submit(self.run)
+        if overgrown:
+            self.running.result()
 
     def run(self) -> None:
         """Copy what the log holds into the database file, as far as readers allow,
@@ -96,13 +106,15 @@ class Checkpoints:
         except FileNotFoundError:
             return False
 
-    @staticmethod
-    def _truncate(db: sqlite3.Connection) -> None:
-        """Restart and truncate the log, trying again for `_TRUNCATE_WAIT_MS`: while
-        another connection checkpoints (another process's thread, say), SQLite refuses
-        at once rather than wait, and four writing processes refused every try."""
+    def _truncate(self, db: sqlite3.Connection) -> None:
+        """Restart and truncate the log, trying again for `_TRUNCATE_WAIT_MS` or until
+        another connection has: while another connection checkpoints (another process's
+        thread, say), SQLite refuses at once rather than wait, and four writing
+        processes refused every try."""
         deadline = time.monotonic() + _TRUNCATE_WAIT_MS / 1000
         while db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] and time.monotonic() < deadline:
+            if not self._overgrown():
+                return
             time.sleep(0.005)
 
     def close(self) -> None:
