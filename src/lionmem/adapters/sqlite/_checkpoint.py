@@ -18,7 +18,8 @@ grew to 130-340 MB for as long as they wrote. SQLite's own checkpoints hold up t
 writer the same way; here only an overgrown log does.
 
 The tests trace, break or wait for a store's `Checkpoints` to show what the thread
-does.
+does. Seam for tests: `_checkpoint`, whose `WAL_LIMIT` a test lowers to make any log
+overgrown, and `_overgrown`, which a test answers to end a truncation early.
 """
 
 from __future__ import annotations
