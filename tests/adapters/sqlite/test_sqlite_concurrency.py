@@ -7,6 +7,7 @@ import contextlib
 import sqlite3
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -60,16 +61,34 @@ def test_two_processes_writing_one_file_lose_nothing(tmp_path: Path) -> None:
 
 
 def test_a_long_search_does_not_hold_the_event_loop(tmp_path: Path) -> None:
+    """The search waits, on the store's thread, until the event loop has turned ten
+    times: it could not, were the search holding the loop. (Counting the turns a
+    search lasted failed under load, where the loop turned less often.)"""
     items = [MemoryItem(content=f"row {i} " + "x" * 50, metadata={"k": i % 3}) for i in range(20_000)]
+    turned = threading.Event()
 
     async def body(store: SQLiteMemoryStore) -> None:
         await store.store_many(items)
+        worker = store._connections.worker
+        search = worker.search
+
+        def after_ten_turns(query: MemoryQuery, *, newest_first: bool) -> list[MemoryItem]:
+            assert turned.wait(10), "the event loop did not turn while the store's thread searched"
+            return search(query, newest_first=newest_first)
+
+        worker.search = after_ten_turns  # type: ignore[method-assign]
         async with ticking(interval=0.001) as turns:
-            before = turns()
+
+            async def count() -> None:
+                start = turns()
+                while turns() - start < 10:
+                    await asyncio.sleep(0.001)
+                turned.set()
+
+            counting = asyncio.ensure_future(count())
             found = await store.search(MemoryQuery(filters={"k": 1.0}, limit=-1))
-            after = turns()
+            await counting
         assert len(found) == len([i for i in items if i.metadata["k"] == 1]) - 1
-        assert after - before > 10  # the loop kept running while the thread searched
 
     with_store(tmp_path / "m.db", body)
 
