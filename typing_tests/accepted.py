@@ -217,3 +217,25 @@ async def hybrid_recall(path: Path) -> None:
     assert_type(await recall_hybrid(store, "ticket"), list[HybridRecalled])
     async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(8)) as durable:
         wants_a_hybrid_store(durable)
+        assert_type(await durable.recall_hybrid_many(["a", "b"], 2, min_score=0.3), list[list[HybridRecalled]])
+
+
+async def floors_and_many_questions() -> None:
+    """A recall may take a floor on its scores, and many questions in one call
+    (ADR-0102, ADR-0104)."""
+    from lionmem import HybridRecalled, Recalled, RecallStore
+    from lionmem.embedders import HashingEmbedder
+    from lionmem.protocols.hybrid import recall_hybrid_many
+    from lionmem.protocols.recall import recall_many
+
+    store = InMemoryStore(embedder=HashingEmbedder(8))
+    assert_type(await store.recall("text", 3, min_score=0.5), list[Recalled])
+    assert_type(await store.recall("text", min_score=1), list[Recalled])
+    assert_type(await store.recall_many(["a", [0.5] * 8], 3, tags=["t"], min_score=0.2), list[list[Recalled]])
+    assert_type(await store.recall_hybrid("a", min_score=-0.5), list[HybridRecalled])
+
+    def any_recall_store(recalling: RecallStore) -> RecallStore:
+        return recalling
+
+    assert_type(await recall_many(any_recall_store(store), ("a", "b")), list[list[Recalled]])
+    assert_type(await recall_hybrid_many(store, ["a"], filters={"k": 1}), list[list[HybridRecalled]])

@@ -6,10 +6,12 @@ so if a checker stops rejecting a line, the run fails (never run).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
-from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore
+from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore, Recalled
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.testing import REFERENCE_PROFILE, ConformanceKit
@@ -156,7 +158,6 @@ async def lionagi_bridges() -> None:
 async def semantic_recall() -> None:
     """An embedder has its identity, dimensions and an async batched embed; recall takes
     a text or a vector and an int k (ADR-0102)."""
-    from collections.abc import Sequence
 
     from lionmem import Embedder, RecallStore
     from lionmem.embedders import FunctionEmbedder
@@ -200,6 +201,46 @@ async def hybrid_recall() -> None:
     wants_a_hybrid_store(BareRecall())  # type: ignore[arg-type]
     await InMemoryStore().recall_hybrid([0.5, 0.5])  # type: ignore[arg-type]
     await InMemoryStore().recall_hybrid("text", k="3")  # type: ignore[arg-type]
+
+
+async def floors_and_many_questions() -> None:
+    """A floor is a number, the questions a sequence of them (ADR-0102, ADR-0104); a
+    store whose recall takes no floor is not a `RecallStore`."""
+    from lionmem import RecallStore
+
+    def wants_a_recall_store(store: RecallStore) -> RecallStore:
+        return store
+
+    await InMemoryStore().recall("text", min_score="0.5")  # type: ignore[arg-type]
+    await InMemoryStore().recall_many([{"text": 1.0}])  # type: ignore[list-item]
+    await InMemoryStore().recall_hybrid_many([[0.5, 0.5]])  # type: ignore[list-item]
+    await InMemoryStore().recall_hybrid("text", min_score=None, k=None)  # type: ignore[arg-type]
+    wants_a_recall_store(NoFloor())  # type: ignore[arg-type]
+
+
+class NoFloor:
+    """The three methods, an embedder and a recall that takes no `min_score`."""
+
+    embedder = None
+
+    async def store(self, item: MemoryItem) -> UUID:
+        return item.id
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return None
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return []
+
+    async def recall(
+        self,
+        query: str | Sequence[float],
+        k: int = 10,
+        *,
+        tags: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> list[Recalled]:
+        return []
 
 
 class BareRecall:

@@ -46,6 +46,27 @@ def test_recall_hybrid_prints_each_rankings_part(capsys: pytest.CaptureFixture[s
     assert [set(line) for line in plain] == [{"score", "item"}] * 2
 
 
+def test_min_score_leaves_out_what_scores_below_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    tickets = [MemoryItem(content=f"Ticket {20000 + n} waits on the vendor") for n in range(150)]
+    fill(url, [*tickets, MemoryItem(content="Lunch on Friday with the design team")])
+    every = [
+        json.loads(line) for line in run_cli(capsys, "recall", url, "lunch with the team", "-k", "3")[1].splitlines()
+    ]
+    floor = (every[0]["score"] + every[1]["score"]) / 2
+    status, out, err = run_cli(capsys, "recall", url, "lunch with the team", "-k", "3", "--min-score", str(floor))
+    assert (status, err) == (0, "") and [json.loads(line)["item"]["id"] for line in out.splitlines()] == [
+        every[0]["item"]["id"]
+    ]
+    status, out, _ = run_cli(capsys, "recall", url, "ticket 20140", "-k", "2", "--hybrid", "--min-score", "1")
+    [line] = [json.loads(line) for line in out.splitlines()]
+    assert status == 0 and line["item"]["id"] == str(tickets[140].id) and line["meaning_rank"] is None
+    for given, message in (("1.5", "min_score must be from -1 to 1, got 1.5"), ("high", "invalid float value: 'high'")):
+        with pytest.raises(SystemExit) as exit_info:
+            run_cli(capsys, "recall", url, "note", "--min-score", given)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_recall_on_an_empty_store_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run_cli(capsys, "recall", "memory:", "anything")
     assert (status, out) == (0, "") and "the store holds no items" in err

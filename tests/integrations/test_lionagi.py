@@ -390,6 +390,8 @@ def test_the_bridge_recalls_when_its_store_does_and_gives_lionagis_items(tmp_pat
         await store.store(MemoryItem(content="renewal due in may"))
         ((found, score),) = await store.recall("customer email", 1, tags=["crm"])
         assert found is fact and 0 < score <= 1
+        both = await store.recall("customer email", 2)
+        assert [s for _, s in await store.recall("customer email", 2, min_score=both[0][1])] == [both[0][1]]
         async with SQLiteMemoryStore.open(tmp_path / "m.db", embedder=HashingEmbedder(64)) as durable:
             bridged = for_lionagi(durable)
             await bridged.store(fact)

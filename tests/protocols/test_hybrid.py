@@ -26,6 +26,7 @@ from lionmem.protocols.hybrid import (
 )
 from tests.support.hybrid_contract import (
     assert_hybrid_agrees_with_the_reference,
+    assert_min_score_and_many_questions,
     assert_words_follow_replaces_and_deletes,
 )
 
@@ -44,6 +45,10 @@ def test_the_reference_store_agrees_with_the_definition() -> None:
 
 def test_words_follow_replaces_and_deletes() -> None:
     run(assert_words_follow_replaces_and_deletes(store()))
+
+
+def test_min_score_and_many_questions_in_one_call() -> None:
+    run(assert_min_score_and_many_questions(store()))
 
 
 def test_every_lionmem_store_inherits_the_one_definition() -> None:
@@ -160,8 +165,10 @@ class Plain:
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
         return await self.inner.retrieve(item_id)
 
-    async def recall(self, query: Any, k: int = 10, *, tags: Any = None, filters: Any = None) -> Any:
-        return await self.inner.recall(query, k, tags=tags, filters=filters)
+    async def recall(
+        self, query: Any, k: int = 10, *, tags: Any = None, filters: Any = None, min_score: Any = None
+    ) -> Any:
+        return await self.inner.recall(query, k, tags=tags, filters=filters, min_score=min_score)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         return await self.inner.search(query)

@@ -19,7 +19,7 @@ from lionmem.embedders import FunctionEmbedder, HashingEmbedder
 from lionmem.errors import LionmemError, NoEmbedderError
 from lionmem.filters import Ge
 from lionmem.protocols import _vector_index as vector_index
-from lionmem.protocols.recall import Embedder, Recalled, RecallStore
+from lionmem.protocols.recall import Embedder, Recalled, RecallStore, recall_many
 from lionmem.protocols.rules import matches
 from tests.support.recall_contract import TWIN, assert_equal_texts_tie_in_insertion_order, drifting
 
@@ -410,5 +410,94 @@ def test_store_many_stores_nothing_when_the_embedder_fails() -> None:
             await store.store_many([MemoryItem(content="fine"), MemoryItem(id=kept.id, content="boom")])
         assert await store.search(MemoryQuery()) == [kept]
         assert [r.item for r in await store.recall([1.0, 0.0], 5)] == [kept]
+
+    run(body())
+
+
+class RecallOnly:
+    """A store of another library that recalls (through an `InMemoryStore`), with
+    none of lionmem's calls for many questions."""
+
+    def __init__(self, inner: InMemoryStore) -> None:
+        self.inner = inner
+        self.embedder = inner.embedder
+
+    async def store(self, item: MemoryItem) -> Any:
+        return await self.inner.store(item)
+
+    async def retrieve(self, item_id: Any) -> MemoryItem | None:
+        return await self.inner.retrieve(item_id)
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return await self.inner.search(query)
+
+    async def recall(self, query: Any, k: int = 10, **options: Any) -> list[Recalled]:
+        return await self.inner.recall(query, k, **options)
+
+
+def test_many_questions_are_embedded_in_one_call_and_answered_as_one_call_each() -> None:
+    calls: list[list[str]] = []
+    hashing = HashingEmbedder(64)
+
+    def counted(batch: list[str]) -> list[list[float]]:
+        calls.append(list(batch))
+        return [hashing.vector(text) for text in batch]
+
+    async def body() -> None:
+        store = InMemoryStore(embedder=FunctionEmbedder(counted, dimensions=64, identity="counted"))
+        await store.store_many([MemoryItem(content=f"harbour boats {n}", metadata={"n": n}) for n in range(40)])
+        calls.clear()
+        questions: list[str | Sequence[float]] = ["harbour 7", hashing.vector("boats 12"), "boats 30"]
+        many = await store.recall_many(questions, 3, filters={"n": Ge(10)}, min_score=0.2)
+        assert calls == [["harbour 7", "boats 30"]]
+        each = [await store.recall(q, 3, filters={"n": Ge(10)}, min_score=0.2) for q in questions]
+        assert many == each and all(len(found) == 3 for found in many)
+        assert await recall_many(RecallOnly(store), questions, 3, filters={"n": Ge(10)}, min_score=0.2) == each
+        calls.clear()
+        assert await store.recall_many([hashing.vector("boats 1")], 2) == [
+            await store.recall(hashing.vector("boats 1"), 2)
+        ]
+        assert calls == []  # no text, no call
+
+    run(body())
+
+
+def test_many_questions_check_every_argument_before_anything_is_embedded() -> None:
+    calls: list[list[str]] = []
+
+    def counted(batch: list[str]) -> list[list[float]]:
+        calls.append(list(batch))
+        return [[1.0, 0.0] for _ in batch[:-1]]  # one vector short
+
+    async def body() -> None:
+        store = InMemoryStore(embedder=FunctionEmbedder(counted, dimensions=2, identity="short"))
+        cases: list[tuple[tuple[Any, ...], dict[str, Any], type[Exception], str]] = [
+            ((("a", "b"), 0), {}, ValueError, "k must be at least 1, got 0"),
+            ((["a"],), {"tags": "t"}, TypeError, "tags must be a list of str"),
+            ((["a"],), {"min_score": "high"}, TypeError, "min_score must be a number from -1 to 1, got a str"),
+            ((iter(["a"]),), {}, TypeError, "queries must be a list or tuple of questions, got a list_iterator"),
+        ]
+        for arguments, options, error, message in cases:
+            with pytest.raises(error, match=message):
+                await store.recall_many(*arguments, **options)
+        assert calls == []
+        with pytest.raises(ValueError, match="the embedder gave 1 vectors for 2 texts"):
+            await store.recall_many(["a", "b"])
+        with pytest.raises(NoEmbedderError, match="InMemoryStore has no embedder"):
+            await recall_many(InMemoryStore(), ["a"])
+
+    run(body())
+
+
+def test_min_score_cuts_the_ranking_where_the_scores_fall_below_it() -> None:
+    async def body() -> None:
+        store = await filled(["harbour boats", "harbour", "boats at sea", "desert camels"])
+        every = await store.recall("harbour boats", 4)
+        assert [r.score for r in every] == sorted((r.score for r in every), reverse=True)
+        for floor in (every[1].score, every[1].score + 1e-9, -1, 1):
+            kept = await store.recall("harbour boats", 4, min_score=floor)
+            assert kept == [r for r in every if r.score >= floor]
+        assert texts(await store.recall("harbour boats", 4, min_score=every[1].score)) == texts(every[:2])
+        assert await store.recall("harbour boats", 1, min_score=0) == every[:1]
 
     run(body())

@@ -4,12 +4,16 @@ reference of its definition, and against `InMemoryStore` given the same items.""
 from __future__ import annotations
 
 import math
-from typing import Any
+import re
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, Protocol
+from uuid import UUID
 
 import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.embedders import HashingEmbedder
+from lionmem.filters import Lt
 from lionmem.protocols.hybrid import (
     BM25_K1,
     COUNTED_UP_TO,
@@ -20,6 +24,7 @@ from lionmem.protocols.hybrid import (
     HybridStore,
     terms_of,
 )
+from lionmem.protocols.recall import Recalled
 from lionmem.protocols.rules import matches
 
 STATES = ["waits on the vendor", "is blocked by the migration", "needs a legal review", "was reopened"]
@@ -142,3 +147,86 @@ async def assert_words_follow_replaces_and_deletes(store: HybridStore) -> None:
     assert [h.words_rank for h in await store.recall_hybrid("77123", 2)] == [None, None]
     await store.delete(old.id)  # type: ignore[attr-defined]
     assert [(h.item.id, h.words_rank) for h in await store.recall_hybrid("99876", 2)] == [(other.id, None)]
+
+
+class ManyQuestions(HybridStore, Protocol):
+    """A hybrid store with lionmem's calls for many questions at once."""
+
+    async def recall_many(
+        self,
+        queries: Sequence[str | Sequence[float]],
+        k: int = 10,
+        *,
+        tags: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+        min_score: float | None = None,
+    ) -> list[list[Recalled]]: ...
+
+    async def recall_hybrid_many(
+        self,
+        queries: Sequence[str],
+        k: int = 10,
+        *,
+        tags: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+        min_score: float | None = None,
+    ) -> list[list[HybridRecalled]]: ...
+
+    async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]: ...
+
+
+async def assert_min_score_and_many_questions(store: ManyQuestions) -> None:
+    """`min_score` cuts plain recall's top k where the scores fall below it, and in
+    hybrid recall leaves the items below it to words alone; many questions in one call
+    give what a call each gives, in order; bad arguments are refused before anything
+    is embedded."""
+    items = notes()
+    await store.store_many(items)
+    cut = 0
+    for question, filters, tags in QUESTIONS:
+        every = await store.recall(question, 10, tags=tags, filters=filters)
+        # Between the best and the worst score, and exactly one of the scores given.
+        for floor in ((every[0].score + every[-1].score) / 2, every[len(every) // 2].score):
+            kept = await store.recall(question, 10, tags=tags, filters=filters, min_score=floor)
+            assert [(r.item.id, r.score) for r in kept] == [(r.item.id, r.score) for r in every if r.score >= floor]
+            cut += len(kept) < len(every)
+            meaning = [(r.item, r.score) for r in every if r.score >= floor]
+            query = MemoryQuery(tags=tags, filters=filters)
+            hybrid = await store.recall_hybrid(question, 10, tags=tags, filters=filters, min_score=floor)
+            assert shape(hybrid) == reference(items, meaning, question, query, 10), question
+            assert all(h.meaning_score is None or h.meaning_score >= floor for h in hybrid)
+    assert cut >= 6, "the floors must leave some results out"
+    assert await store.recall("Marisol", 5, min_score=1.0) == []
+
+    questions = [question for question, _, _ in QUESTIONS]
+    many = await store.recall_many(questions, 5, filters={"n": Lt(1002)})
+    one_each = [await store.recall(q, 5, filters={"n": Lt(1002)}) for q in questions]
+    assert [[(r.item.id, r.score) for r in found] for found in many] == [
+        [(r.item.id, r.score) for r in found] for found in one_each
+    ]
+    vector = (await store.embedder.embed(["Marisol"]))[0]  # type: ignore[union-attr]
+    mixed = await store.recall_many(["floor 7", vector], 3, min_score=0.1)
+    assert [[r.item.id for r in found] for found in mixed] == [
+        [r.item.id for r in await store.recall(q, 3, min_score=0.1)] for q in ("floor 7", "Marisol")
+    ]
+    fused = await store.recall_hybrid_many(questions, 5, tags=["ticket"])
+    assert [shape(found) for found in fused] == [
+        shape(await store.recall_hybrid(q, 5, tags=["ticket"])) for q in questions
+    ]
+    assert await store.recall_many([]) == [] and await store.recall_hybrid_many([]) == []
+
+    loose: Any = store  # to call it as an untyped caller may
+    cases: list[tuple[Callable[[], Awaitable[object]], type[Exception], str]] = [
+        (lambda: store.recall("x", min_score=1.5), ValueError, "min_score must be from -1 to 1, got 1.5"),
+        (lambda: store.recall("x", min_score=math.nan), ValueError, "min_score must be from -1 to 1, got nan"),
+        (lambda: loose.recall("x", min_score="0.5"), TypeError, "min_score must be a number from -1 to 1, got a str"),
+        (lambda: store.recall("x", min_score=True), TypeError, "min_score must be a number from -1 to 1, got a bool"),
+        (lambda: store.recall_hybrid("x", min_score=-2), ValueError, "min_score must be from -1 to 1, got -2"),
+        (lambda: store.recall_many("x"), TypeError, "queries must be a list or tuple of questions, got a str"),
+        (lambda: store.recall_many(["x"], 0), ValueError, "k must be at least 1, got 0"),
+        (lambda: loose.recall_hybrid_many(["x", 7]), TypeError, "each query must be a str, got an int"),
+        (lambda: store.recall_hybrid_many(["x"], min_score=2.0), ValueError, "min_score must be from -1 to 1"),
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error, match=re.escape(message)):
+            await call()

@@ -53,11 +53,16 @@ class RecallingDict(DictStore):
         *,
         tags: list[str] | None = None,
         filters: dict[str, Any] | None = None,
+        min_score: float | None = None,
     ) -> list[Recalled]:
         if type(k) is not int:
             raise TypeError("k must be an int")
         if k < 1:
             raise ValueError("k must be at least 1")
+        if min_score is not None and not isinstance(min_score, float | int):
+            raise TypeError("min_score must be a number")
+        if min_score is not None and not -1 <= min_score <= 1:
+            raise ValueError("min_score must be from -1 to 1")
         vector = (await self.embedder.embed([query]))[0] if isinstance(query, str) else list(query)
         if len(vector) != self.embedder.dimensions:
             raise ValueError("wrong dimensions")
@@ -68,7 +73,7 @@ class RecallingDict(DictStore):
             if self.post_filters or self.matches(item, wanted)
         ]
         scored.sort(key=lambda entry: (-entry[2], entry[0]))
-        results = [Recalled(item, score) for _, item, score in scored[:k]]
+        results = [Recalled(item, score) for _, item, score in scored[:k] if min_score is None or score >= min_score]
         if self.post_filters:
             results = [r for r in results if self.matches(r.item, wanted)]
         return results if self.sorts else results[::-1]
@@ -153,6 +158,50 @@ def test_bad_arguments_must_be_refused() -> None:
     assert result.difference == "recall('apple', 0) returned, where it must raise ValueError"
 
 
+class AboveTheFloor(RecallingDict):
+    """Keeps only results scoring above `min_score`, dropping those at it."""
+
+    async def recall(self, query: str | Sequence[float], k: int = 10, **options: Any) -> list[Recalled]:
+        floor = options.get("min_score")
+        return [r for r in await super().recall(query, k, **options) if floor is None or r.score > floor]
+
+
+class IgnoresFloor(RecallingDict):
+    """Takes `min_score` and ignores it, refusing nothing."""
+
+    async def recall(self, query: str | Sequence[float], k: int = 10, **options: Any) -> list[Recalled]:
+        options.pop("min_score", None)
+        return await super().recall(query, k, **options)
+
+
+def test_min_score_must_cut_the_top_k_and_be_checked() -> None:
+    result = ConformanceKit(AboveTheFloor, EXACT).check("recall")
+    assert (result.passed, result.observed) == (False, "min_score not the cut of the top k")
+    assert result.difference.startswith("recall('apple river', 10, min_score=")
+    assert "await store.recall('apple river', 10, min_score=" in result.reproduction
+    ignored = ConformanceKit(IgnoresFloor, EXACT).check("recall")
+    assert (ignored.passed, ignored.observed) == (False, "min_score not the cut of the top k")
+    # An approximate store may answer each call its own way, but not below the floor.
+    approximate = dataclasses.replace(DICT_PROFILE, recall=Recall.APPROXIMATE, minimum_recall=0.7)
+    assert ConformanceKit(IgnoresFloor, approximate).check("recall").observed == "min_score not the cut of the top k"
+    assert ConformanceKit(AboveTheFloor, approximate).check("recall").passed
+    assert ConformanceKit(RecallingDict, EXACT).check("recall").passed
+
+
+def test_a_min_score_out_of_range_or_of_another_type_must_be_refused() -> None:
+    class TakesAnyFloor(RecallingDict):
+        async def recall(self, query: str | Sequence[float], k: int = 10, **options: Any) -> list[Recalled]:
+            floor = options.pop("min_score", None)
+            found = await super().recall(query, k, **options)
+            return (
+                found if floor is None or not isinstance(floor, float | int) else [r for r in found if r.score >= floor]
+            )
+
+    result = ConformanceKit(TakesAnyFloor, EXACT).check("recall")
+    assert (result.passed, result.observed) == (False, "a bad argument not refused")
+    assert result.difference == "recall('apple', 10, min_score=1.5) returned, where it must raise ValueError"
+
+
 def test_the_profile_checks_minimum_recall() -> None:
     with pytest.raises(ValueError, match="minimum_recall must be from 0 to 1, got 1.5"):
         FidelityProfile(minimum_recall=1.5)
@@ -181,7 +230,8 @@ class OtherVectors(RecallingDict):
         wanted = MemoryQuery(tags=options.get("tags"), filters=options.get("filters"))
         scored = [entry for entry in scored if self.matches(entry[1], wanted)]
         scored.sort(key=lambda entry: (-entry[2], entry[0]))
-        return [Recalled(item, score) for _, item, score in scored[:k]]
+        floor = options.get("min_score")
+        return [Recalled(item, score) for _, item, score in scored[:k] if floor is None or score >= floor]
 
 
 def test_a_ranking_by_another_embedder_is_not_the_exact_top_k() -> None:

@@ -17,7 +17,7 @@ from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, NamedTuple, Protocol, cast
 from uuid import UUID, uuid5
 
 from lionmem.adapters.urls import item_check, open_store, sqlite_file
@@ -28,7 +28,7 @@ from lionmem.cli._transfer import Check, CommandError, batches, check_file, expo
 from lionmem.errors import LionmemError
 from lionmem.protocols.forgetting import ErasureWarning, ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
-from lionmem.protocols.recall import check_k
+from lionmem.protocols.recall import check_k, check_min_score
 from lionmem.protocols.stats import StatsStore
 from lionmem.protocols.verifying import VerifyingStore
 
@@ -140,7 +140,10 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
             raise ValueError(f"cannot read {path}: {exc.strerror}") from None
         return partial(_import, path, check)
     if args.command == "recall":
-        return partial(_recall, args.text, check_k(args.k), args.tag, filters(args.filter) or None, args.hybrid)
+        asked = _Asked(
+            args.text, check_k(args.k), args.tag, filters(args.filter) or None, check_min_score(args.min_score)
+        )
+        return partial(_recall, asked, args.hybrid)
     query = MemoryQuery(
         text=args.text,
         tags=args.tag,
@@ -167,16 +170,25 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
     return search
 
 
-async def _recall(
-    text: str, k: int, tags: list[str] | None, conditions: dict[str, Any] | None, hybrid: bool, store: Any
-) -> int:
+class _Asked(NamedTuple):
+    """What `recall` was asked, checked."""
+
+    text: str
+    k: int
+    tags: list[str] | None
+    filters: dict[str, Any] | None
+    min_score: float | None
+
+
+async def _recall(asked: _Asked, hybrid: bool, store: Any) -> int:
     """Print each item recalled as `{"score": ..., "item": ...}`, best first; with
     `hybrid`, each ranking's rank and score between them."""
     ascii_only = not stdout_takes_any_text()
+    text, k, tags, conditions, min_score = asked
     if hybrid:
-        found: list[Any] = await store.recall_hybrid(text, k, tags=tags, filters=conditions)
+        found: list[Any] = await store.recall_hybrid(text, k, tags=tags, filters=conditions, min_score=min_score)
     else:
-        found = await store.recall(text, k, tags=tags, filters=conditions)
+        found = await store.recall(text, k, tags=tags, filters=conditions, min_score=min_score)
     for result in found:
         parts = (
             "".join(f", {json.dumps(name)}: {json.dumps(getattr(result, name))}" for name in _PARTS) if hybrid else ""

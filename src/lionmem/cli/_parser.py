@@ -85,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--tag", action="append", help="any one of these tags (repeatable)")
     recall.add_argument("--filter", action="append", metavar="EXPR", help="as in search (repeatable)")
     recall.add_argument(
+        "--min-score",
+        type=float,
+        metavar="SCORE",
+        help="leave out items whose cosine similarity is below SCORE, from -1 to 1 (with --hybrid: rank them by words only)",
+    )
+    recall.add_argument(
         "--hybrid",
         action="store_true",
         help="rank by meaning and by the text's rare words together, each line with both ranks (ADR-0104)",

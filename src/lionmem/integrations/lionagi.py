@@ -192,6 +192,7 @@ class StoreForLionagi:
         *,
         tags: list[str] | None = None,
         filters: dict[str, Any] | None = None,
+        min_score: float | None = None,
     ) -> list[tuple[LionagiItem, float]]:
         """The wrapped store's [`recall`][lionmem.protocols.recall.RecallStore.recall],
         each item as lionagi's `MemoryItem` with its score, best first
@@ -204,7 +205,7 @@ class StoreForLionagi:
         wrapped = self.wrapped
         if not isinstance(wrapped, RecallStore) or wrapped.embedder is None:
             raise NoEmbedderError(f"the wrapped store cannot recall: {wrapped!r} has no embedder")
-        found = await wrapped.recall(query, k, tags=tags, filters=filters)
+        found = await wrapped.recall(query, k, tags=tags, filters=filters, min_score=min_score)
         return [(self._twins.for_caller(result.item), result.score) for result in found]
 
 

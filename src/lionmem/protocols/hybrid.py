@@ -19,11 +19,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast, runtime_checkable
 
 from lionmem._internal.arguments import kind_of
+from lionmem.errors import NoEmbedderError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
-from lionmem.protocols.recall import RecallStore, check_k, recall_query
+from lionmem.protocols.recall import (
+    RecallMany,
+    RecallStore,
+    check_k,
+    check_min_score,
+    check_queries,
+    embed_queries,
+    recall_query,
+)
 from lionmem.protocols.rules import matches
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from uuid import UUID
 
     from lionmem.protocols.recall import Recalled
@@ -39,6 +49,7 @@ __all__ = [
     "HybridStore",
     "rare_bound",
     "recall_hybrid",
+    "recall_hybrid_many",
     "terms_of",
 ]
 
@@ -117,8 +128,10 @@ class HybridStore(RecallStore, Protocol):
         *,
         tags: list[str] | None = None,
         filters: dict[str, Any] | None = None,
+        min_score: float | None = None,
     ) -> list[HybridRecalled]:
-        """The `k` best of `query` by fused rank, highest first."""
+        """The `k` best of `query` by fused rank, highest first; `min_score` is the
+        least cosine similarity an item needs to be ranked by meaning."""
         ...
 
 
@@ -130,10 +143,11 @@ class _Parts(RecallStore, Protocol):
         ...
 
 
-class HybridRecall:
+class HybridRecall(RecallMany):
     """What a store inherits to recall by meaning and words together: one
     `recall_hybrid` for every store, over the store's own `recall`, `count` and term
-    index, so that the three of lionmem give one answer ([ADR-0104][adr-0104])."""
+    index, so that the three of lionmem give one answer ([ADR-0104][adr-0104]); and
+    `recall_many` and `recall_hybrid_many` for many questions in one call."""
 
     __slots__ = ()
 
@@ -144,6 +158,7 @@ class HybridRecall:
         *,
         tags: list[str] | None = None,
         filters: dict[str, Any] | None = None,
+        min_score: float | None = None,
     ) -> list[HybridRecalled]:
         """The `k` items best for `query` by meaning and rare words fused, highest
         first, among those `tags` and `filters` match as in `search`: see
@@ -151,12 +166,32 @@ class HybridRecall:
 
         Raises:
             NoEmbedderError: the store was made without an embedder.
-            TypeError: `query` is not a str, `k` not an int, or `tags` or `filters`
-                not what `MemoryQuery` takes.
-            ValueError: `k` is less than 1.
+            TypeError: `query` is not a str, `k` not an int, `tags` or `filters`
+                not what `MemoryQuery` takes, or `min_score` not a number.
+            ValueError: `k` is less than 1, or `min_score` outside -1 to 1.
         """
         # Every class that inherits this has recall, search and count of its own.
-        return await recall_hybrid(cast("_Parts", self), query, k, tags=tags, filters=filters)
+        return await recall_hybrid(cast("_Parts", self), query, k, tags=tags, filters=filters, min_score=min_score)
+
+    async def recall_hybrid_many(
+        self,
+        queries: Sequence[str],
+        k: int = 10,
+        *,
+        tags: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+        min_score: float | None = None,
+    ) -> list[list[HybridRecalled]]:
+        """What `recall_hybrid` gives for each of `queries`, in order, their texts
+        embedded in one call: see
+        [`recall_hybrid_many`][lionmem.protocols.hybrid.recall_hybrid_many].
+
+        Raises:
+            NoEmbedderError: the store was made without an embedder.
+            TypeError, ValueError: as `recall_hybrid_many` raises them.
+        """
+        parts = cast("_Parts", self)
+        return await recall_hybrid_many(parts, queries, k, tags=tags, filters=filters, min_score=min_score)
 
 
 async def recall_hybrid(
@@ -166,11 +201,14 @@ async def recall_hybrid(
     *,
     tags: list[str] | None = None,
     filters: dict[str, Any] | None = None,
+    min_score: float | None = None,
 ) -> list[HybridRecalled]:
     """The `k` items of `store` best for `query` by meaning and rare words fused,
     among those `tags` and `filters` match as in `search` ([ADR-0104][adr-0104]).
 
-    1. Meaning: `store.recall(query, k, tags=tags, filters=filters)`.
+    1. Meaning: `store.recall(query, k, tags=tags, filters=filters,
+       min_score=min_score)`: `min_score` is a floor on the cosine similarity, so an
+       item below it is ranked by words alone, if at all.
     2. Words: each distinct term of `query` that at most `rare_bound(N)` items of the
        whole store hold among their terms (`terms_of(str(item.content))`) is rare,
        where `N` is the store's count of items up to `COUNTED_UP_TO`. The matching
@@ -187,17 +225,64 @@ async def recall_hybrid(
 
     Raises:
         NoEmbedderError: the store cannot recall.
-        TypeError: `query` is not a str, `k` not an int, or `tags` or `filters`
-            not what `MemoryQuery` takes.
-        ValueError: `k` is less than 1.
+        TypeError: `query` is not a str, `k` not an int, `tags` or `filters` not
+            what `MemoryQuery` takes, or `min_score` not a number.
+        ValueError: `k` is less than 1, or `min_score` outside -1 to 1.
     """
     if not isinstance(query, str):
         raise TypeError(f"hybrid recall ranks the words of a text: query must be a str, got {kind_of(query)}")
     k = check_k(k)
     wanted = recall_query(tags, filters)
-    meaning = await store.recall(query, k, tags=tags, filters=filters)
-    words = await _by_words(store, query, wanted)
+    check_min_score(min_score)
+    meaning = await store.recall(query, k, tags=tags, filters=filters, min_score=min_score)
+    words = await _by_words(store, query, wanted, await _counted(store))
     return _fused(meaning, words[:k], k)
+
+
+async def recall_hybrid_many(
+    store: _Parts,
+    queries: Sequence[str],
+    k: int = 10,
+    *,
+    tags: list[str] | None = None,
+    filters: dict[str, Any] | None = None,
+    min_score: float | None = None,
+) -> list[list[HybridRecalled]]:
+    """What `recall_hybrid(store, query, k, tags=tags, filters=filters,
+    min_score=min_score)` gives for each of `queries`, in order. The texts go to the
+    embedder in one call, each is ranked by meaning by its vector, and the store is
+    counted once; so it gives what one call a question gives wherever the embedder
+    embeds a text alike alone and in a batch, and no write comes between
+    ([ADR-0104][adr-0104]). Every argument is checked before anything is embedded.
+
+    Raises:
+        NoEmbedderError: the store cannot recall.
+        TypeError: `queries` is not a list or tuple of str, `k` not an int, `tags`
+            or `filters` not what `MemoryQuery` takes, or `min_score` not a number.
+        ValueError: `k` is less than 1, `min_score` outside -1 to 1, or the
+            embedder gave vectors of another count or length, or with NaN or
+            infinity.
+    """
+    embedder = store.embedder
+    if embedder is None:
+        raise NoEmbedderError(f"the store cannot recall: {type(store).__name__} has no embedder")
+    texts = check_queries(queries)
+    for text in texts:
+        if not isinstance(text, str):
+            raise TypeError(f"hybrid recall ranks the words of a text: each query must be a str, got {kind_of(text)}")
+    k = check_k(k)
+    wanted = recall_query(tags, filters)
+    check_min_score(min_score)
+    if not texts:
+        return []
+    vectors = await embed_queries(embedder, texts)
+    total = await _counted(store)
+    found: list[list[HybridRecalled]] = []
+    for text, vector in zip(cast("list[str]", texts), vectors, strict=True):
+        meaning = await store.recall(vector, k, tags=tags, filters=filters, min_score=min_score)
+        words = await _by_words(store, text, wanted, total)
+        found.append(_fused(meaning, words[:k], k))
+    return found
 
 
 @runtime_checkable
@@ -235,13 +320,13 @@ async def _holders(store: _Parts, terms: list[str], limit: int) -> list[list[tup
     return found
 
 
-async def _by_words(store: _Parts, query: str, wanted: MemoryQuery) -> list[tuple[MemoryItem, float, bool]]:
+async def _by_words(store: _Parts, query: str, wanted: MemoryQuery, total: int) -> list[tuple[MemoryItem, float, bool]]:
     """The matching items that hold a rare term of `query`, best BM25 first, each
-    with whether one of its rare terms has a digit."""
+    with whether one of its rare terms has a digit; `total` is the store's count up
+    to `COUNTED_UP_TO`."""
     terms = list(dict.fromkeys(terms_of(query)))
     if not terms:
         return []
-    total = await _counted(store)
     bound = rare_bound(total)
     scores: dict[UUID, float] = {}
     found: dict[UUID, MemoryItem] = {}

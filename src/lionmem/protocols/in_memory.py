@@ -17,7 +17,16 @@ from lionmem.errors import NoEmbedderError
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
-from lionmem.protocols.recall import Embedder, Recalled, TextOf, check_embedder, check_k, embed_items, recall_query
+from lionmem.protocols.recall import (
+    Embedder,
+    Recalled,
+    TextOf,
+    check_embedder,
+    check_k,
+    check_min_score,
+    embed_items,
+    recall_query,
+)
 from lionmem.protocols.rules import check_matchable, with_any_tag, with_filters
 
 if TYPE_CHECKING:
@@ -165,24 +174,28 @@ class InMemoryStore(HybridRecall):
         *,
         tags: list[str] | None = None,
         filters: dict[str, Any] | None = None,
+        min_score: float | None = None,
     ) -> list[Recalled]:
         """The `k` items most like `query`, highest cosine similarity first, among
         those `tags` and `filters` match as in `search`; equal scores keep insertion
-        order. Exact: every matching item is scored ([ADR-0102][adr-0102]). An item's text
-        and tags are read when it is stored: change one in place and store it again.
+        order; none scoring below `min_score`. Exact: every matching item is scored
+        ([ADR-0102][adr-0102]). An item's text and tags are read when it is stored:
+        change one in place and store it again.
 
         `query` is a text, which the embedder embeds, or a vector of its dimensions.
 
         Raises:
             NoEmbedderError: the store was made without an embedder.
             TypeError: `k` is not an int, `query` neither a str nor a vector of
-                numbers, or `tags` or `filters` not what `MemoryQuery` takes.
-            ValueError: `k` is less than 1, or the vector has the wrong length or
-                a NaN or infinity.
+                numbers, `tags` or `filters` not what `MemoryQuery` takes, or
+                `min_score` not a number.
+            ValueError: `k` is less than 1, `min_score` outside -1 to 1, or the
+                vector has the wrong length or a NaN or infinity.
         """
         index = self._recalling()
         k = check_k(k)
         checked = recall_query(tags, filters)
+        floor = check_min_score(min_score)
         predicates = _predicates(checked.model_copy(update={"tags": None}))  # tags: by the index
         vector = await index.query_vector(query)
 
@@ -191,7 +204,7 @@ class InMemoryStore(HybridRecall):
 
         wanted = frozenset(checked.tags) if checked.tags else None
         ranked = index.ranked(vector, k, tags=wanted, keep=keep if predicates else None)
-        return [Recalled(item, score) for item, score in ranked]
+        return [Recalled(item, score) for item, score in ranked if floor is None or score >= floor]
 
     async def holding(self, terms: list[str], limit: int) -> list[list[tuple[MemoryItem, int]]]:
         """For each of `terms`, the items holding it among their terms, each with how

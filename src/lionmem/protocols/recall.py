@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast, runtime_checkable
 
 from pydantic import ValidationError
 
 from lionmem._internal.arguments import kind_of
+from lionmem.errors import NoEmbedderError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 
 if TYPE_CHECKING:
@@ -25,12 +27,17 @@ __all__ = [
     "Embedded",
     "Embedder",
     "Keep",
+    "RecallMany",
     "RecallStore",
     "Recalled",
     "TextOf",
     "check_embedder",
     "check_k",
+    "check_min_score",
+    "check_queries",
     "embed_items",
+    "embed_queries",
+    "recall_many",
     "recall_query",
     "text_digest",
     "text_to_embed",
@@ -86,7 +93,9 @@ class RecallStore(MemoryStore, Protocol):
 
     Tags and filters mean what they mean in `search` and narrow the items before the
     top `k` is taken, so a selective filter still gives `k` items when that many
-    match. Ties keep insertion order. See [ADR-0102][adr-0102].
+    match. Ties keep insertion order. `min_score` keeps only results scoring at least
+    that much: the top `k` cut where the scores fall below it. See
+    [ADR-0102][adr-0102].
     """
 
     @property
@@ -102,10 +111,104 @@ class RecallStore(MemoryStore, Protocol):
         *,
         tags: list[str] | None = None,
         filters: dict[str, Any] | None = None,
+        min_score: float | None = None,
     ) -> list[Recalled]:
         """The `k` best matches of `query` (a text the embedder embeds, or a vector
-        of its dimensions), highest score first."""
+        of its dimensions), highest score first, none scoring below `min_score`."""
         ...
+
+
+class RecallMany:
+    """What a store inherits to answer many questions in one call:
+    [`recall_many`][lionmem.protocols.recall.recall_many] as a method."""
+
+    __slots__ = ()
+
+    async def recall_many(
+        self,
+        queries: Sequence[str | Sequence[float]],
+        k: int = 10,
+        *,
+        tags: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+        min_score: float | None = None,
+    ) -> list[list[Recalled]]:
+        """What `recall` gives for each of `queries`, in order, their texts embedded in
+        one call: see [`recall_many`][lionmem.protocols.recall.recall_many].
+
+        Raises:
+            NoEmbedderError: the store was made without an embedder.
+            TypeError, ValueError: as `recall_many` raises them.
+        """
+        # Every class that inherits this is a RecallStore.
+        return await recall_many(cast("RecallStore", self), queries, k, tags=tags, filters=filters, min_score=min_score)
+
+
+async def recall_many(
+    store: RecallStore,
+    queries: Sequence[str | Sequence[float]],
+    k: int = 10,
+    *,
+    tags: list[str] | None = None,
+    filters: dict[str, Any] | None = None,
+    min_score: float | None = None,
+) -> list[list[Recalled]]:
+    """What `store.recall(query, k, tags=tags, filters=filters, min_score=min_score)`
+    gives for each of `queries`, in order. The texts among them go to the embedder in
+    one call, and each is then recalled by its vector, which gives what recall by its
+    text gives wherever the embedder embeds a text alike alone and in a batch
+    ([ADR-0102][adr-0102]). Every argument is checked before anything is embedded.
+
+    Raises:
+        NoEmbedderError: the store cannot recall.
+        TypeError: `queries` is not a list or tuple, `k` not an int, `min_score` not
+            a number, or `tags` or `filters` not what `MemoryQuery` takes; a query
+            is neither a str nor a vector (raised by `recall`).
+        ValueError: `k` is less than 1, `min_score` outside -1 to 1, or the
+            embedder gave vectors of another count or length, or with NaN or
+            infinity.
+    """
+    embedder = store.embedder
+    if embedder is None:
+        raise NoEmbedderError(f"the store cannot recall: {type(store).__name__} has no embedder")
+    asked = check_queries(queries)
+    check_k(k)
+    recall_query(tags, filters)
+    check_min_score(min_score)
+    return [
+        await store.recall(query, k, tags=tags, filters=filters, min_score=min_score)
+        for query in await embed_queries(embedder, asked)
+    ]
+
+
+def check_queries(queries: object) -> list[str | Sequence[float]]:
+    """`queries` as a list of questions.
+
+    Raises:
+        TypeError: `queries` is not a list or tuple.
+    """
+    if not isinstance(queries, list | tuple):
+        raise TypeError(f"queries must be a list or tuple of questions, got {kind_of(queries)}")
+    return list(cast("list[str | Sequence[float]]", queries))
+
+
+async def embed_queries(embedder: Embedder, queries: list[str | Sequence[float]]) -> list[str | Sequence[float]]:
+    """`queries` with each text replaced by the vector the embedder gives it, all in
+    one call (none when no query is a text).
+
+    Raises:
+        ValueError: the embedder gave vectors of another count or length, or with
+            NaN or infinity.
+    """
+    texts = [query for query in queries if isinstance(query, str)]
+    if not texts:
+        return queries
+    from lionmem._internal.vectors import as_matrix
+
+    given = await embedder.embed(texts)
+    as_matrix(given, len(texts), embedder.dimensions, "the embedder")  # checked as recall checks one
+    vectors = iter(given)
+    return [next(vectors) if isinstance(query, str) else query for query in queries]
 
 
 def check_k(k: object) -> int:
@@ -120,6 +223,24 @@ def check_k(k: object) -> int:
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     return k
+
+
+def check_min_score(min_score: object) -> float | None:
+    """`min_score` as the least score a recall keeps, or `None` for no floor.
+
+    Raises:
+        TypeError: `min_score` is neither `None` nor an int or float (a bool is not
+            taken).
+        ValueError: `min_score` is NaN or outside -1 to 1, where no cosine is.
+    """
+    if min_score is None:
+        return None
+    if type(min_score) not in (int, float):
+        raise TypeError(f"min_score must be a number from -1 to 1, got {kind_of(min_score)}")
+    floor = float(cast("float", min_score))
+    if math.isnan(floor) or not -1 <= floor <= 1:
+        raise ValueError(f"min_score must be from -1 to 1, got {min_score!r}")
+    return floor
 
 
 def check_embedder(embedder: Embedder | None, text_of: TextOf | None) -> Embedder:

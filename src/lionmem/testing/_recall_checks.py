@@ -84,6 +84,7 @@ async def recall(probe: Probe, reopen: Reopen, plain: Reopen | None, notes: int)
     failed = (
         await _replaced(probe, recalling, brute, exact)
         or await _twins(probe, recalling, brute)
+        or await _floored(probe, recalling, exact)
         or await _elsewhere(probe, recalling, brute, exact, reopen, plain)
         or await _deleted(probe, recalling, brute)
         or await hybrid(probe, recalling, brute)
@@ -143,6 +144,30 @@ async def _twins(probe: Probe, store: Any, brute: Brute) -> str | None:
             f"where six items of one text score alike and come in the order stored: {ids(twins)}"
         )
         return "equal texts out of insertion order"
+    return None
+
+
+async def _floored(probe: Probe, store: Any, exact: bool) -> str | None:
+    """`min_score` cuts the top k where the scores fall below it: a floor at the
+    middle result's score keeps that result and those above it, and one halfway
+    between the best and the worst score keeps those above it, and nothing else. Of
+    an approximate store, only that nothing below the floor comes back."""
+    for text in QUERIES[:2]:
+        every = await _recalled(probe, store, text, None, None)
+        if len(every) < 2:
+            continue
+        for least in (every[len(every) // 2].score, (every[0].score + every[-1].score) / 2):
+            probe.note(f"await store.recall({text!r}, {K}, min_score={least!r})")
+            got: list[Recalled] = await store.recall(text, K, min_score=least)
+            want = [r for r in every if r.score >= least]
+            if [(r.item.id, r.score) for r in got] != [(r.item.id, r.score) for r in want] and (
+                exact or any(r.score < least for r in got)
+            ):
+                probe.difference = (
+                    f"recall({text!r}, {K}, min_score={least!r}) gave {_shown(got)}, where the results "
+                    f"scoring at least that are {_shown(want)}"
+                )
+                return "min_score not the cut of the top k"
     return None
 
 
@@ -260,18 +285,21 @@ def _shown(results: Sequence[Recalled] | Sequence[tuple[MemoryItem, float]]) -> 
 
 async def _refusals(probe: Probe, store: Any, dimensions: int) -> str | None:
     """What a bad argument did that it should not, or `None`."""
-    for arguments, error in (
-        (([0.0] * (dimensions + 1), K), ValueError),
-        (("apple", 0), ValueError),
-        (("apple", -1), ValueError),
-        (("apple", "5"), TypeError),
+    for arguments, options, error in (
+        (([0.0] * (dimensions + 1), K), {}, ValueError),
+        (("apple", 0), {}, ValueError),
+        (("apple", -1), {}, ValueError),
+        (("apple", "5"), {}, TypeError),
+        (("apple", K), {"min_score": 1.5}, ValueError),
+        (("apple", K), {"min_score": "0.5"}, TypeError),
     ):
-        probe.note(f"await store.recall(*{arguments!r})  # must raise {error.__name__}")
+        shown = ", ".join([*map(repr, arguments), *(f"{name}={value!r}" for name, value in options.items())])
+        probe.note(f"await store.recall({shown})  # must raise {error.__name__}")
         try:
-            await store.recall(*arguments)
+            await store.recall(*arguments, **options)
         except error:
             continue
         except Exception as exc:
-            return f"recall{arguments!r} raised {type(exc).__name__}, not {error.__name__}"
-        return f"recall{arguments!r} returned, where it must raise {error.__name__}"
+            return f"recall({shown}) raised {type(exc).__name__}, not {error.__name__}"
+        return f"recall({shown}) returned, where it must raise {error.__name__}"
     return None

@@ -11,6 +11,7 @@ from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.embedders import HashingEmbedder
 from tests.support.hybrid_contract import (
     assert_hybrid_agrees_with_the_reference,
+    assert_min_score_and_many_questions,
     assert_words_follow_replaces_and_deletes,
 )
 from tests.support.pg_server import fresh_database
@@ -33,5 +34,13 @@ def test_words_follow_replaces_and_deletes(url: str) -> None:
     async def body() -> None:
         async with PostgresMemoryStore.open(url, namespace="h", embedder=HashingEmbedder(64)) as store:
             await assert_words_follow_replaces_and_deletes(store)
+
+    asyncio.run(body())
+
+
+def test_min_score_and_many_questions_in_one_call(url: str) -> None:
+    async def body() -> None:
+        async with PostgresMemoryStore.open(url, namespace="h", embedder=HashingEmbedder(64)) as store:
+            await assert_min_score_and_many_questions(store)
 
     asyncio.run(body())

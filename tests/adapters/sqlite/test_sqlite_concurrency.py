@@ -72,7 +72,7 @@ def test_a_long_search_does_not_hold_the_event_loop(tmp_path: Path) -> None:
         worker = store._connections.worker
         search = worker.search
 
-        def after_ten_turns(query: MemoryQuery, *, newest_first: bool) -> list[MemoryItem]:
+        def after_ten_turns(query: MemoryQuery, *, newest_first: bool = False) -> list[MemoryItem]:
             assert turned.wait(10), "the event loop did not turn while the store's thread searched"
             return search(query, newest_first=newest_first)
 

@@ -11,6 +11,7 @@ from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.embedders import HashingEmbedder
 from tests.support.hybrid_contract import (
     assert_hybrid_agrees_with_the_reference,
+    assert_min_score_and_many_questions,
     assert_words_follow_replaces_and_deletes,
 )
 
@@ -42,5 +43,13 @@ def test_a_text_replaced_by_another_writer_is_found_by_its_new_words(tmp_path: P
             assert [h.words_rank for h in await store.recall_hybrid("61200", 1)] == [None]
             [hit] = await store.recall_hybrid("61299", 1)
             assert (hit.item.content, hit.words_rank) == ("Invoice 61299 was paid.", 1)
+
+    asyncio.run(body())
+
+
+def test_min_score_and_many_questions_in_one_call(tmp_path: Path) -> None:
+    async def body() -> None:
+        async with SQLiteMemoryStore.open(tmp_path / "m.db", embedder=HashingEmbedder(64)) as store:
+            await assert_min_score_and_many_questions(store)
 
     asyncio.run(body())

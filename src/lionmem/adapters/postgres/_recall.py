@@ -30,6 +30,7 @@ from lionmem.protocols.recall import (
     Recalled,
     TextOf,
     check_k,
+    check_min_score,
     embed_items,
     recall_query,
     text_digest,
@@ -95,6 +96,7 @@ class _Recall:
     query: MemoryQuery
     candidates: int
     exact: bool
+    min_score: float | None
 
     @property
     def filtered(self) -> bool:
@@ -143,7 +145,14 @@ class PgVectors:
         await fill(conn, namespace, self.embedder, self.text_of)
 
     async def asked(
-        self, namespace: str, query: object, k: object, tags: object, filters: object, exact: object
+        self,
+        namespace: str,
+        query: object,
+        k: object,
+        tags: object,
+        filters: object,
+        exact: object,
+        min_score: object = None,
     ) -> _Recall:
         """A recall's arguments, checked, with the query's vector.
 
@@ -157,9 +166,10 @@ class PgVectors:
         count = check_k(k)
         checked = recall_query(tags, filters)
         require_type(exact, "exact", bool)
+        floor = check_min_score(min_score)
         vector = await query_vector(self.embedder, query)
         where = where_of(namespace, checked)
-        return _Recall(namespace, pg_vectors(vector)[0], count, where, checked, self.candidates, bool(exact))
+        return _Recall(namespace, pg_vectors(vector)[0], count, where, checked, self.candidates, bool(exact), floor)
 
     async def recall(self, conn: psycopg.AsyncConnection[Any], asked: _Recall) -> list[Recalled]:
         """The top `asked.k` ([ADR-0103][adr-0103-d2]): exactly when at most
@@ -180,7 +190,8 @@ class PgVectors:
             if path == "index" and len(found) < asked.k:
                 found = _found(asked, await (await _execute(conn, *_statement(asked, "every", 0), None)).fetchall())
             if not await self._made_again(conn, asked, found):
-                return [Recalled(item, score) for item, score, _ in found]
+                floor = asked.min_score
+                return [Recalled(item, score) for item, score, _ in found if floor is None or score >= floor]
 
     async def _made_again(
         self, conn: psycopg.AsyncConnection[Any], asked: _Recall, found: list[tuple[MemoryItem, float, bytes]]

@@ -402,11 +402,12 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         *,
         tags: list[str] | None = None,
         filters: dict[str, Any] | None = None,
+        min_score: float | None = None,
         exact: bool = False,
     ) -> list[Recalled]:
         """The `k` items of this namespace most like `query`, highest cosine similarity
         first, among those `tags` and `filters` match as in `search`; equal scores in
-        insertion order. Exact when at most 2,000 items match, or with `exact`;
+        insertion order; none scoring below `min_score`. Exact when at most 2,000 items match, or with `exact`;
         otherwise through the HNSW index, its candidates (the store's `candidates`)
         filtered and ranked again exactly, and every match ranked exactly when they
         hold fewer than `k` ([ADR-0103][adr-0103]). Items another client wrote
@@ -418,7 +419,7 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
                 is not a bool.
         """
         vectors = recalling(self._vectors)
-        asked = await vectors.asked(self.namespace, query, k, tags, filters, exact)
+        asked = await vectors.asked(self.namespace, query, k, tags, filters, exact, min_score)
         return await self._connections.on_connection(partial(vectors.recall, asked=asked))
 
     async def explain_recall(

@@ -30,6 +30,7 @@ from lionmem.protocols.recall import (
     Recalled,
     TextOf,
     check_k,
+    check_min_score,
     embed_items,
     recall_query,
     text_digest,
@@ -149,7 +150,9 @@ class Vectors:
             await run(self.fill, db, rows, await self.embedded(self.decoded(rows)))
             rows = await run(self.missing, db, rows[-1][0])
 
-    async def recall(self, io: Connections, query: object, k: object, tags: object, filters: object) -> list[Recalled]:
+    async def recall(
+        self, io: Connections, query: object, k: object, tags: object, filters: object, min_score: object
+    ) -> list[Recalled]:
         """`recall` as [ADR-0102][adr-0102-d3] has it, its database work on the worker
         thread. Items that another writer left without a vector are embedded first; a
         vector found made from another text than its item's is made again, and the
@@ -159,6 +162,7 @@ class Vectors:
         run, db, selected = io.on_writer, io.worker.db, io.worker.selected
         count = check_k(k)
         asked = recall_query(tags, filters)
+        floor = check_min_score(min_score)
         vector = await query_vector(self.embedder, query)
         matching: Matching | None = None
         if asked.tags or asked.filters:
@@ -184,7 +188,7 @@ class Vectors:
             found = await run(self.ranked, db, vector, count, matching)
             stale = [str(item.id) for item, _, made in found if text_digest(text_to_embed(item, self.text_of)) != made]
             if not stale:
-                return [Recalled(item, score) for item, score, _ in found]
+                return [Recalled(item, score) for item, score, _ in found if floor is None or score >= floor]
             rows = await run(_rows_of, db, stale)
             await run(self.fill, db, rows, await self.embedded(self.decoded(rows)))
 

@@ -278,11 +278,13 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         *,
         tags: list[str] | None = None,
         filters: dict[str, Any] | None = None,
+        min_score: float | None = None,
     ) -> list[Recalled]:
         """Copies of the `k` items most like `query`, as
         [`InMemoryStore.recall`][lionmem.protocols.in_memory.InMemoryStore.recall] finds
-        them: exact, narrowed by `tags` and `filters` first, ties in insertion order.
-        Follows other processes' writes ([ADR-0102][adr-0102-d4]).
+        them: exact, narrowed by `tags` and `filters` first, ties in insertion order,
+        none scoring below `min_score`. Follows other processes' writes
+        ([ADR-0102][adr-0102-d4]).
 
         Raises:
             NoEmbedderError: the store was opened without an embedder.
@@ -290,7 +292,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         """
         if self._vectors is None:
             raise NoEmbedderError(f"the SQLiteMemoryStore on {self.path} was opened without an embedder")
-        return await self._vectors.recall(self._connections, query, k, tags, filters)
+        return await self._vectors.recall(self._connections, query, k, tags, filters, min_score)
 
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
 
