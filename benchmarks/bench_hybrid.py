@@ -21,7 +21,7 @@ from uuid import UUID
 from benchmarks.support.retrieval_set import KINDS, retrieval_set
 from lionmem import InMemoryStore, MemoryItem
 from lionmem.embedders import WordLlamaEmbedder
-from lionmem.protocols.hybrid import BM25_K1, RRF_K, rare_bound, terms_of
+from lionmem.protocols.hybrid import BM25_K1, IDENTIFIER_WEIGHT, RRF_K, named_terms, rare_bound, terms_of
 
 RESULTS = Path(__file__).resolve().parent / "results" / "hybrid.json"
 K = 10
@@ -60,7 +60,37 @@ class Words:
         return sorted(scores, key=lambda i: -scores[i])[:K]
 
     def has_rare(self, question: str) -> bool:
-        return any(0 < self.df[t] <= rare_bound(self.total) for t in terms_of(question))
+        return any(0 < self.df[t] <= rare_bound(self.total) for t in named_terms(question))
+
+    def gated(self, question: str, terms: list[str], bound: int) -> tuple[Ranking, set[UUID]]:
+        """ADR-0104's ranking by words over those of `terms` at most `bound` items hold
+        (BM25, b = 0, ties newest first), with the items a rare term with a digit
+        brought."""
+        rare = [t for t in dict.fromkeys(terms) if 0 < self.df[t] <= bound]
+        scores: dict[UUID, float] = {}
+        named: set[UUID] = set()
+        for item_id in reversed(list(self.terms)):
+            for term in rare:
+                tf = self.terms[item_id][term]
+                if tf:
+                    scores[item_id] = scores.get(item_id, 0.0) + self.idf(term) * tf * (BM25_K1 + 1) / (tf + BM25_K1)
+                    if any(c.isdigit() for c in term):
+                        named.add(item_id)
+        return sorted(scores, key=lambda i: -scores[i])[:K], named
+
+
+def fused(meaning: Ranking, gated: tuple[Ranking, set[UUID]]) -> Ranking:
+    """ADR-0104's fusion: reciprocal ranks, a rare identifier counting twice, equal
+    scores to the better meaning rank."""
+    words, named = gated
+    scores: dict[UUID, float] = {}
+    for rank, item_id in enumerate(meaning, 1):
+        scores[item_id] = 1 / (RRF_K + rank)
+    for rank, item_id in enumerate(words, 1):
+        weight = IDENTIFIER_WEIGHT if item_id in named else 1
+        scores[item_id] = scores.get(item_id, 0.0) + weight / (RRF_K + rank)
+    place = {item_id: rank for rank, item_id in enumerate(meaning)}
+    return sorted(scores, key=lambda i: (-scores[i], place.get(i, len(meaning))))[:K]
 
 
 def rrf(meaning: Ranking, words: Ranking, weight: float = 1.0) -> Ranking:
@@ -99,8 +129,14 @@ async def measure(sessions: int) -> dict[str, object]:
             "hybrid (lionmem)": lambda: hybrid,
             "RRF, k = 60": lambda: rrf(meaning, full),
             "RRF, words weighted 0.2": lambda: rrf(meaning, full, 0.2),
-            "RRF when a term is rare (full BM25)": lambda: (
+            "RRF when a name is rare (full BM25)": lambda: (
                 rrf(meaning, full) if words.has_rare(question.text) else meaning
+            ),
+            "every rare term, at most 8 and 1 in 100": lambda: fused(
+                meaning, words.gated(question.text, terms_of(question.text), min(8, max(1, words.total // 100)))
+            ),
+            "names and numbers, at most 8 and 1 in 100": lambda: fused(
+                meaning, words.gated(question.text, named_terms(question.text), min(8, max(1, words.total // 100)))
             ),
         }
         for name, ranked in ways.items():

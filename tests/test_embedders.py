@@ -147,3 +147,26 @@ def test_the_offline_model_recalls_the_labelled_facts_above_its_floor() -> None:
 
     first, five = run(body())
     assert first >= TOP_1_FLOOR and five >= TOP_5_FLOOR, (first, five)
+
+
+def test_hybrid_recall_ranks_each_labelled_fact_first_as_often_as_meaning_does() -> None:
+    """Words count only through names and numbers (ADR-0104 D1): none of the fifty
+    questions names one, so hybrid recall (k = 10) must put each fact first wherever recall by
+    meaning does, alone and among 2,000 everyday notes. Before names were required, an
+    everyday word the store held once ("often", "morning") cost four of them."""
+    from lionmem.testing.notes import everyday_notes
+
+    async def body(notes: int) -> tuple[int, int]:
+        store = InMemoryStore(embedder=WordLlamaEmbedder())
+        await store.store_many([MemoryItem(content=note) for note in everyday_notes(notes)])
+        facts = [MemoryItem(content=fact) for fact, _ in PAIRS]
+        await store.store_many(facts)
+        meaning = hybrid = 0
+        for (_, question), fact in zip(PAIRS, facts, strict=True):
+            meaning += (await store.recall(question, 10))[0].item.id == fact.id
+            hybrid += (await store.recall_hybrid(question, 10))[0].item.id == fact.id
+        return meaning, hybrid
+
+    for notes in (0, 2_000):
+        meaning, hybrid = run(body(notes))
+        assert hybrid >= meaning >= TOP_1_FLOOR - 10, (notes, meaning, hybrid)

@@ -22,6 +22,7 @@ from lionmem.protocols.hybrid import (
     RRF_K,
     HybridRecalled,
     HybridStore,
+    named_terms,
     terms_of,
 )
 from lionmem.protocols.recall import Recalled
@@ -62,11 +63,9 @@ def reference(
     items: list[MemoryItem], meaning: list[tuple[MemoryItem, float]], question: str, query: MemoryQuery, k: int
 ) -> list[tuple[Any, ...]]:
     """ADR-0104's definition, by brute force over `items` in insertion order."""
-    holders = {
-        term: [i for i in items if term in terms_of(str(i.content))] for term in dict.fromkeys(terms_of(question))
-    }
+    holders = {term: [i for i in items if term in terms_of(str(i.content))] for term in named_terms(question)}
     total = min(len(items), COUNTED_UP_TO)
-    bound = min(RARE_AT_MOST, max(1, total // 100))
+    bound = min(RARE_AT_MOST, max(1, total // 20))
     rare = {t: held for t, held in holders.items() if 0 < len(held) <= bound}
     scores: dict[Any, float] = {}
     met: list[MemoryItem] = []

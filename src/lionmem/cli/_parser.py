@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument(
         "--hybrid",
         action="store_true",
-        help="rank by meaning and by the text's rare words together, each line with both ranks (ADR-0104)",
+        help="rank by meaning and by the rare names and numbers the text writes, each line with both ranks (ADR-0104)",
     )
     search = commands.add_parser("search", help="print the matching items as JSON lines")
     search.add_argument("url", help=url_help)

@@ -2,8 +2,8 @@
 
 Recall by meaning blurs the identifiers agents keep (ticket numbers, codes,
 surnames); a ranking by words finds them but is noisy on a paraphrase. Hybrid recall
-lets words count only through a question's *rare* terms, those few items hold, and
-fuses the two rankings by reciprocal rank.
+lets words count only through the names and numbers a question writes, and only those
+few items hold (its *rare* terms), and fuses the two rankings by reciprocal rank.
 
 It is defined once, in [`recall_hybrid`][lionmem.protocols.hybrid.recall_hybrid],
 over a store's `recall`, `count` and the items that hold each term: lionmem's stores
@@ -47,15 +47,16 @@ __all__ = [
     "HybridRecall",
     "HybridRecalled",
     "HybridStore",
+    "named_terms",
     "rare_bound",
     "recall_hybrid",
     "recall_hybrid_many",
     "terms_of",
 ]
 
-RARE_AT_MOST: Final = 8
-"""A question's term counts for words when at most this many items hold it, and at
-most one in a hundred ([`rare_bound`][lionmem.protocols.hybrid.rare_bound])."""
+RARE_AT_MOST: Final = 128
+"""A question's name or number counts for words when at most this many items hold it,
+and at most one in twenty ([`rare_bound`][lionmem.protocols.hybrid.rare_bound])."""
 
 RRF_K: Final = 60
 """The constant of reciprocal rank fusion: an item at rank r of a ranking adds
@@ -73,7 +74,7 @@ call."""
 
 IDENTIFIER_WEIGHT: Final = 2
 """How much more the words part counts for an item that holds a rare term with a
-digit in it (a ticket, an order, a code): rare words alone tie with meaning, a rare
+digit in it (a ticket, an order, a code): a rare name alone ties with meaning, a rare
 identifier outweighs it."""
 
 _WORD = re.compile(r"\w+")
@@ -89,6 +90,30 @@ def terms_of(text: str) -> list[str]:
         ['ticket', '88412', 'wait', 'for', 'acme', 's', 'patch']
     """
     return _WORD.findall(text.lower())
+
+
+def named_terms(question: str) -> list[str]:
+    """The terms `question` writes as a name or a number, each once, in order: a run
+    of word characters with a digit in it, or with a capital letter other than the
+    first letter of a sentence (one after `.`, `!` or `?`, or the first)
+    ([ADR-0104][adr-0104-d1]). Only these count for words: everyday words a store
+    happens to hold rarely ("often", "morning") brought the wrong items up.
+
+    Examples:
+        >>> named_terms("Where is ACME's ticket 88412? Ask Marisol, or marisol.")
+        ['acme', '88412', 'marisol']
+        >>> named_terms("How often should we see the physician?")
+        []
+    """
+    named: dict[str, None] = {}
+    after = 0
+    for found in _WORD.finditer(question):
+        run = found.group()
+        opens = after == 0 or any(mark in question[after : found.start()] for mark in ".!?")
+        if any(c.isdigit() for c in run) or any(c.isupper() for c in run[1:]) or (run[0].isupper() and not opens):
+            named[run.lower()] = None
+        after = found.end()
+    return list(named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +185,7 @@ class HybridRecall(RecallMany):
         filters: dict[str, Any] | None = None,
         min_score: float | None = None,
     ) -> list[HybridRecalled]:
-        """The `k` items best for `query` by meaning and rare words fused, highest
+        """The `k` items best for `query` by meaning and rare names and numbers fused, highest
         first, among those `tags` and `filters` match as in `search`: see
         [`recall_hybrid`][lionmem.protocols.hybrid.recall_hybrid], which this calls.
 
@@ -203,15 +228,15 @@ async def recall_hybrid(
     filters: dict[str, Any] | None = None,
     min_score: float | None = None,
 ) -> list[HybridRecalled]:
-    """The `k` items of `store` best for `query` by meaning and rare words fused,
+    """The `k` items of `store` best for `query` by meaning and rare names and numbers fused,
     among those `tags` and `filters` match as in `search` ([ADR-0104][adr-0104]).
 
     1. Meaning: `store.recall(query, k, tags=tags, filters=filters,
        min_score=min_score)`: `min_score` is a floor on the cosine similarity, so an
        item below it is ranked by words alone, if at all.
-    2. Words: each distinct term of `query` that at most `rare_bound(N)` items of the
-       whole store hold among their terms (`terms_of(str(item.content))`) is rare,
-       where `N` is the store's count of items up to `COUNTED_UP_TO`. The matching
+    2. Words: each of `named_terms(query)` that at most `rare_bound(N)` items of
+       the whole store hold among their terms (`terms_of(str(item.content))`) is
+       rare, where `N` is the store's count of items up to `COUNTED_UP_TO`. The matching
        items that hold a rare term as a term are ranked by BM25 over the rare terms
        (`k1 = BM25_K1`, `b = 0`, `idf = ln(1 + (N - df + 0.5) / (df + 0.5))`);
        equal scores keep the order the terms were met in, each term's items
@@ -221,7 +246,7 @@ async def recall_hybrid(
        an item holding a rare term with a digit and 1 for others; equal scores go to
        the better meaning rank, then the better words rank.
 
-    A question with no rare term is ranked by meaning alone.
+    A question that names no rare term is ranked by meaning alone.
 
     Raises:
         NoEmbedderError: the store cannot recall.
@@ -324,7 +349,7 @@ async def _by_words(store: _Parts, query: str, wanted: MemoryQuery, total: int) 
     """The matching items that hold a rare term of `query`, best BM25 first, each
     with whether one of its rare terms has a digit; `total` is the store's count up
     to `COUNTED_UP_TO`."""
-    terms = list(dict.fromkeys(terms_of(query)))
+    terms = named_terms(query)
     if not terms:
         return []
     bound = rare_bound(total)
@@ -346,15 +371,15 @@ async def _by_words(store: _Parts, query: str, wanted: MemoryQuery, total: int) 
 
 
 def rare_bound(total: int) -> int:
-    """How many of `total` items may hold a term for it to be rare: `RARE_AT_MOST`,
-    and no more than one in a hundred (at least one), so that in a small store the
-    everyday words are not rare ([ADR-0104][adr-0104-d1]).
+    """How many of `total` items may hold a name or number for it to be rare:
+    `RARE_AT_MOST`, and no more than one in twenty (at least one), so that in a small
+    store a name every note holds is not rare ([ADR-0104][adr-0104-d1]).
 
     Examples:
         >>> rare_bound(35), rare_bound(500), rare_bound(100_000)
-        (1, 5, 8)
+        (1, 25, 128)
     """
-    return min(RARE_AT_MOST, max(1, total // 100))
+    return min(RARE_AT_MOST, max(1, total // 20))
 
 
 def _fused(meaning: list[Recalled], words: list[tuple[MemoryItem, float, bool]], k: int) -> list[HybridRecalled]:

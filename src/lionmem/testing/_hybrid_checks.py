@@ -32,12 +32,12 @@ ASKED: list[tuple[str, list[str] | None, dict[str, Any] | None]] = [
     ("Order, 7001?", None, None),
     ("where is order 7003", None, {"even": False}),
     ("order 7002 held", ["rare"], None),
-    ("lantern ember quartz", None, None),
+    ("the Lantern ember quartz", None, None),
     ("order 7009 at the depot", None, None),
     ("apple river", ["rare"], {"even": True}),
 ]
-"""Questions: identifiers, one whose holder the tag leaves out, filtered, the six
-twins, and the old and new text of a replaced item."""
+"""Questions: identifiers, one whose holder the tag leaves out, filtered, a name
+among the six twins, and the old and new text of a replaced item."""
 
 _Shape = tuple[int, float, int | None, int | None, bool]
 
@@ -91,7 +91,7 @@ def _reference(every: list[MemoryItem], meaning: list[UUID], text: str, wanted: 
     scores: dict[UUID, float] = {}
     found: list[MemoryItem] = []
     named: set[UUID] = set()
-    for term in dict.fromkeys(_terms(text)):
+    for term in _named(text):
         holders = [(item, counts[term]) for item, counts in zip(every, held, strict=True) if counts[term]]
         if not 0 < len(holders) <= bound:
             continue
@@ -113,6 +113,28 @@ def _reference(every: list[MemoryItem], meaning: list[UUID], text: str, wanted: 
         )
     order = sorted(fused, key=lambda i: (-fused[i], by_meaning.get(i, math.inf), by_words.get(i, math.inf)))
     return [(i.int, fused[i], by_meaning.get(i), by_words.get(i), i in named and i in by_words) for i in order[:K]]
+
+
+def _named(text: str) -> list[str]:
+    """The runs of word characters `text` writes with a digit, or with a capital other
+    than a sentence's first letter, lowered, each once: the reference's own reading
+    of ADR-0104 D1."""
+    named: list[str] = []
+    current: list[str] = []
+    opens = True
+    for character in f"{text} ":
+        if character.isalnum() or character == "_":
+            current.append(character)
+            continue
+        if current:
+            run = "".join(current)
+            capital = any(c.isupper() for c in run[1:]) or (run[0].isupper() and not opens)
+            if (any(c.isdigit() for c in run) or capital) and run.lower() not in named:
+                named.append(run.lower())
+            current, opens = [], False
+        if character in ".!?":
+            opens = True
+    return named
 
 
 def _terms(text: str) -> list[str]:
