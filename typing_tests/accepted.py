@@ -239,3 +239,14 @@ async def floors_and_many_questions() -> None:
 
     assert_type(await recall_many(any_recall_store(store), ("a", "b")), list[list[Recalled]])
     assert_type(await recall_hybrid_many(store, ["a"], filters={"k": 1}), list[list[HybridRecalled]])
+
+
+async def export_and_import(path: Path) -> None:
+    """A store's items to a file and back, from Python (ADR-0100)."""
+    from lionmem.adapters.transfer import export_items, import_items
+
+    store = InMemoryStore()
+    assert_type(await export_items(store, path / "out.jsonl", query=MemoryQuery(tags=["t"])), int)
+    assert_type(await import_items(store, str(path / "out.jsonl"), progress=print), int)
+    async with SQLiteMemoryStore.open(path / "m.db") as durable:
+        assert_type(await import_items(durable, path / "out.jsonl", check=lambda item: None), int)

@@ -257,3 +257,12 @@ class BareRecall:
 
     async def recall(self, query: str, k: int = 10) -> list[object]:
         return []
+
+
+async def export_and_import() -> None:
+    """A path is a str or a path, a query a `MemoryQuery` (ADR-0100)."""
+    from lionmem.adapters.transfer import export_items, import_items
+
+    await export_items(InMemoryStore(), 3)  # type: ignore[arg-type]
+    await export_items(InMemoryStore(), "out.jsonl", query={"tags": ["t"]})  # type: ignore[arg-type]
+    await import_items(InMemoryStore(), "out.jsonl", progress="bar")  # type: ignore[arg-type]

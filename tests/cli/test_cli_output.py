@@ -13,8 +13,8 @@ import pytest
 
 from lionmem import MemoryItem
 from lionmem.adapters.sqlite import SQLiteMemoryStore
+from lionmem.adapters.transfer import item_line
 from lionmem.cli import main
-from lionmem.cli._output import item_line
 from tests.support.cli_support import PIPED_ENV, lines_of, run_cli
 
 

@@ -131,6 +131,8 @@ def test_what_hybrid_recall_refuses() -> None:
     async def body() -> None:
         with pytest.raises(NoEmbedderError):
             await InMemoryStore().recall_hybrid("anything")
+        with pytest.raises(NoEmbedderError, match="InMemoryStore has no embedder"):
+            await InMemoryStore().recall_hybrid_many(["anything"])
         with pytest.raises(TypeError, match="query must be a str, got a list"):
             await store().recall_hybrid([1.0, 0.0])  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="k must be at least 1"):

@@ -5,4 +5,5 @@ See [ADR-0096][adr-0096], [ADR-0097][adr-0097] and [ADR-0098][adr-0098].
 - `lionmem.adapters.sqlite.SQLiteMemoryStore`: one file, many tasks and processes.
 - `lionmem.adapters.postgres.PostgresMemoryStore`: many processes and machines.
 - `lionmem.adapters.urls.open_store`: any store, named by a URL.
+- `lionmem.adapters.transfer`: export a store's items to a file, and import them back.
 """

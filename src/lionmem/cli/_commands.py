@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, cast
 from uuid import UUID, uuid5
 
+from lionmem.adapters.transfer import Check, batches, check_file, item_line
 from lionmem.adapters.urls import item_check, open_store, sqlite_file
 from lionmem.cli._copy import copy, state_path
 from lionmem.cli._input import filters, json_value, pairs, seconds_of, uuid_of
-from lionmem.cli._output import item_line, print_items, stdout_takes_any_text
-from lionmem.cli._transfer import Check, CommandError, batches, check_file, export, refusals, store_batch
+from lionmem.cli._output import print_items, stdout_takes_any_text
+from lionmem.cli._transfer import CommandError, export, refusals, store_batch
 from lionmem.errors import LionmemError
 from lionmem.protocols.forgetting import ErasureWarning, ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore

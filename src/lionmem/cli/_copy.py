@@ -16,8 +16,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from lionmem.cli._output import item_line
-from lionmem.cli._transfer import BATCH, Check, store_batch
+from lionmem.adapters.transfer import BATCH, Check, item_line
+from lionmem.cli._transfer import store_batch
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 

@@ -25,7 +25,7 @@ from lionmem.testing._probe import Probe, numbered
 
 K = 10
 
-ORDERS = [f"order 70{n:02d} {state}" for n, state in enumerate(["shipped", "held at customs", "shipped", "lost"])]
+ORDERS = [f"order 70{n:02d}, {state}." for n, state in enumerate(["shipped", "held at customs", "shipped", "lost"])]
 """Items that differ by a number: the check's identifiers."""
 
 ASKED: list[tuple[str, list[str] | None, dict[str, Any] | None]] = [
@@ -33,7 +33,7 @@ ASKED: list[tuple[str, list[str] | None, dict[str, Any] | None]] = [
     ("where is order 7003", None, {"even": False}),
     ("order 7002 held", ["rare"], None),
     ("the Lantern ember quartz", None, None),
-    ("order 7009 at the depot", None, None),
+    ("order 7009 at the Depot", None, None),
     ("apple river", ["rare"], {"even": True}),
 ]
 """Questions: identifiers, one whose holder the tag leaves out, filtered, a name
