@@ -50,8 +50,9 @@ __all__ = [
 ]
 
 FORMAT = "lionmem-export"
+"""The `format` an export's header names."""
 VERSION = 1
-"""The export format this lionmem writes, and the newest it reads."""
+"""The export format version this lionmem writes, and the newest it reads."""
 
 BATCH = 500
 """Items read from a store, or written to one, at a time."""
@@ -215,7 +216,9 @@ class Batch(NamedTuple):
     """Items of an import file, in order, and the line the first is on."""
 
     items: list[MemoryItem]
+    """At most `BATCH` items, in the file's order."""
     first_line: int
+    """The line of the file the first of them is on (the header is line 1)."""
 
 
 def check_file(path: Path, check: Check) -> int:
