@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast, runtime_checkable
 
 from lionmem._internal.arguments import kind_of
-from lionmem.errors import NoEmbedderError
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.recall import (
     RecallMany,
@@ -28,6 +27,7 @@ from lionmem.protocols.recall import (
     check_min_score,
     check_queries,
     embed_queries,
+    embedder_of,
     recall_query,
 )
 from lionmem.protocols.rules import matches
@@ -288,9 +288,7 @@ async def recall_hybrid_many(
             embedder gave vectors of another count or length, or with NaN or
             infinity.
     """
-    embedder = store.embedder
-    if embedder is None:
-        raise NoEmbedderError(f"the store cannot recall: {type(store).__name__} has no embedder")
+    embedder = embedder_of(store)
     texts = check_queries(queries)
     for text in texts:
         if not isinstance(text, str):

@@ -37,6 +37,7 @@ __all__ = [
     "check_queries",
     "embed_items",
     "embed_queries",
+    "embedder_of",
     "recall_many",
     "recall_query",
     "text_digest",
@@ -168,9 +169,7 @@ async def recall_many(
             embedder gave vectors of another count or length, or with NaN or
             infinity.
     """
-    embedder = store.embedder
-    if embedder is None:
-        raise NoEmbedderError(f"the store cannot recall: {type(store).__name__} has no embedder")
+    embedder = embedder_of(store)
     asked = check_queries(queries)
     check_k(k)
     recall_query(tags, filters)
@@ -179,6 +178,18 @@ async def recall_many(
         await store.recall(query, k, tags=tags, filters=filters, min_score=min_score)
         for query in await embed_queries(embedder, asked)
     ]
+
+
+def embedder_of(store: RecallStore) -> Embedder:
+    """The embedder `store` recalls with.
+
+    Raises:
+        NoEmbedderError: the store has none, so cannot recall.
+    """
+    embedder = store.embedder
+    if embedder is None:
+        raise NoEmbedderError(f"the store cannot recall: {type(store).__name__} has no embedder")
+    return embedder
 
 
 def check_queries(queries: object) -> list[str | Sequence[float]]:
