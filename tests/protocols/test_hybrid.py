@@ -127,6 +127,30 @@ def test_a_question_without_terms_is_ranked_by_meaning_alone() -> None:
     run(body())
 
 
+def test_a_question_that_names_nothing_does_not_count_the_store() -> None:
+    """Only a name or number needs the count (`N` of the bound and the idf): an everyday
+    question costs what `recall` costs, alone or in a batch."""
+    counted: list[int] = []
+
+    class Counting(InMemoryStore):
+        async def count_up_to(self, most: int) -> int:
+            counted.append(most)
+            return await super().count_up_to(most)
+
+    async def body() -> None:
+        memory = Counting(embedder=HashingEmbedder(64))
+        await memory.store_many([MemoryItem(content=f"Ticket {n} waits") for n in range(30)])
+        await memory.recall_hybrid("what is waiting?", 3)
+        await memory.recall_hybrid_many(["what is waiting?", "anything late"], 3)
+        assert counted == []
+        await memory.recall_hybrid_many(["what is waiting?", "ticket 7", "ticket 9"], 3)
+        assert counted == [COUNTED_UP_TO]
+        await memory.recall_hybrid("ticket 7", 3)
+        assert counted == [COUNTED_UP_TO] * 2
+
+    run(body())
+
+
 def test_what_hybrid_recall_refuses() -> None:
     async def body() -> None:
         with pytest.raises(NoEmbedderError):

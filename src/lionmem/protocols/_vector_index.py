@@ -12,7 +12,6 @@ applying tags, `_tagged`, read to show that no tag outlives its last item, and
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, cast
@@ -22,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lionmem._internal.vectors import Matrix, Twins, best, digest_keys, query_vector, twins_of
-from lionmem.protocols.hybrid import terms_of
+from lionmem.protocols.hybrid import term_counts
 from lionmem.protocols.recall import Embedder
 
 if TYPE_CHECKING:
@@ -89,7 +88,7 @@ class VectorIndex:
         tags = self._tags[item.id] = frozenset(item.tags)
         for tag in tags:
             self._tagged.setdefault(tag, set()).add(item.id)
-        terms = self._terms[item.id] = dict(Counter(terms_of(str(item.content))))
+        terms = self._terms[item.id] = term_counts(str(item.content))
         for term in terms:
             self._holders.setdefault(term, set()).add(item.id)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast, runtime_checkable
 
@@ -51,6 +52,7 @@ __all__ = [
     "rare_bound",
     "recall_hybrid",
     "recall_hybrid_many",
+    "term_counts",
     "terms_of",
 ]
 
@@ -90,6 +92,17 @@ def terms_of(text: str) -> list[str]:
         ['ticket', '88412', 'wait', 'for', 'acme', 's', 'patch']
     """
     return _WORD.findall(text.lower())
+
+
+def term_counts(text: str) -> dict[str, int]:
+    """Each distinct term of `text`, with how many times it holds it: what a term index
+    keeps of an item's text ([ADR-0104][adr-0104-d3]).
+
+    Examples:
+        >>> term_counts("Order 7 and order 8")
+        {'order': 2, '7': 1, 'and': 1, '8': 1}
+    """
+    return dict(Counter(terms_of(text)))
 
 
 def named_terms(question: str) -> list[str]:
@@ -185,8 +198,8 @@ class HybridRecall(RecallMany):
         filters: dict[str, Any] | None = None,
         min_score: float | None = None,
     ) -> list[HybridRecalled]:
-        """The `k` items best for `query` by meaning and rare names and numbers fused, highest
-        first, among those `tags` and `filters` match as in `search`: see
+        """The `k` items best for `query` by meaning and rare names and numbers fused,
+        highest first, among those `tags` and `filters` match as in `search`: see
         [`recall_hybrid`][lionmem.protocols.hybrid.recall_hybrid], which this calls.
 
         Raises:
@@ -228,16 +241,16 @@ async def recall_hybrid(
     filters: dict[str, Any] | None = None,
     min_score: float | None = None,
 ) -> list[HybridRecalled]:
-    """The `k` items of `store` best for `query` by meaning and rare names and numbers fused,
-    among those `tags` and `filters` match as in `search` ([ADR-0104][adr-0104]).
+    """The `k` items of `store` best for `query` by meaning and rare names and numbers
+    fused, among those `tags` and `filters` match as in `search` ([ADR-0104][adr-0104]).
 
     1. Meaning: `store.recall(query, k, tags=tags, filters=filters,
        min_score=min_score)`: `min_score` is a floor on the cosine similarity, so an
        item below it is ranked by words alone, if at all.
     2. Words: each of `named_terms(query)` that at most `rare_bound(N)` items of
        the whole store hold among their terms (`terms_of(str(item.content))`) is
-       rare, where `N` is the store's count of items up to `COUNTED_UP_TO`. The matching
-       items that hold a rare term as a term are ranked by BM25 over the rare terms
+       rare, where `N` is the store's count of items up to `COUNTED_UP_TO`, counted
+       only when the question names something. The matching items that hold a rare term as a term are ranked by BM25 over the rare terms
        (`k1 = BM25_K1`, `b = 0`, `idf = ln(1 + (N - df + 0.5) / (df + 0.5))`);
        equal scores keep the order the terms were met in, each term's items
        newest first.
@@ -260,7 +273,8 @@ async def recall_hybrid(
     wanted = recall_query(tags, filters)
     check_min_score(min_score)
     meaning = await store.recall(query, k, tags=tags, filters=filters, min_score=min_score)
-    words = await _by_words(store, query, wanted, await _counted(store))
+    named = named_terms(query)
+    words = await _by_words(store, named, wanted, await _counted(store)) if named else []
     return _fused(meaning, words[:k], k)
 
 
@@ -299,11 +313,12 @@ async def recall_hybrid_many(
     if not texts:
         return []
     vectors = await embed_queries(embedder, texts)
-    total = await _counted(store)
+    named = [named_terms(cast("str", text)) for text in texts]
+    total = await _counted(store) if any(named) else 0
     found: list[list[HybridRecalled]] = []
-    for text, vector in zip(cast("list[str]", texts), vectors, strict=True):
+    for terms, vector in zip(named, vectors, strict=True):
         meaning = await store.recall(vector, k, tags=tags, filters=filters, min_score=min_score)
-        words = await _by_words(store, text, wanted, total)
+        words = await _by_words(store, terms, wanted, total) if terms else []
         found.append(_fused(meaning, words[:k], k))
     return found
 
@@ -338,18 +353,17 @@ async def _holders(store: _Parts, terms: list[str], limit: int) -> list[list[tup
     found: list[list[tuple[MemoryItem, int]]] = []
     for term in terms:
         searched = await store.search(MemoryQuery(text=term, limit=max(everything, 1)))
-        counted = [(item, terms_of(str(item.content)).count(term)) for item in searched]
+        counted = [(item, term_counts(str(item.content)).get(term, 0)) for item in searched]
         found.append([(item, tf) for item, tf in counted if tf][:limit])
     return found
 
 
-async def _by_words(store: _Parts, query: str, wanted: MemoryQuery, total: int) -> list[tuple[MemoryItem, float, bool]]:
-    """The matching items that hold a rare term of `query`, best BM25 first, each
-    with whether one of its rare terms has a digit; `total` is the store's count up
-    to `COUNTED_UP_TO`."""
-    terms = named_terms(query)
-    if not terms:
-        return []
+async def _by_words(
+    store: _Parts, terms: list[str], wanted: MemoryQuery, total: int
+) -> list[tuple[MemoryItem, float, bool]]:
+    """The matching items that hold a rare one of a question's named `terms`, best
+    BM25 first, each with whether one of its rare terms has a digit; `total` is the
+    store's count up to `COUNTED_UP_TO`."""
     bound = rare_bound(total)
     scores: dict[UUID, float] = {}
     found: dict[UUID, MemoryItem] = {}
@@ -358,10 +372,11 @@ async def _by_words(store: _Parts, query: str, wanted: MemoryQuery, total: int) 
         if not 0 < len(held) <= bound:
             continue
         idf = math.log(1 + (total - len(held) + 0.5) / (len(held) + 0.5))
+        number = any(character.isdigit() for character in term)
         for item, tf in reversed(held):  # newest first: a later note often updates an earlier one
             if matches(item, wanted):
                 found.setdefault(item.id, item)
-                if any(character.isdigit() for character in term):
+                if number:
                     identified.add(item.id)
                 scores[item.id] = scores.get(item.id, 0.0) + idf * tf * (BM25_K1 + 1) / (tf + BM25_K1)
     order = sorted(found, key=lambda item_id: -scores[item_id])  # stable: ties keep the order met

@@ -9,14 +9,13 @@ Seam for tests: `_writes`, whose tag keys the tests compute to read the column.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from typing import Any, LiteralString
 
 import psycopg
 
 from lionmem._internal.json_values import dumps
 from lionmem.adapters._codec import EncodedItem, encode_item
-from lionmem.protocols.hybrid import terms_of
+from lionmem.protocols.hybrid import term_counts
 from lionmem.protocols.memory import MemoryItem
 
 # Two int4 keys: a space apart from the single bigint key of the schema lock.
@@ -107,5 +106,5 @@ async def write_terms(cursor: psycopg.AsyncCursor[Any], namespace: str, rows: li
     text's terms."""
     last = {row[1]: str(row[4]) for row in rows}
     await cursor.execute(_UNTERM, [namespace, list(last)])
-    made = [(item_id, term, tf) for item_id, folded in last.items() for term, tf in Counter(terms_of(folded)).items()]
+    made = [(item_id, term, tf) for item_id, folded in last.items() for term, tf in term_counts(folded).items()]
     await cursor.execute(_TERM, [[m[0] for m in made], [m[1] for m in made], [m[2] for m in made], namespace])

@@ -14,7 +14,6 @@ embedder, by [ADR-0103][adr-0103-d1].
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Final, LiteralString
 
 import psycopg
@@ -23,7 +22,7 @@ from psycopg import sql
 from lionmem.adapters._embedding import refuse_another_embedder
 from lionmem.adapters.postgres._writes import INDEXED_KEY_BYTES, INDEXED_TAG_BYTES, INDEXED_TEXT, tag_key
 from lionmem.errors import IncompatibleDatabaseError, MissingSchemaError, VectorExtensionMissingError
-from lionmem.protocols.hybrid import terms_of
+from lionmem.protocols.hybrid import term_counts
 from lionmem.protocols.recall import Embedder
 
 __all__ = ["SCHEMA_VERSION"]
@@ -149,7 +148,7 @@ async def _index_terms(conn: psycopg.AsyncConnection[Any]) -> None:
         )
     ).fetchall():
         after = rows[-1][1]
-        made = [(ns, seq, term, tf) for ns, seq, folded in rows for term, tf in Counter(terms_of(folded)).items()]
+        made = [(ns, seq, term, tf) for ns, seq, folded in rows for term, tf in term_counts(folded).items()]
         async with conn.cursor() as cursor:
             await cursor.executemany(
                 "INSERT INTO lionmem_terms (namespace, seq, term, tf) VALUES (%s, %s, %s, %s)", made

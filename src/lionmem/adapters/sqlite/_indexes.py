@@ -8,11 +8,10 @@ Governed by [ADR-0096][adr-0096].
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from lionmem.protocols.hybrid import terms_of
+from lionmem.protocols.hybrid import term_counts
 
 __all__ = ["INT64", "MetaRow", "index_rows", "indexable", "term_rows"]
 
@@ -56,4 +55,4 @@ def index_rows(tags: list[str], metadata: dict[str, Any]) -> tuple[list[str], li
 def term_rows(texts: Iterable[tuple[int, str]]) -> list[tuple[int, str, int]]:
     """`(seq, term, how often)` for each distinct term of each `(seq, folded text)`
     ([ADR-0104][adr-0104])."""
-    return [(seq, term, tf) for seq, folded in texts for term, tf in Counter(terms_of(folded)).items()]
+    return [(seq, term, tf) for seq, folded in texts for term, tf in term_counts(folded).items()]
