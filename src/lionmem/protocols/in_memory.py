@@ -26,6 +26,7 @@ from lionmem.protocols.recall import (
     check_min_score,
     embed_items,
     recall_query,
+    recalled,
 )
 from lionmem.protocols.rules import check_matchable, with_any_tag, with_filters
 
@@ -204,7 +205,7 @@ class InMemoryStore(HybridRecall):
 
         wanted = frozenset(checked.tags) if checked.tags else None
         ranked = index.ranked(vector, k, tags=wanted, keep=keep if predicates else None)
-        return [Recalled(item, score) for item, score in ranked if floor is None or score >= floor]
+        return recalled(ranked, floor)
 
     async def holding(self, terms: list[str], limit: int) -> list[list[tuple[MemoryItem, int]]]:
         """For each of `terms`, the items holding it among their terms, each with how

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast, runtime_checkable
 
@@ -40,6 +40,7 @@ __all__ = [
     "embedder_of",
     "recall_many",
     "recall_query",
+    "recalled",
     "text_digest",
     "text_to_embed",
 ]
@@ -121,7 +122,8 @@ class RecallStore(MemoryStore, Protocol):
 
 class RecallMany:
     """What a store inherits to answer many questions in one call:
-    [`recall_many`][lionmem.protocols.recall.recall_many] as a method."""
+    [`recall_many`][lionmem.protocols.recall.recall_many] as a method
+    ([ADR-0102][adr-0102-d6])."""
 
     __slots__ = ()
 
@@ -158,7 +160,7 @@ async def recall_many(
     gives for each of `queries`, in order. The texts among them go to the embedder in
     one call, and each is then recalled by its vector, which gives what recall by its
     text gives wherever the embedder embeds a text alike alone and in a batch
-    ([ADR-0102][adr-0102]). Every argument is checked before anything is embedded.
+    ([ADR-0102][adr-0102-d6]). Every argument is checked before anything is embedded.
 
     Raises:
         NoEmbedderError: the store cannot recall.
@@ -181,7 +183,7 @@ async def recall_many(
 
 
 def embedder_of(store: RecallStore) -> Embedder:
-    """The embedder `store` recalls with.
+    """The embedder `store` recalls with ([ADR-0102][adr-0102-d2]).
 
     Raises:
         NoEmbedderError: the store has none, so cannot recall.
@@ -193,7 +195,7 @@ def embedder_of(store: RecallStore) -> Embedder:
 
 
 def check_queries(queries: object) -> list[str | Sequence[float]]:
-    """`queries` as a list of questions.
+    """`queries` as a list of questions ([ADR-0102][adr-0102-d6]).
 
     Raises:
         TypeError: `queries` is not a list or tuple.
@@ -205,7 +207,7 @@ def check_queries(queries: object) -> list[str | Sequence[float]]:
 
 async def embed_queries(embedder: Embedder, queries: list[str | Sequence[float]]) -> list[str | Sequence[float]]:
     """`queries` with each text replaced by the vector the embedder gives it, all in
-    one call (none when no query is a text).
+    one call (none when no query is a text) ([ADR-0102][adr-0102-d6]).
 
     Raises:
         ValueError: the embedder gave vectors of another count or length, or with
@@ -237,7 +239,8 @@ def check_k(k: object) -> int:
 
 
 def check_min_score(min_score: object) -> float | None:
-    """`min_score` as the least score a recall keeps, or `None` for no floor.
+    """`min_score` as the least score a recall keeps, or `None` for no floor
+    ([ADR-0102][adr-0102-d6]).
 
     Raises:
         TypeError: `min_score` is neither `None` nor an int or float (a bool is not
@@ -252,6 +255,13 @@ def check_min_score(min_score: object) -> float | None:
     if math.isnan(floor) or not -1 <= floor <= 1:
         raise ValueError(f"min_score must be from -1 to 1, got {min_score!r}")
     return floor
+
+
+def recalled(ranked: Iterable[tuple[MemoryItem, float]], floor: float | None) -> list[Recalled]:
+    """The results of a ranking, best first, cut where the scores fall below `floor`
+    (`check_min_score`'s): how every store applies `min_score`, after its top `k`
+    ([ADR-0102][adr-0102-d6])."""
+    return [Recalled(item, score) for item, score in ranked if floor is None or score >= floor]
 
 
 def check_embedder(embedder: Embedder | None, text_of: TextOf | None) -> Embedder:

@@ -33,6 +33,7 @@ from lionmem.protocols.recall import (
     check_min_score,
     embed_items,
     recall_query,
+    recalled,
     text_digest,
     text_to_embed,
 )
@@ -190,8 +191,7 @@ class PgVectors:
             if path == "index" and len(found) < asked.k:
                 found = _found(asked, await (await _execute(conn, *_statement(asked, "every", 0), None)).fetchall())
             if not await self._made_again(conn, asked, found):
-                floor = asked.min_score
-                return [Recalled(item, score) for item, score, _ in found if floor is None or score >= floor]
+                return recalled(((item, score) for item, score, _ in found), asked.min_score)
 
     async def _made_again(
         self, conn: psycopg.AsyncConnection[Any], asked: _Recall, found: list[tuple[MemoryItem, float, bytes]]

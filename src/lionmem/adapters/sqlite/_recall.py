@@ -33,6 +33,7 @@ from lionmem.protocols.recall import (
     check_min_score,
     embed_items,
     recall_query,
+    recalled,
     text_digest,
     text_to_embed,
 )
@@ -188,7 +189,7 @@ class Vectors:
             found = await run(self.ranked, db, vector, count, matching)
             stale = [str(item.id) for item, _, made in found if text_digest(text_to_embed(item, self.text_of)) != made]
             if not stale:
-                return [Recalled(item, score) for item, score, _ in found if floor is None or score >= floor]
+                return recalled(((item, score) for item, score, _ in found), floor)
             rows = await run(_rows_of, db, stale)
             await run(self.fill, db, rows, await self.embedded(self.decoded(rows)))
 
