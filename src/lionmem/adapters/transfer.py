@@ -16,7 +16,6 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from typing import IO, NamedTuple, cast
 
@@ -24,13 +23,12 @@ from pydantic import ValidationError
 
 from lionmem._internal.arguments import kind_of, require_type
 from lionmem._internal.json_values import dumps, loads
-from lionmem.adapters._codec import encode_item
+from lionmem.adapters.urls import rules_for
 from lionmem.errors import ImportFileError, LionmemError
 from lionmem.protocols.batching import BatchingStore
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.in_memory import InMemoryStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
-from lionmem.protocols.rules import check_matchable
 
 __all__ = [
     "BATCH",
@@ -65,7 +63,7 @@ Progress = Callable[[int], object]
 
 
 def header() -> str:
-    """The export's first line, without the line's end."""
+    """The export's first line, without the line's end ([ADR-0100][adr-0100-d6])."""
     return dumps({"format": FORMAT, "version": VERSION})
 
 
@@ -104,7 +102,8 @@ async def export_items(
     """Write `store`'s items to the file `path`, as `python -m lionmem export` does:
     every item in insertion order, read `BATCH` at a time, or those `query` finds;
     return how many. The file appears whole or not at all: it is written beside its
-    name and renamed once complete, replacing any file of that name.
+    name and renamed once complete, replacing any file of that name
+    ([ADR-0100][adr-0100-d6]).
 
     Raises:
         TypeError: `store` cannot `scan` (a `ForgettingStore` can), or `query` is
@@ -134,7 +133,7 @@ async def write_export(
     progress: Progress | None = None,
 ) -> int:
     """Write the header and the items (all of them in order, or those `query` finds)
-    to the open text stream `out`; return how many."""
+    to the open text stream `out`; return how many ([ADR-0100][adr-0100-d6])."""
     out.write(header() + "\n")
     written = 0
     if query is None:
@@ -165,7 +164,7 @@ async def import_items(
     one of lionmem's: [`rules_of`][lionmem.adapters.transfer.rules_of]), so a file
     with a bad line writes nothing. The items are then stored `BATCH` at a time, each
     batch whole or not at all, by id: importing a file twice leaves one copy of each
-    item, and a second run completes an interrupted one.
+    item, and a second run completes an interrupted one ([ADR-0100][adr-0100-d11]).
 
     Raises:
         TypeError: `store` has no `store_many`, or `check` is not callable.
@@ -190,16 +189,18 @@ async def import_items(
 
 def rules_of(store: object) -> Check | None:
     """What `store` refuses at `store`, as a check to run before a write, for
-    lionmem's three stores; `None` for any other, whose writes are its own check."""
+    lionmem's three stores ([`rules_for`][lionmem.adapters.urls.rules_for] its
+    scheme); `None` for any other, whose writes are its own check
+    ([ADR-0100][adr-0100-d11])."""
     if isinstance(store, InMemoryStore):
-        return check_matchable
+        return rules_for("memory")
     postgres = sys.modules.get("lionmem.adapters.postgres.store")  # loaded if one was made
     if postgres is not None and isinstance(store, postgres.PostgresMemoryStore):
-        return partial(encode_item, allow_nul=False)
+        return rules_for("postgresql")
     from lionmem.adapters.sqlite.store import SQLiteMemoryStore
 
     if isinstance(store, SQLiteMemoryStore):
-        return partial(encode_item, allow_nul=True)
+        return rules_for("sqlite")
     return None
 
 
@@ -224,7 +225,7 @@ class Batch(NamedTuple):
 def check_file(path: Path, check: Check) -> int:
     """Read every line of `path` as the format says, and each item by the rules of
     the store it goes to (`check`), before anything is written; return how many items
-    it holds. An id may come once.
+    it holds. An id may come once ([ADR-0100][adr-0100-d11]).
 
     Raises:
         ImportFileError: no header, a newer format, text that is not UTF-8, a line

@@ -34,7 +34,7 @@ from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
 from lionmem.protocols.recall import Embedder
 from lionmem.protocols.rules import check_matchable
 
-__all__ = ["SCHEMES", "item_check", "open_store", "profile_of", "sqlite_file"]
+__all__ = ["SCHEMES", "item_check", "open_store", "profile_of", "rules_for", "sqlite_file"]
 
 SCHEMES: Final = ("memory", "sqlite", "postgresql", "postgres")
 """The URL schemes `open_store` knows."""
@@ -118,7 +118,12 @@ def item_check(url: str) -> Callable[[MemoryItem], object]:
         TypeError: `url` is not a str.
         ValueError: an unknown scheme.
     """
-    scheme = _scheme(url)
+    return rules_for(_scheme(url))
+
+
+def rules_for(scheme: str) -> Callable[[MemoryItem], object]:
+    """What the stores of `scheme`, one of `SCHEMES`, refuse at `store`, as
+    [`item_check`][lionmem.adapters.urls.item_check] describes it."""
     if scheme == "memory":
         return check_matchable
     return partial(encode_item, allow_nul=scheme == "sqlite")
