@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
 import time
@@ -28,6 +29,7 @@ from lionmem.cli._output import print_items, stdout_takes_any_text
 from lionmem.cli._transfer import CommandError, export, refusals, store_batch
 from lionmem.errors import LionmemError
 from lionmem.protocols.forgetting import ErasureWarning, ForgettingStore
+from lionmem.protocols.hybrid import HybridRecalled
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.protocols.recall import check_k, check_min_score
 from lionmem.protocols.stats import StatsStore
@@ -200,8 +202,8 @@ async def _recall(asked: _Asked, hybrid: bool, store: Any) -> int:
     return 0
 
 
-_PARTS = ("meaning_rank", "meaning_score", "words_rank", "words_score", "identified")
-"""What a hybrid line adds, as `HybridRecalled` names it."""
+_PARTS = tuple(field.name for field in dataclasses.fields(HybridRecalled) if field.name not in ("item", "score"))
+"""What a hybrid line adds: the fields of `HybridRecalled` but its item and score."""
 
 
 def _refuse_overwriting_the_store(url: str, output: Path | None) -> None:

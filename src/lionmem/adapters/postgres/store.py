@@ -407,8 +407,9 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
     ) -> list[Recalled]:
         """The `k` items of this namespace most like `query`, highest cosine similarity
         first, among those `tags` and `filters` match as in `search`; equal scores in
-        insertion order; none scoring below `min_score`. Exact when at most 2,000 items match, or with `exact`;
-        otherwise through the HNSW index, its candidates (the store's `candidates`)
+        insertion order; none scoring below `min_score`. Exact when at most 2,000
+        items match, or with `exact`; otherwise through the HNSW index, its
+        candidates (the store's `candidates`)
         filtered and ranked again exactly, and every match ranked exactly when they
         hold fewer than `k` ([ADR-0103][adr-0103]). Items another client wrote
         without an embedder are embedded first.
