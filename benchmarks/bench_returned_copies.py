@@ -45,7 +45,7 @@ async def sql_alone(sqlite: SQLiteMemoryStore, query: MemoryQuery) -> float:
         captured: list[str] = []
         sqlite._connections.worker.db.set_trace_callback(captured.append)
         try:
-            sqlite._connections.worker.search(query)
+            sqlite._connections.worker.search(sqlite._space, query)
         finally:
             sqlite._connections.worker.db.set_trace_callback(None)
         return captured

@@ -32,6 +32,7 @@ from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.postgres._writes import UPSERT, item_row
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.sqlite._indexes import indexable
+from lionmem.adapters.sqlite._namespaces import allocate, span_of
 from lionmem.adapters.sqlite._writes import Write, put, write_transaction
 from tests.support.pg_server import fresh_database
 
@@ -47,13 +48,20 @@ _SQLITE_PARTS: dict[str, LiteralString] = {
 }
 
 
+_SPAN = span_of(0)
+"""The namespace `default`, which the store writes."""
+
+
 def _new_item(write: Write, db: sqlite3.Connection, without: str | None) -> None:
     """A new item's write as `put` makes it, leaving out the part `without`."""
     with write_transaction(db):
-        db.execute("SELECT seq FROM items WHERE id = ?", (write.columns[0],)).fetchone()
-        seq = db.execute(
-            "INSERT INTO items (id, created_at, body, folded) VALUES (?, ?, ?, ?)", write.columns
-        ).lastrowid
+        db.execute(
+            "SELECT seq, folded FROM items WHERE id = ? AND seq BETWEEN ? AND ?", (write.columns[0], *_SPAN[1:])
+        ).fetchone()
+        seq = allocate(db, _SPAN, 1)
+        db.execute(
+            "INSERT INTO items (seq, id, created_at, body, folded) VALUES (?, ?, ?, ?, ?)", (seq, *write.columns)
+        )
         rows: dict[str, list[tuple[object, ...]]] = {
             "text index": [(seq, indexable(write.columns[3]))],
             "tag rows": [(seq, tag) for tag in write.tags],
@@ -95,7 +103,7 @@ async def sqlite_parts(items: list[MemoryItem], directory: Path) -> Results:
 
         def whole(write: Write) -> None:
             with write_transaction(db):
-                put(db, write)
+                put(db, _SPAN, write)
 
         out["SQLite: the same write on the caller's thread"] = _median_us([partial(whole, w) for w in batches[0]])
         for batch, without in zip(batches[1:], [None, *_SQLITE_PARTS], strict=True):

@@ -7,7 +7,17 @@ from pathlib import Path
 from typing import Any, assert_type
 from uuid import UUID, uuid4
 
-from lionmem import BatchingStore, Branch, ForgettingStore, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore, Session
+from lionmem import (
+    BatchingStore,
+    Branch,
+    ForgettingStore,
+    InMemoryStore,
+    MemoryItem,
+    MemoryQuery,
+    MemoryStore,
+    NamespacedStore,
+    Session,
+)
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
@@ -250,3 +260,15 @@ async def export_and_import(path: Path) -> None:
     assert_type(await import_items(store, str(path / "out.jsonl"), progress=print), int)
     async with SQLiteMemoryStore.open(path / "m.db") as durable:
         assert_type(await import_items(durable, path / "out.jsonl", check=lambda item: None), int)
+
+
+async def namespaced_stores(memory: InMemoryStore, sqlite: SQLiteMemoryStore, postgres: PostgresMemoryStore) -> None:
+    """Every store lionmem ships is a NamespacedStore, whose `in_namespace` is a store of
+    its own class (ADR-0105)."""
+    stores: list[NamespacedStore] = [memory, sqlite, postgres]
+    assert_type(memory.in_namespace("ana"), InMemoryStore)
+    assert_type(sqlite.in_namespace("ana"), SQLiteMemoryStore)
+    assert_type(postgres.in_namespace("ana"), PostgresMemoryStore)
+    assert_type(await stores[0].namespaces(), list[str])
+    assert_type(stores[1].namespace, str)
+    wants_a_store(InMemoryStore(namespace="ana"))

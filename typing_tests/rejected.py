@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore, Recalled
+from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore, NamespacedStore, Recalled
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.testing import REFERENCE_PROFILE, ConformanceKit
@@ -266,3 +266,13 @@ async def export_and_import() -> None:
     await export_items(InMemoryStore(), 3)  # type: ignore[arg-type]
     await export_items(InMemoryStore(), "out.jsonl", query={"tags": ["t"]})  # type: ignore[arg-type]
     await import_items(InMemoryStore(), "out.jsonl", progress="bar")  # type: ignore[arg-type]
+
+
+async def namespaces(path: Path) -> None:
+    """A namespace is a str, chosen when a store is made or opened (ADR-0105)."""
+    InMemoryStore(namespace=3)  # type: ignore[arg-type]
+    SQLiteMemoryStore.open(path, namespace=None)  # type: ignore[arg-type]
+    InMemoryStore().in_namespace(b"ana")  # type: ignore[arg-type]
+    MemoryQuery(namespace="ana")  # type: ignore[call-arg]
+    namespaced: NamespacedStore = BareRecall()  # type: ignore[assignment]
+    print(namespaced)

@@ -22,6 +22,7 @@ from lionmem.protocols.in_memory import InMemoryStore as InMemoryStore
 from lionmem.protocols.memory import MemoryItem as MemoryItem
 from lionmem.protocols.memory import MemoryQuery as MemoryQuery
 from lionmem.protocols.memory import MemoryStore as MemoryStore
+from lionmem.protocols.namespaces import NamespacedStore as NamespacedStore
 from lionmem.protocols.recall import Embedder as Embedder
 from lionmem.protocols.recall import Recalled as Recalled
 from lionmem.protocols.recall import RecallStore as RecallStore
@@ -53,6 +54,7 @@ __all__ = [
     "MemoryQuery",
     "MemoryStore",
     "Missing",
+    "NamespacedStore",
     "Ne",
     "NotIn",
     "Pile",

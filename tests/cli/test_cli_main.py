@@ -46,7 +46,7 @@ def test_help_is_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_info.value.code == 0
     assert (
         "KEY:=JSON any JSON value" in out
-        and "{demo,put,get,recall,search,delete,forget,export,import,copy,stats,verify,check}" in out
+        and "{demo,put,get,recall,search,delete,forget,export,import,copy,stats,namespaces,verify,check}" in out
     )
     assert "][" not in out and "`" not in out  # no documentation markup in a terminal
 

@@ -61,7 +61,7 @@ async def traced_search(
         captured: list[str] = []
         store._connections.worker.db.set_trace_callback(captured.append)
         try:
-            found = store._connections.worker.search(query, newest_first=newest_first)
+            found = store._connections.worker.search(store._space, query, newest_first=newest_first)
         finally:
             store._connections.worker.db.set_trace_callback(None)
         return found, [sql for sql in captured if sql.startswith("SELECT items.")]

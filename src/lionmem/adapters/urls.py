@@ -3,11 +3,12 @@
 | URL | Store |
 | --- | --- |
 | `memory:` | a new `InMemoryStore`, gone when the process ends |
-| `sqlite:///notes.db`, `sqlite:////var/lib/notes.db` | `SQLiteMemoryStore` on a relative or absolute path |
+| `sqlite:///notes.db`, `sqlite:////var/lib/notes.db` | `SQLiteMemoryStore` on a relative or absolute path, namespace `default` |
+| `sqlite:///notes.db?namespace=ana` | the same file's namespace `ana` ([ADR-0105][adr-0105-d1]) |
 | `postgresql://user:pw@host/db?namespace=notes` | `PostgresMemoryStore` bound to that namespace |
 
-A SQLite URL takes the `synchronous` (`NORMAL` or `FULL`) and `busy_timeout`
-(seconds) options as query parameters; a PostgreSQL URL (also `postgres://`) needs
+A SQLite URL takes the `synchronous` (`NORMAL` or `FULL`), `busy_timeout`
+(seconds) and `namespace` options as query parameters; a PostgreSQL URL (also `postgres://`) needs
 `namespace`, takes `timeout` and `statement_timeout` (seconds) and passes its other
 parameters to libpq. Governed by
 [ADR-0098][adr-0098].
@@ -39,7 +40,7 @@ __all__ = ["SCHEMES", "item_check", "open_store", "profile_of", "rules_for", "sq
 SCHEMES: Final = ("memory", "sqlite", "postgresql", "postgres")
 """The URL schemes `open_store` knows."""
 
-_SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout"})
+_SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout", "namespace"})
 
 
 @without_locals_on_refusal
@@ -183,6 +184,8 @@ def _sqlite(
     settings: dict[str, Any] = _seconds(options, "sqlite", "busy_timeout")
     if "synchronous" in options:
         settings["synchronous"] = options["synchronous"].upper()
+    if "namespace" in options:
+        settings["namespace"] = options["namespace"]
     from lionmem.adapters.sqlite import SQLiteMemoryStore
 
     return SQLiteMemoryStore.open(path, create=create, embedder=embedder, **settings)

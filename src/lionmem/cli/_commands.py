@@ -31,6 +31,7 @@ from lionmem.errors import LionmemError
 from lionmem.protocols.forgetting import ErasureWarning, ForgettingStore
 from lionmem.protocols.hybrid import HybridRecalled
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
+from lionmem.protocols.namespaces import NamespacedStore
 from lionmem.protocols.recall import check_k, check_min_score
 from lionmem.protocols.stats import StatsStore
 from lionmem.protocols.verifying import VerifyingStore
@@ -132,6 +133,8 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         return copy_into
     if args.command == "stats":
         return _stats
+    if args.command == "namespaces":
+        return _namespaces
     if args.command == "verify":
         return _verify
     if args.command == "import":
@@ -283,6 +286,14 @@ async def _stats(store: ForgettingStore) -> int:
     ]
     for name, value in rows:
         print(f"{name:<16}{value}")
+    return 0
+
+
+async def _namespaces(store: ForgettingStore) -> int:
+    if not isinstance(store, StatsStore) or not isinstance(store, NamespacedStore):
+        raise CommandError("namespaces reads a durable store; memory: holds nothing between commands")
+    for name in await store.namespaces():
+        print(name)
     return 0
 
 

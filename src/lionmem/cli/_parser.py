@@ -30,6 +30,7 @@ CHECKS = (
     "forgetting",
     "filter_operators",
     "recall",
+    "namespaces",
     "stateful",
 )
 
@@ -63,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m lionmem", description=_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    url_help = "the store: memory:, sqlite:///PATH or postgresql://...?namespace=NAME"
+    url_help = "the store: memory:, sqlite:///PATH[?namespace=NAME] or postgresql://...?namespace=NAME"
     demo = commands.add_parser("demo", help="store, retrieve and search a few notes")
     demo.add_argument("url", nargs="?", default="memory:", help=url_help + " (default: memory:)")
     put = commands.add_parser("put", help="store one item and print its id")
@@ -134,6 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
         "stats", help="print the number of items, the size on disk, the schema version and the oldest and newest item"
     )
     stats.add_argument("url", help="a durable store: sqlite:///PATH or postgresql://...?namespace=NAME")
+    namespaces = commands.add_parser(
+        "namespaces", help="print the namespaces of a durable store's database that hold an item, one a line"
+    )
+    namespaces.add_argument("url", help="a durable store: sqlite:///PATH or postgresql://...?namespace=NAME")
     verify = commands.add_parser(
         "verify",
         help="check a durable store whole (the file or schema, the indexes, every index row and vector) "

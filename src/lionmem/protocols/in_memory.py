@@ -17,6 +17,7 @@ from lionmem.errors import NoEmbedderError
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.namespaces import DEFAULT_NAMESPACE, check_namespace
 from lionmem.protocols.recall import (
     Embedder,
     Recalled,
@@ -61,16 +62,24 @@ class InMemoryStore(HybridRecall):
         ['Paris is in France']
     """
 
-    __slots__ = ("__weakref__", "_index", "_items", "_text_of")
+    __slots__ = ("__weakref__", "_index", "_items", "_namespace", "_shelf", "_text_of")
 
-    def __init__(self, *, embedder: Embedder | None = None, text_of: TextOf | None = None) -> None:
+    def __init__(
+        self, *, embedder: Embedder | None = None, text_of: TextOf | None = None, namespace: str = DEFAULT_NAMESPACE
+    ) -> None:
         """Make an empty store; with an `embedder`, one that can also
         [`recall`][lionmem.protocols.in_memory.InMemoryStore.recall] by meaning
         ([ADR-0102][adr-0102]), embedding `text_of(item)` (`str(item.content)` by
-        default) as each item is stored.
+        default) as each item is stored. The store is the `namespace` of a new
+        database in memory, whose other namespaces
+        [`in_namespace`][lionmem.protocols.in_memory.InMemoryStore.in_namespace] opens
+        ([ADR-0105][adr-0105-d1]).
 
         Raises:
-            TypeError: `embedder` is not an `Embedder`, or `text_of` not callable.
+            TypeError: `embedder` is not an `Embedder`, `text_of` not callable, or
+                `namespace` not a str.
+            ValueError: `namespace` is not a namespace's name (see
+                [`check_namespace`][lionmem.protocols.namespaces.check_namespace]).
             ImportError: an embedder is given but numpy is not installed; the
                 message names the extra.
         """
@@ -81,6 +90,38 @@ class InMemoryStore(HybridRecall):
         self._text_of = text_of
         if embedder is not None or text_of is not None:
             self._index = _index_for(embedder, text_of)
+        self._namespace = check_namespace(namespace)
+        # The items and index of each namespace of this store's database, shared by
+        # every store on it; not the stores themselves, which would make a cycle.
+        self._shelf: dict[str, tuple[Pile[MemoryItem], VectorIndex | None]] = {
+            self._namespace: (self._items, self._index)
+        }
+
+    @property
+    def namespace(self) -> str:
+        """The namespace this store reads and writes ([ADR-0105][adr-0105-d1])."""
+        return self._namespace
+
+    def in_namespace(self, namespace: str) -> InMemoryStore:
+        """A store of `namespace` in this store's database, with its embedder: empty the
+        first time, then on the items stored in it through any such store.
+
+        Raises:
+            TypeError: `namespace` is not a str.
+            ValueError: `namespace` is not a namespace's name.
+        """
+        name = check_namespace(namespace)
+        sibling = InMemoryStore(embedder=self.embedder, text_of=self._text_of, namespace=name)
+        if name in self._shelf:
+            sibling._items, sibling._index = self._shelf[name]
+        else:
+            self._shelf[name] = (sibling._items, sibling._index)
+        sibling._shelf = self._shelf
+        return sibling
+
+    async def namespaces(self) -> list[str]:
+        """The namespaces of this store's database that hold an item, by name."""
+        return sorted(name for name, (items, _) in self._shelf.items() if len(items))
 
     @property
     def embedder(self) -> Embedder | None:

@@ -19,6 +19,7 @@ __all__ = [
     "FilterEquality",
     "Forgetting",
     "LimitPolicy",
+    "Namespaces",
     "OnExistingId",
     "Recall",
     "ResultOrder",
@@ -165,6 +166,18 @@ class Forgetting(Enum):
     """The store has only the three methods of `MemoryStore`."""
 
 
+class Namespaces(Enum):
+    """Whether a store offers the [`NamespacedStore`][lionmem.protocols.namespaces.NamespacedStore]
+    extension, whose semantics [ADR-0105][adr-0105-d1] fixes."""
+
+    REFERENCE = "a NamespacedStore that keeps its namespaces apart"
+    """The reference rule: each namespace of a database is a store of its own, the same
+    id in two being two items, and `namespaces()` lists those holding an item."""
+    UNDECLARED = "not declared"
+    """The store promises nothing about namespaces, and the kit checks none: the
+    default, so that a store written before namespaces existed needs no change."""
+
+
 class Recall(Enum):
     """Whether a store offers the [`RecallStore`][lionmem.protocols.recall.RecallStore]
     extension, whose semantics [ADR-0102][adr-0102] fixes."""
@@ -185,8 +198,9 @@ class Recall(Enum):
 class FidelityProfile:
     """An immutable declaration of what a store promises, checked by the kit.
 
-    Every field defaults to what [`InMemoryStore`][lionmem.protocols.in_memory.InMemoryStore] does, so a
-    profile names only where a store differs. See [ADR-0093][adr-0093].
+    Every field but `namespaces` (undeclared) defaults to what
+    [`InMemoryStore`][lionmem.protocols.in_memory.InMemoryStore] does, so a profile names
+    only where a store differs. See [ADR-0093][adr-0093].
 
     Examples:
         >>> durable = FidelityProfile(
@@ -230,6 +244,10 @@ class FidelityProfile:
     """Whether, and how, the store deletes."""
     recall: Recall = Recall.NOT_OFFERED
     """Whether, and how exactly, the store recalls by meaning."""
+    namespaces: Namespaces = Namespaces.UNDECLARED
+    """Whether the store promises namespaces kept apart. The one field whose default
+    is not what `InMemoryStore` does: a store written before namespaces existed
+    declares nothing about them, and is not checked for them ([ADR-0105][adr-0105-d1])."""
     minimum_recall: float = 1.0
     """For `Recall.APPROXIMATE`, the least share of the exact top 10 that `recall`
     finds, averaged over the kit's queries; from 0 to 1."""
@@ -267,4 +285,6 @@ _FIELD_TYPES: dict[str, type] = typing.get_type_hints(FidelityProfile)
 
 
 REFERENCE_PROFILE = FidelityProfile()
-"""The profile of [`InMemoryStore`][lionmem.protocols.in_memory.InMemoryStore]: every default."""
+"""The profile of [`InMemoryStore`][lionmem.protocols.in_memory.InMemoryStore]: every default.
+It leaves namespaces undeclared, as every store before them did; the store keeps them
+as `Namespaces.REFERENCE` says, which its own tests declare."""

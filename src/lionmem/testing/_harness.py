@@ -203,6 +203,10 @@ class Recorder:
         async with within(self.timeout, call):
             return await awaitable
 
+    async def recorded(self, call: str, awaitable: Awaitable[T]) -> T:
+        """`awaitable`, a call on some other object than the store, written as `call`."""
+        return await self._call(call, True, awaitable)
+
     async def store(self, item: MemoryItem, *, record: bool = True) -> UUID:
         return await self._call(f"store.store({show(item)})", record, self.inner.store(item))
 

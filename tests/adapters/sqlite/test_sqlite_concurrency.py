@@ -16,6 +16,7 @@ from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
 from lionmem.adapters.sqlite._connect import WAL_LIMIT
+from lionmem.adapters.sqlite._namespaces import Space
 from tests.support.sqlite_support import SRC, with_store
 from tests.support.store_contract import (
     ticking,
@@ -72,9 +73,9 @@ def test_a_long_search_does_not_hold_the_event_loop(tmp_path: Path) -> None:
         worker = store._connections.worker
         search = worker.search
 
-        def after_ten_turns(query: MemoryQuery, *, newest_first: bool = False) -> list[MemoryItem]:
+        def after_ten_turns(space: Space, query: MemoryQuery, *, newest_first: bool = False) -> list[MemoryItem]:
             assert turned.wait(10), "the event loop did not turn while the store's thread searched"
-            return search(query, newest_first=newest_first)
+            return search(space, query, newest_first=newest_first)
 
         worker.search = after_ten_turns  # type: ignore[method-assign]
         async with ticking(interval=0.001) as turns:

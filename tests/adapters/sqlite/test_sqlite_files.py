@@ -20,6 +20,7 @@ import pytest
 from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.errors import IncompatibleDatabaseError, MissingSchemaError
 from lionmem.adapters.sqlite import (
+    SCHEMA_VERSION,
     SQLiteMemoryStore,
 )
 from lionmem.adapters.sqlite import _connect as sqlite_connect
@@ -307,5 +308,5 @@ def test_a_file_whose_version_was_lowered_by_hand_is_named_and_left_as_it_was(tm
         with_store(path, lambda store: store.search(MemoryQuery()))
     db = connect(path, isolation_level=None)
     assert db.execute("PRAGMA user_version").fetchone() == (1,)
-    db.execute("PRAGMA user_version = 7")
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     assert with_store(path, lambda store: store.retrieve(item.id)) == item

@@ -151,9 +151,9 @@ def test_a_path_no_file_can_have_is_refused_before_anything_is_made(
 def test_the_repr_names_the_file_and_whether_the_store_is_open(tmp_path: Path) -> None:
     async def body() -> None:
         store = await SQLiteMemoryStore.open(tmp_path / "r.db")
-        assert repr(store) == f"<SQLiteMemoryStore {str(tmp_path / 'r.db')!r} open>"
+        assert repr(store) == f"<SQLiteMemoryStore {str(tmp_path / 'r.db')!r} namespace='default' open>"
         await store.close()
-        assert repr(store) == f"<SQLiteMemoryStore {str(tmp_path / 'r.db')!r} closed>"
+        assert repr(store) == f"<SQLiteMemoryStore {str(tmp_path / 'r.db')!r} namespace='default' closed>"
 
     run(body())
 

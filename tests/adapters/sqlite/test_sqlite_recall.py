@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, RecallStore
-from lionmem.adapters.sqlite import SQLITE_PROFILE, SQLiteMemoryStore, _recall
+from lionmem.adapters.sqlite import SCHEMA_VERSION, SQLITE_PROFILE, SQLiteMemoryStore, _recall
 from lionmem.embedders import FunctionEmbedder, HashingEmbedder
 from lionmem.errors import EmbedderMismatchError, NoEmbedderError
 from lionmem.filters import Ge
@@ -195,6 +195,8 @@ def test_a_version_5_file_has_its_vectors_made_again_since_none_says_its_text(tm
         db.execute("DROP TRIGGER item_vectors_stale")
         db.execute("ALTER TABLE item_vectors DROP COLUMN digest")
         db.execute("DROP TABLE item_terms")
+        db.execute("DROP TABLE lionmem_namespaces")
+        db.execute("DROP INDEX items_by_id")
         db.execute("PRAGMA user_version = 5")
         replaced = item.model_copy(update={"content": "The warehouse stores frozen fish"})
         db.execute("UPDATE items SET body = ? WHERE id = ?", (_body_of(replaced), str(item.id)))
@@ -208,7 +210,7 @@ def test_a_version_5_file_has_its_vectors_made_again_since_none_says_its_text(tm
 
     run(read())
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone() == (7,)
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         assert db.execute("SELECT count(*) FROM item_vectors WHERE digest IS NOT NULL").fetchone() == (2,)
 
 
@@ -311,7 +313,9 @@ def test_a_selective_filter_scores_the_ids_sql_selects_and_decodes_only_what_it_
             await reference.store_many(items)
 
             def ids(**asked: Any) -> Any:  # on the writer's thread, as recall runs it
-                return store._connections.on_writer(store._connections.worker.selected, MemoryQuery(**asked))
+                return store._connections.on_writer(
+                    store._connections.worker.selected, store._space, MemoryQuery(**asked)
+                )
 
             decided = await ids(filters={"group": 3}, limit=100)
             assert decided == [str(i.id) for i in items if i.metadata["group"] == 3]

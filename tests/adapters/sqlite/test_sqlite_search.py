@@ -14,6 +14,7 @@ from lionmem.adapters.sqlite import (
     SQLiteMemoryStore,
 )
 from lionmem.adapters.sqlite import _planner as sqlite_planner
+from lionmem.adapters.sqlite._namespaces import span_of
 from lionmem.filters import AllOf, Ge, In, Lt, Ne
 from tests.support.sqlite_support import on_writer, run, traced_search, with_store
 from tests.support.store_contract import (
@@ -105,8 +106,9 @@ def test_long_needles_ask_the_index_for_their_opening_and_match_whole(tmp_path: 
         ("unrelated " * 40, [contents[2]]),
     ]:
         assert search_contents(tmp_path / f"{len(needle)}.db", items, text=needle) == expected
-    (driver,) = sqlite_planner._drivers(MemoryQuery(text="xyz" * 100_000), [], {}, {})
-    assert driver.params == ['"xyz" "yzx"']  # at 0, 3, ... 60, and the last, at 61
+    (driver,) = sqlite_planner._drivers(MemoryQuery(text="xyz" * 100_000), [], {}, {}, span_of(0))
+    span = span_of(0)
+    assert driver.params == ['"xyz" "yzx"', span.first, span.last]  # at 0, 3, ... 60, and the last, at 61
 
 
 def test_the_index_is_asked_for_the_covering_trigrams_and_instr_decides(tmp_path: Path) -> None:
@@ -124,8 +126,8 @@ def test_the_index_is_asked_for_the_covering_trigrams_and_instr_decides(tmp_path
         ]
     ):
         assert search_contents(tmp_path / f"{number}.db", items, text=needle) == expected
-    (driver,) = sqlite_planner._drivers(MemoryQuery(text="X" * 64), [], {}, {})
-    assert driver.params == ['"xxx"']
+    (driver,) = sqlite_planner._drivers(MemoryQuery(text="X" * 64), [], {}, {}, span_of(0))
+    assert driver.params == ['"xxx"', 0, 2**40 - 1]
 
 
 def test_quotes_in_a_needle_are_text_for_the_trigram_index(tmp_path: Path) -> None:
@@ -260,8 +262,9 @@ def test_the_newest_first_reads_each_driving_index_backwards_without_sorting(tmp
     for (newest, plan), query in zip(read, queries, strict=True):
         assert newest == [49, 48, 47, 46, 45], query
         assert "TEMP B-TREE" not in plan, (query, plan)
-    # Without a predicate the table itself is the index: its rowid order, backwards.
-    assert read[0][1] == "SCAN items"
+    # Without a predicate the table itself is the index: the namespace's range of its
+    # rowids, backwards.
+    assert read[0][1] == "SEARCH items USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"
     assert all("SCAN items " not in plan + " " for _, plan in read[1:]), read
 
 

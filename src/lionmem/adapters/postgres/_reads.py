@@ -21,6 +21,7 @@ from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.stats import StoreStats
 
 __all__ = [
+    "NAMESPACES",
     "STATS",
     "Execute",
     "Select",
@@ -55,6 +56,15 @@ async def pages(execute: Execute, namespace: str, size: int) -> AsyncIterator[li
         if len(rows) < size:
             return
 
+
+NAMESPACES: LiteralString = (
+    "WITH RECURSIVE n AS ((SELECT namespace FROM lionmem_items ORDER BY namespace LIMIT 1) UNION ALL"
+    " SELECT (SELECT i.namespace FROM lionmem_items AS i WHERE i.namespace > n.namespace"
+    " ORDER BY i.namespace LIMIT 1) FROM n WHERE n.namespace IS NOT NULL)"
+    " SELECT namespace FROM n WHERE namespace IS NOT NULL"
+)
+"""The namespaces that hold an item: one probe of the primary key for each, rather
+than a read of every row."""
 
 STATS: LiteralString = (
     "SELECT count(*), min(created_at), max(created_at),"

@@ -6,7 +6,6 @@ Governed by [ADR-0097][adr-0097]; the candidates, by [ADR-0103][adr-0103-d3].
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from lionmem._internal.arguments import require_type
@@ -14,11 +13,10 @@ from lionmem._internal.timeouts import milliseconds
 from lionmem.adapters._embedding import checked_settings
 from lionmem.adapters.postgres._dsn import checked_conninfo
 from lionmem.adapters.postgres._recall import MOST_CANDIDATES, PgVectors
+from lionmem.protocols.namespaces import check_namespace
 from lionmem.protocols.recall import Embedder, TextOf
 
 __all__ = ["OpenSettings", "open_settings"]
-
-_NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +66,7 @@ def open_settings(
     require_type(min_size, "min_size", int)
     require_type(max_size, "max_size", int)
     require_type(create, "create", bool)
-    if not _NAMESPACE.fullmatch(namespace):
-        raise ValueError(
-            f"namespace {namespace!r} must be 1-63 letters, digits, '_', '.' or '-', not starting with '.' or '-'"
-        )
+    check_namespace(namespace)
     if not 1 <= min_size <= max_size:
         raise ValueError(f"need 1 <= min_size <= max_size, got {min_size} and {max_size}")
     milliseconds("timeout", timeout, zero=False)

@@ -13,31 +13,28 @@ from functools import partial
 from typing import Any, LiteralString, TypeVar
 from uuid import UUID
 
-import psycopg
 from psycopg import sql
-from psycopg_pool import AsyncConnectionPool
 
 from lionmem._internal.arguments import as_batch, as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
-from lionmem._internal.timeouts import MAX_TIMEOUT
 from lionmem._internal.tracebacks import without_locals_on_refusal
 from lionmem.adapters._codec import decode_item, encode_batch
 from lionmem.adapters._profiles import PGVECTOR_PROFILE, POSTGRES_PROFILE
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
 from lionmem.adapters.postgres._backfill import VECTOR_UPSERT
-from lionmem.adapters.postgres._connect import Recent, connect
 from lionmem.adapters.postgres._deletes import delete_found, delete_where
 from lionmem.adapters.postgres._dsn import redacted
 from lionmem.adapters.postgres._planner import plan_search
-from lionmem.adapters.postgres._pool import Connections
-from lionmem.adapters.postgres._reads import STATS, count_of, pages, read_search, stats_of
+from lionmem.adapters.postgres._pool import Connections, opened
+from lionmem.adapters.postgres._reads import NAMESPACES, STATS, count_of, pages, read_search, stats_of
 from lionmem.adapters.postgres._recall import CANDIDATES, PgVectors, recalling
-from lionmem.adapters.postgres._settings import OpenSettings, open_settings
+from lionmem.adapters.postgres._settings import open_settings
 from lionmem.adapters.postgres._terms import TermReads
 from lionmem.adapters.postgres._verify import problems
 from lionmem.adapters.postgres._writes import UPSERT, item_row, write_batch
 from lionmem.adapters.postgres.schema import LOCK_KEY
 from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.namespaces import check_namespace
 from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
 from lionmem.protocols.verifying import Verification
@@ -86,19 +83,10 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         ```
     """
 
-    def __init__(
-        self,
-        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]],
-        recent: Recent,
-        namespace: str,
-        conninfo: str,
-        trigram: bool,
-        patience: float = MAX_TIMEOUT,
-        vectors: PgVectors | None = None,
-    ) -> None:
+    def __init__(self, connections: Connections, namespace: str, trigram: bool, vectors: PgVectors | None) -> None:
         """Use [`open`][lionmem.adapters.postgres.PostgresMemoryStore.open] instead."""
         # Seam for tests: `_connections`, whose pool the tests hold and run statements on.
-        self._connections = Connections(pool, recent, namespace, conninfo, patience)
+        self._connections = connections
         self.namespace = namespace
         """The namespace this store reads and writes."""
         self.trigram = trigram
@@ -161,27 +149,26 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
             candidates,
             reembed,
         )
-        return PendingOpen(partial(cls._opened, settings))
-
-    @classmethod
-    async def _opened(cls, settings: OpenSettings) -> PostgresMemoryStore:
-        conninfo, namespace, vectors = settings.conninfo, settings.namespace, settings.vectors
-        pool, recent, trigram = await connect(
-            conninfo, settings.min_size, settings.max_size, settings.timeout, settings.statement_ms, settings.create
-        )
-        store = cls(pool, recent, namespace, conninfo, trigram=trigram, patience=settings.timeout / 2, vectors=vectors)
-        if vectors is not None:
-            try:
-                await store._connections.on_connection(partial(vectors.adopt, reembed=settings.reembed))
-                await store._connections.on_connection(partial(vectors.fill, namespace=namespace))
-            except BaseException:
-                await store.close()
-                raise
-        return store
+        return PendingOpen(partial(opened, cls, settings))
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<PostgresMemoryStore {redacted(self._connections.conninfo)!r} namespace={self.namespace!r} {state}>"
+
+    # -- namespaces: the optional extension of ADR-0105 --------------------------------
+
+    def in_namespace(self, namespace: str) -> PostgresMemoryStore:
+        """The store of `namespace` in this database, on this store's pool, with its
+        embedder: closing either closes both.
+
+        Raises:
+            TypeError, ValueError: as [`check_namespace`][lionmem.protocols.namespaces.check_namespace].
+        """
+        return PostgresMemoryStore(self._connections, check_namespace(namespace), self.trigram, self._vectors)
+
+    async def namespaces(self) -> list[str]:
+        """The namespaces of this database that hold an item, by name ([ADR-0105][adr-0105-d1])."""
+        return sorted(row[0] for row in await self._connections.execute(NAMESPACES))
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -409,10 +396,10 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         first, among those `tags` and `filters` match as in `search`; equal scores in
         insertion order; none scoring below `min_score`. Exact when at most 2,000
         items match, or with `exact`; otherwise through the HNSW index, its
-        candidates (the store's `candidates`)
-        filtered and ranked again exactly, and every match ranked exactly when they
-        hold fewer than `k` ([ADR-0103][adr-0103]). Items another client wrote
-        without an embedder are embedded first.
+        candidates (the store's `candidates`) filtered and ranked again exactly, and
+        every match ranked exactly when they hold fewer than `k`
+        ([ADR-0103][adr-0103]). Items another client wrote without an embedder are
+        embedded first.
 
         Raises:
             NoEmbedderError: the store was opened without an embedder.

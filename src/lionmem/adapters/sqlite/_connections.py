@@ -18,13 +18,19 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from lionmem.adapters.lifecycle import process_id, refuse_forked
+from lionmem.adapters.sqlite._connect import connect
 from lionmem.adapters.sqlite._worker import Worker
 from lionmem.errors import StoreClosedError
 
-__all__ = ["Connections"]
+if TYPE_CHECKING:
+    from lionmem.adapters.sqlite._namespaces import Space
+    from lionmem.adapters.sqlite._recall import Vectors
+    from lionmem.adapters.sqlite.store import SQLiteMemoryStore
+
+__all__ = ["Connections", "opened"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -83,15 +89,15 @@ class Connections:
         with self.worker.noting_damage():
             return await asyncio.get_running_loop().run_in_executor(self.executor, partial(function, *args, **kwargs))
 
-    def read_one(self, statement: str, params: tuple[Any, ...]) -> Any:
-        """The first row of `statement` on the read-only connection, or `None`.
+    def read(self, function: Callable[[sqlite3.Connection], T]) -> T:
+        """What `function` returns, given the read-only connection, on this thread.
 
         Raises:
             StoreClosedError: the store is closed.
         """
         self.refuse_forked()
         with self._reading, self.worker.noting_damage():
-            return self.live_reader().execute(statement, params).fetchone()
+            return function(self.live_reader())
 
     async def close(self) -> tuple[bool, str | None]:
         """Close both connections and end both threads, once the calls already waiting
@@ -120,3 +126,27 @@ class Connections:
         # Ends this thread once this call returns, should close() no longer be waiting.
         self.executor.shutdown(wait=False)
         return unproven
+
+
+async def opened(
+    store: type[SQLiteMemoryStore],
+    path: Path,
+    busy_ms: int,
+    synchronous: str,
+    create: bool,
+    vectors: Vectors | None,
+    reembed: bool,
+    space: Space,
+) -> SQLiteMemoryStore:
+    """A `store` opened on `path`: connected, its schema checked, and, with `vectors`,
+    every item of the file given a vector; closed again if any of that fails."""
+    connections = Connections(path, *await connect(path, busy_ms, synchronous, create))
+    made = store(connections, vectors, space)
+    await connections.on_writer(connections.worker.check_schema)
+    if vectors is not None:
+        try:
+            await vectors.adopt_all(connections, reembed)
+        except BaseException:
+            await made.close()
+            raise
+    return made

@@ -18,6 +18,7 @@ from lionmem.adapters._plan import Plan, sql_limit
 from lionmem.adapters._settling import settle_unstorable
 from lionmem.adapters.sqlite._conditions import BIG_INTEGERS, Held, Predicates, clauses_of, predicates_of, same_value
 from lionmem.adapters.sqlite._indexes import indexable
+from lionmem.adapters.sqlite._namespaces import NOTHING, Span
 from lionmem.protocols.filters import In
 from lionmem.protocols.memory import MemoryQuery
 
@@ -30,6 +31,8 @@ _OPENING = 64
 """The most characters of a needle the trigram index is asked for: a 100,000-character
 needle of common words was slow to look up whole (ADR-0096); what matches its opening is
 then checked whole by instr()."""
+_IN_SPAN = "seq BETWEEN ? AND ?"
+_IN_SPAN_D = "d.seq BETWEEN ? AND ?"
 # Seam for tests: `_PROBE`, lowered to count ties further in a small store.
 _PROBE = 256
 
@@ -76,20 +79,22 @@ class _Driver(NamedTuple):
 
 # Seam for tests: `_drivers`, asked which index would drive a query.
 def _drivers(
-    query: MemoryQuery, tags: list[str], filters: dict[str, Any], held: dict[str, Held | None]
+    query: MemoryQuery, tags: list[str], filters: dict[str, Any], held: dict[str, Held | None], span: Span
 ) -> list[_Driver]:
     """The indexes that could drive `query`, in the order preferred on a tie: the
     trigram index comes last because each of its candidates costs the most to list.
-    `held` is what `_held` found for each filter that is a `Condition`."""
+    `held` is what `_held` found for each filter that is a `Condition`. Each reads
+    only `span`, the namespace's range of its `seq` keys ([ADR-0105][adr-0105-d1])."""
     drivers: list[_Driver] = []
+    within_span = [span.first, span.last]
     if len(tags) == 1:
         drivers.append(
             _Driver(
                 "item_tags AS d JOIN items ON items.seq = d.seq",
                 "d.seq",
-                "d.tag = ?",
-                [tags[0]],
-                "SELECT 1 FROM item_tags AS d WHERE d.tag = ?",
+                f"d.tag = ? AND {_IN_SPAN_D}",
+                [tags[0], *within_span],
+                f"SELECT 1 FROM item_tags AS d WHERE d.tag = ? AND {_IN_SPAN_D}",
                 settles_tags=True,
             )
         )
@@ -99,18 +104,19 @@ def _drivers(
             # The index lists these rows by value, not in insertion order: SQLite
             # gathers their items into a sorted set and walks it in order.
             exact = condition.exact
-            within = f"SELECT d.seq FROM item_meta AS d WHERE d.key = ? AND {condition.on('d')}"
-            params = [key, *condition.params]
+            within = f"SELECT d.seq FROM item_meta AS d WHERE d.key = ? AND {condition.on('d')} AND {_IN_SPAN_D}"
+            params = [key, *condition.params, *within_span]
             if not exact:  # an order on numbers: the big integers are read apart
-                within += " UNION ALL " + BIG_INTEGERS
-                params.append(key)
+                within += f" UNION ALL {BIG_INTEGERS} AND {_IN_SPAN_D}"
+                params += [key, *within_span]
             reads: tuple[tuple[str, tuple[object, ...]], ...] = ()
             if isinstance(value, In) and exact:
                 # `_held` narrows a set only when every member has a `same_value`.
                 reads = tuple(
                     (
-                        f"SELECT d.seq AS seq FROM item_meta AS d WHERE d.key = ? AND {same_value(member, 'd')}",
-                        (key, member),
+                        f"SELECT d.seq AS seq FROM item_meta AS d WHERE d.key = ? AND {same_value(member, 'd')}"
+                        f" AND {_IN_SPAN_D}",
+                        (key, member, *within_span),
                     )
                     for member in value.values
                 )
@@ -133,23 +139,23 @@ def _drivers(
                 _Driver(
                     "item_meta AS d JOIN items ON items.seq = d.seq",
                     "d.seq",
-                    f"d.key = ? AND {same}",
-                    [key, value],
-                    f"SELECT 1 FROM item_meta AS d WHERE d.key = ? AND {same}",
+                    f"d.key = ? AND {same} AND {_IN_SPAN_D}",
+                    [key, value, *within_span],
+                    f"SELECT 1 FROM item_meta AS d WHERE d.key = ? AND {same} AND {_IN_SPAN_D}",
                     settles_key=key,
                 )
             )
     if len(tags) > 1:
         # SQLite collects the items holding any of the tags into a sorted set and
         # walks it in order.
-        within = f"SELECT seq FROM item_tags WHERE tag IN ({', '.join('?' * len(tags))})"
-        reads = tuple(("SELECT seq FROM item_tags WHERE tag = ?", (tag,)) for tag in tags)
+        within = f"SELECT seq FROM item_tags WHERE tag IN ({', '.join('?' * len(tags))}) AND {_IN_SPAN}"
+        reads = tuple((f"SELECT seq FROM item_tags WHERE tag = ? AND {_IN_SPAN}", (tag, *within_span)) for tag in tags)
         drivers.append(
             _Driver(
                 "items",
                 "items.seq",
                 f"items.seq IN ({within})",
-                [*tags],
+                [*tags, *within_span],
                 within,
                 settles_tags=True,
                 gathers=True,
@@ -164,9 +170,9 @@ def _drivers(
             _Driver(
                 "items_text JOIN items ON items.seq = items_text.rowid",
                 "items_text.rowid",
-                "items_text MATCH ?",
-                [_trigrams(indexable(needle[:_OPENING]))],
-                "SELECT 1 FROM items_text WHERE items_text MATCH ?",
+                "items_text MATCH ? AND items_text.rowid BETWEEN ? AND ?",
+                [_trigrams(indexable(needle[:_OPENING])), *within_span],
+                "SELECT 1 FROM items_text WHERE items_text MATCH ? AND items_text.rowid BETWEEN ? AND ?",
             )
         )
     return drivers
@@ -177,19 +183,20 @@ Count = Callable[[str, list[object]], int]
 asks the database how many entries an index holds, without holding a connection."""
 
 
-def plan_search(asked: MemoryQuery, count: Count, *, newest_first: bool = False) -> Plan[str] | None:
-    """`asked` as SQL, in insertion order or, `newest_first`, the reverse (each driving
-    index is then read backwards, so a limit still stops the read early), and what
-    Python decides on the rows; `None` when no stored item can match, which needs no
-    SQL. `count` probes the indexes that could drive it; nothing else is read."""
+def plan_search(asked: MemoryQuery, count: Count, span: Span, *, newest_first: bool = False) -> Plan[str] | None:
+    """`asked` as SQL over the items of `span`, in insertion order or, `newest_first`,
+    the reverse (each driving index is then read backwards, so a limit still stops the
+    read early), and what Python decides on the rows; `None` when no stored item can
+    match, which needs no SQL. `count` probes the indexes that could drive it; nothing
+    else is read."""
     query = settle_unstorable(asked, allow_nul=True)
-    if query is None:
+    if query is None or span is NOTHING:
         return None
     found = predicates_of(query)
-    driver = _narrowest(count, _drivers(query, found.tags, found.filters, found.held), query.limit)
-    where = _Where(query, driver, found)
+    driver = _narrowest(count, _drivers(query, found.tags, found.filters, found.held, span), query.limit)
+    where = _Where(query, driver, found, span)
     if driver is not None and driver.gathers and not where.merges(found.any_tag) and 0 < query.limit <= _WALK_MOST:
-        walk = _Where(query, None, found)
+        walk = _Where(query, None, found, span)
         if _walk_is_cheaper(count, driver, walk, query.limit, newest_first):
             return walk.plan(found.any_tag, newest_first)
     return where.plan(found.any_tag, newest_first)
@@ -200,21 +207,24 @@ class _Where:
     order): the driver's own, then each predicate it does not settle, looked up row
     by row on primary keys; and the filters Python decides after."""
 
-    def __init__(self, query: MemoryQuery, driver: _Driver | None, asked: Predicates) -> None:
+    def __init__(self, query: MemoryQuery, driver: _Driver | None, asked: Predicates, span: Span) -> None:
         self.driver = driver
+        self.span = span
         self.limit = query.limit
         settles_tags = driver is not None and driver.settles_tags
         clauses = clauses_of(
             query, asked, tags_settled=settles_tags, key_settled=None if driver is None else driver.settles_key
         )
         self.recheck = clauses.recheck
-        self.clauses = clauses.sql if driver is None else [driver.condition, *clauses.sql]
-        self.params = clauses.params if driver is None else [*driver.params, *clauses.params]
+        # A driver reads only the span; without one, the items' own key is read so.
+        first = "items.seq BETWEEN ? AND ?" if driver is None else driver.condition
+        self.clauses = [first, *clauses.sql]
+        self.params = [*([span.first, span.last] if driver is None else driver.params), *clauses.params]
 
     @property
     def sql(self) -> str:
-        """The `WHERE` clause, or nothing."""
-        return " WHERE " + " AND ".join(self.clauses) if self.clauses else ""
+        """The `WHERE` clause."""
+        return " WHERE " + " AND ".join(self.clauses)
 
     def merges(self, any_tag: frozenset[str]) -> bool:
         """Whether the driver's reads, one for each tag or value, decide the search
@@ -269,10 +279,13 @@ def _walk_is_cheaper(count: Count, driver: _Driver, walk: _Where, limit: int, ne
     enough = max(_GATHER_MOST, _WALK_ROWS_A_RESULT * limit)
     if count(f"SELECT count(*) FROM ({driver.entries} LIMIT ?)", [*driver.params, enough]) < enough:
         return False
-    first = f"SELECT seq, folded FROM items ORDER BY items.seq{' DESC' if newest_first else ''} LIMIT ?"
+    first = (
+        f"SELECT seq, folded FROM items WHERE seq BETWEEN ? AND ? ORDER BY items.seq{' DESC' if newest_first else ''}"
+        " LIMIT ?"
+    )
     found = count(
         f"SELECT count(*) FROM (SELECT 1 FROM ({first}) AS items{walk.sql} LIMIT ?)",
-        [_WALK_ROWS_A_RESULT * limit, *walk.params, limit],
+        [walk.span.first, walk.span.last, _WALK_ROWS_A_RESULT * limit, *walk.params, limit],
     )
     return found >= limit
 

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
     from lionmem._internal.vectors import Matrix, Twins
     from lionmem.adapters.sqlite._connections import Connections
+    from lionmem.adapters.sqlite._namespaces import Space, Span
 
 __all__ = ["Vectors", "recall_settings"]
 
@@ -94,9 +95,10 @@ def recall_settings(embedder: Embedder | None, text_of: TextOf | None, reembed: 
 
 @dataclass
 class _Cached:
-    """The vectors as of a state of the file: `(data_version, total_changes)`."""
+    """The vectors of a namespace as of a state of the file: `(data_version,
+    total_changes, first position of the namespace)`."""
 
-    state: tuple[int, int]
+    state: tuple[int, int, int]
     seqs: npt.NDArray[np.int64]
     matrix: Matrix
     rows: dict[str, int]
@@ -152,7 +154,14 @@ class Vectors:
             rows = await run(self.missing, db, rows[-1][0])
 
     async def recall(
-        self, io: Connections, query: object, k: object, tags: object, filters: object, min_score: object
+        self,
+        io: Connections,
+        space: Space,
+        query: object,
+        k: object,
+        tags: object,
+        filters: object,
+        min_score: object,
     ) -> list[Recalled]:
         """`recall` as [ADR-0102][adr-0102-d3] has it, its database work on the worker
         thread. Items that another writer left without a vector are embedded first; a
@@ -176,21 +185,21 @@ class Vectors:
 
             def candidates(limit: int) -> list[str]:
                 if not asked.filters:  # tags alone: from the tag index
-                    return _tagged_ids(db, cast("list[str]", asked.tags), limit)
-                return selected(asked.model_copy(update={"limit": limit}))
+                    return _tagged_ids(db, space.span(db), cast("list[str]", asked.tags), limit)
+                return selected(space, asked.model_copy(update={"limit": limit}))
 
             def keep(item: MemoryItem) -> bool:
                 return matches(item, asked)
 
             matching = Matching(candidates, where, keep if where.recheck or where.any_tag else None)
         while True:
-            if await run(self.unembedded, db):
+            if await run(self.unembedded, db, space):
                 await self.fill_all(io, await run(self.missing, db, 0))
-            found = await run(self.ranked, db, vector, count, matching)
+            found = await run(self.ranked, db, space, vector, count, matching)
             stale = [str(item.id) for item, _, made in found if text_digest(text_to_embed(item, self.text_of)) != made]
             if not stale:
                 return recalled(((item, score) for item, score, _ in found), floor)
-            rows = await run(_rows_of, db, stale)
+            rows = await run(_rows_of, db, space, stale)
             await run(self.fill, db, rows, await self.embedded(self.decoded(rows)))
 
     # -- on the worker thread ---------------------------------------------------------
@@ -241,18 +250,20 @@ class Vectors:
                 ],
             )
 
-    def unembedded(self, db: sqlite3.Connection) -> bool:
-        """Whether some item has no vector, as of the file now."""
-        return self._current(db).missing
+    def unembedded(self, db: sqlite3.Connection, space: Space) -> bool:
+        """Whether some item of `space` has no vector, as of the file now."""
+        return self._current(db, space.span(db)).missing
 
     @staticmethod
     def decoded(rows: list[_Row]) -> list[MemoryItem]:
         """The items of rows read by `missing`."""
         return decode_in_slices([row[1:] for row in rows])
 
-    def ranked(self, db: sqlite3.Connection, query: Matrix, k: int, matching: Matching | None = None) -> _Found:
-        """The `k` items most like `query` that `matching` matches (all, for `None`),
-        best first, equal scores in insertion order.
+    def ranked(
+        self, db: sqlite3.Connection, space: Space, query: Matrix, k: int, matching: Matching | None = None
+    ) -> _Found:
+        """The `k` items of `space` most like `query` that `matching` matches (all, for
+        `None`), best first, equal scores in insertion order.
 
         When few items match, only their vectors are scored: the store's own search
         names them exactly ([ADR-0102][adr-0102-d3]). Otherwise the ranking is read
@@ -261,7 +272,7 @@ class Vectors:
         decoded."""
         from lionmem._internal.vectors import best
 
-        cached = self._current(db)
+        cached = self._current(db, space.span(db))
         if not len(cached.seqs):
             return []
         prefix = k
@@ -335,18 +346,20 @@ class Vectors:
                 break
         return found[:k]
 
-    def _current(self, db: sqlite3.Connection) -> _Cached:
-        """The cached matrix, read again if this or another connection wrote since."""
+    def _current(self, db: sqlite3.Connection, span: Span) -> _Cached:
+        """The cached matrix of `span`, read again if this or another connection wrote
+        since."""
         import numpy as np
 
         from lionmem._internal.vectors import digest_keys, twins_of
 
         (version,) = db.execute("PRAGMA data_version").fetchone()
-        state = (int(version), db.total_changes)
+        state = (int(version), db.total_changes, span.first)
         if self._cached is None or self._cached.state != state:
             read: list[tuple[int, str, bytes | None, bytes | None]] = db.execute(
                 "SELECT i.seq, i.id, v.vector, v.digest FROM items i LEFT JOIN item_vectors v ON v.seq = i.seq"
-                " ORDER BY i.seq"
+                " WHERE i.seq BETWEEN ? AND ? ORDER BY i.seq",
+                (span.first, span.last),
             ).fetchall()
             rows = [(seq, item_id, vector, digest) for seq, item_id, vector, digest in read if vector and digest]
             dimensions = self.embedder.dimensions
@@ -381,11 +394,14 @@ def _share(db: sqlite3.Connection, sample: list[int], where: Conditions) -> floa
     return len(_selected(db, sample, where)) / len(sample)
 
 
-def _rows_of(db: sqlite3.Connection, ids: list[str]) -> list[_Row]:
-    """The rows of the items with `ids` that still exist, as `missing` reads them."""
+def _rows_of(db: sqlite3.Connection, space: Space, ids: list[str]) -> list[_Row]:
+    """The rows of the items of `space` with `ids` that still exist, as `missing` reads
+    them."""
+    span = space.span(db)
     marks = ", ".join("?" * len(ids))
     rows: list[_Row] = db.execute(
-        f"SELECT seq, id, created_at, body FROM items WHERE id IN ({marks}) ORDER BY seq", ids
+        f"SELECT seq, id, created_at, body FROM items WHERE id IN ({marks}) AND seq BETWEEN ? AND ? ORDER BY seq",
+        [*ids, span.first, span.last],
     ).fetchall()
     return rows
 
@@ -414,13 +430,14 @@ def _selected(db: sqlite3.Connection, seqs: list[int], where: Conditions) -> set
     return chosen
 
 
-def _tagged_ids(db: sqlite3.Connection, tags: list[str], limit: int) -> list[str]:
-    """The ids of the first `limit` items holding one of `tags`, in insertion order."""
+def _tagged_ids(db: sqlite3.Connection, span: Span, tags: list[str], limit: int) -> list[str]:
+    """The ids of the first `limit` items of `span` holding one of `tags`, in insertion
+    order."""
     wanted = sorted(set(tags))
     marks = ", ".join("?" * len(wanted))
     rows = db.execute(
-        f"SELECT i.id FROM items i WHERE i.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks})) "
-        "ORDER BY i.seq LIMIT ?",
-        [*wanted, limit],
+        f"SELECT i.id FROM items i WHERE i.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks})"
+        " AND seq BETWEEN ? AND ?) ORDER BY i.seq LIMIT ?",
+        [*wanted, span.first, span.last, limit],
     ).fetchall()
     return [row[0] for row in rows]

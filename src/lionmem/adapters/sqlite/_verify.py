@@ -15,13 +15,23 @@ from operator import itemgetter
 
 from lionmem.adapters._codec import decode_in_slices
 from lionmem.adapters.sqlite._indexes import index_rows, term_rows
+from lionmem.adapters.sqlite._namespaces import SPAN_BITS
 from lionmem.protocols.recall import TextOf, text_digest, text_to_embed
 
 __all__ = ["EXPECTED", "missing_schema", "problems"]
 
 EXPECTED = {
-    "table": ("items", "item_tags", "item_meta", "items_text", "item_vectors", "lionmem_recall", "item_terms"),
-    "index": ("item_tags_by_tag", "item_meta_by_value"),
+    "table": (
+        "items",
+        "item_tags",
+        "item_meta",
+        "items_text",
+        "item_vectors",
+        "lionmem_recall",
+        "item_terms",
+        "lionmem_namespaces",
+    ),
+    "index": ("item_tags_by_tag", "item_meta_by_value", "items_by_id"),
     "trigger": ("item_vectors_follow_items", "item_vectors_stale"),
 }
 """The schema objects of the current version, by kind."""
@@ -56,7 +66,25 @@ def problems(db: sqlite3.Connection, text_of: TextOf | None, dimensions: int | N
     except sqlite3.DatabaseError as exc:
         found.append(f"the text index: {exc}")
     broken, stale = _vectors(db, text_of, dimensions)
-    return found + _index_rows(db) + broken, stale
+    return found + _spans(db) + _index_rows(db) + broken, stale
+
+
+def _spans(db: sqlite3.Connection) -> list[str]:
+    """Each item outside every namespace's span, and each namespace whose record of the
+    last number it used is below a number its items hold ([ADR-0105][adr-0105-d1])."""
+    found = [
+        f"item {item_id}: its position {seq} is in no namespace"
+        for seq, item_id in db.execute(
+            f"SELECT seq, id FROM items WHERE seq >> {SPAN_BITS} NOT IN (SELECT number FROM lionmem_namespaces)"
+        )
+    ]
+    for name, last, held in db.execute(
+        f"SELECT n.name, n.last, (SELECT max(seq) FROM items WHERE seq BETWEEN n.number << {SPAN_BITS}"
+        f" AND ((n.number + 1) << {SPAN_BITS}) - 1) FROM lionmem_namespaces AS n"
+    ):
+        if held is not None and held > last:
+            found.append(f"namespace {name!r}: an item holds position {held}, past the last it used, {last}")
+    return found
 
 
 def _index_rows(db: sqlite3.Connection) -> list[str]:

@@ -17,7 +17,8 @@ from lionmem.adapters._plan import unlimited
 from lionmem.adapters._settling import aged_matches, settled
 from lionmem.adapters.sqlite._checkpoint import Checkpoints
 from lionmem.adapters.sqlite._files import damage, log_files
-from lionmem.adapters.sqlite._planner import plan_search
+from lionmem.adapters.sqlite._namespaces import Space, Span, names
+from lionmem.adapters.sqlite._planner import COLUMNS, plan_search
 from lionmem.adapters.sqlite._verify import missing_schema, problems
 from lionmem.adapters.sqlite._writes import Write, delete_rows, put, put_many, write_transaction
 from lionmem.errors import DatabaseCorruptError
@@ -25,7 +26,7 @@ from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.recall import TextOf
 from lionmem.protocols.stats import StoreStats
 
-__all__ = ["CREATED_AT", "Worker"]
+__all__ = ["CREATED_AT", "Worker", "item_row"]
 
 _IDS_AT_ONCE = 500
 """Ids a delete names in one statement, well under SQLite's limit on parameters."""
@@ -67,34 +68,36 @@ class Worker:
         if self.damaged is not None:
             raise DatabaseCorruptError(f"refusing to write: {self.damaged}")
 
-    def write(self, writes: Sequence[Write], vectors: Sequence[tuple[bytes, bytes, str]] = ()) -> None:
-        """Store `writes`, and the `(vector, digest, id)` rows of a store that recalls,
-        in one transaction, then ask for a checkpoint if it is due."""
+    def write(self, space: Space, writes: Sequence[Write], vectors: Sequence[tuple[bytes, bytes, str]] = ()) -> None:
+        """Store `writes` in `space`, and the `(vector, digest, id)` rows of a store that
+        recalls, in one transaction, then ask for a checkpoint if it is due."""
         self._writable()
         with write_transaction(self.db):
+            span = space.claim(self.db)
             if len(writes) == 1:
-                put(self.db, writes[0])
+                put(self.db, span, writes[0])
             else:
-                put_many(self.db, writes)
+                put_many(self.db, span, writes)
             if vectors:
                 self.db.executemany(
-                    "INSERT OR REPLACE INTO item_vectors (seq, vector, digest) SELECT seq, ?, ? FROM items WHERE id = ?",
-                    vectors,
+                    "INSERT OR REPLACE INTO item_vectors (seq, vector, digest)"
+                    " SELECT seq, ?, ? FROM items WHERE id = ? AND seq BETWEEN ? AND ?",
+                    [(*row, span.first, span.last) for row in vectors],
                 )
         self.checkpoints.wrote(len(writes), self.db)
 
-    def search(self, query: MemoryQuery, *, newest_first: bool = False) -> list[MemoryItem]:
-        """The items matching `query`: its plan run on the writer's connection."""
-        plan = plan_search(query, self._count_entries, newest_first=newest_first)
+    def search(self, space: Space, query: MemoryQuery, *, newest_first: bool = False) -> list[MemoryItem]:
+        """The items of `space` matching `query`: its plan run on the writer's connection."""
+        plan = plan_search(query, self._count_entries, space.span(self.db), newest_first=newest_first)
         if plan is None:
             return []
         return settled(self.db.execute(plan.statement, plan.params), plan, query.limit)
 
-    def selected(self, query: MemoryQuery) -> list[str]:
-        """The ids of the rows the SQL of `query`, a query some stored item could match,
-        selects, in insertion order, up to its limit (at least 0): every match, and any
-        that Python's rules would drop. No item is decoded."""
-        plan = plan_search(query, self._count_entries)
+    def selected(self, space: Space, query: MemoryQuery) -> list[str]:
+        """The ids of the rows of `space` the SQL of `query`, a query some stored item
+        could match, selects, in insertion order, up to its limit (at least 0): every
+        match, and any that Python's rules would drop. No item is decoded."""
+        plan = plan_search(query, self._count_entries, space.span(self.db))
         # A recall asks only for a query some stored item could match (`conditions_of`).
         assert plan is not None
         rows = self.db.execute(f"SELECT id FROM ({plan.statement}) LIMIT ?", [*plan.params, max(0, query.limit)])
@@ -125,43 +128,61 @@ class Worker:
         (counted,) = self.db.execute(statement, params).fetchone()
         return int(counted)
 
-    def count(self, query: MemoryQuery) -> int:
-        """How many items `query`'s predicates match, its limit left out."""
+    def count(self, space: Space, query: MemoryQuery) -> int:
+        """How many items of `space` `query`'s predicates match, its limit left out."""
         if not (query.text or query.tags or query.filters):
-            (counted,) = self.db.execute("SELECT count(*) FROM items").fetchone()
+            span = space.span(self.db)
+            (counted,) = self.db.execute(
+                "SELECT count(*) FROM items WHERE seq BETWEEN ? AND ?", (span.first, span.last)
+            ).fetchone()
             return int(counted)
-        return len(self.search(unlimited(query)))
+        return len(self.search(space, unlimited(query)))
 
-    def holding(self, terms: list[str], limit: int) -> list[list[tuple[MemoryItem, int]]]:
-        """For each term, the first `limit` items holding it, in insertion order, each
-        with how often: one probe of the term index a term ([ADR-0104][adr-0104])."""
+    def holding(self, space: Space, terms: list[str], limit: int) -> list[list[tuple[MemoryItem, int]]]:
+        """For each term, the first `limit` items of `space` holding it, in insertion
+        order, each with how often: one probe of the term index a term
+        ([ADR-0104][adr-0104])."""
+        span = space.span(self.db)
         found: list[list[tuple[MemoryItem, int]]] = []
         for term in terms:
             rows = self.db.execute(
                 "SELECT t.tf, i.id, i.created_at, i.body FROM item_terms t JOIN items i ON i.seq = t.seq"
-                " WHERE t.term = ? ORDER BY t.seq LIMIT ?",
-                (term, limit),
+                " WHERE t.term = ? AND t.seq BETWEEN ? AND ? ORDER BY t.seq LIMIT ?",
+                (term, span.first, span.last, limit),
             ).fetchall()
             found.append(list(zip(decode_in_slices([row[1:] for row in rows]), [row[0] for row in rows], strict=True)))
         return found
 
-    def count_up_to(self, most: int) -> int:
-        """How many items there are, counted up to `most`."""
-        (counted,) = self.db.execute("SELECT count(*) FROM (SELECT 1 FROM items LIMIT ?)", (most,)).fetchone()
+    def count_up_to(self, space: Space, most: int) -> int:
+        """How many items `space` holds, counted up to `most`."""
+        span = space.span(self.db)
+        (counted,) = self.db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM items WHERE seq BETWEEN ? AND ? LIMIT ?)",
+            (span.first, span.last, most),
+        ).fetchone()
         return int(counted)
 
-    def page(self, after: int, size: int) -> tuple[int, list[MemoryItem]]:
-        """The next `size` items after position `after`, and the position they end at."""
+    def page(self, space: Space, after: int, size: int) -> tuple[int, list[MemoryItem]]:
+        """The next `size` items of `space` after position `after`, and the position
+        they end at."""
+        span = space.span(self.db)
         rows = self.db.execute(
-            "SELECT seq, id, created_at, body FROM items WHERE seq > ? ORDER BY seq LIMIT ?", (after, size)
+            "SELECT seq, id, created_at, body FROM items WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+            (max(after, span.first - 1), span.last, size),
         ).fetchall()
         return (rows[-1][0] if rows else after), decode_in_slices([row[1:] for row in rows])
 
-    def stats(self) -> StoreStats:
+    def namespaces(self) -> list[str]:
+        """The namespaces of the file that hold an item, by name."""
+        return names(self.db)
+
+    def stats(self, space: Space) -> StoreStats:
         """The count, span and version in one statement each, and the files' size."""
+        span = space.span(self.db)
         # One statement, so one snapshot of the count and the span.
         items, oldest, newest = self.db.execute(
-            f"SELECT count(*), min({CREATED_AT}), max({CREATED_AT}) FROM items"
+            f"SELECT count(*), min({CREATED_AT}), max({CREATED_AT}) FROM items WHERE seq BETWEEN ? AND ?",
+            (span.first, span.last),
         ).fetchone()
         (version,) = self.db.execute("PRAGMA user_version").fetchone()
         # Not the log's index (-shm): a fixed-size map of the log shared in memory,
@@ -177,36 +198,37 @@ class Worker:
             newest=newest,
         )
 
-    def delete_ids(self, keys: list[UUID]) -> int:
-        """Delete the items with these ids in one transaction; return how many."""
+    def delete_ids(self, space: Space, keys: list[UUID]) -> int:
+        """Delete the items of `space` with these ids in one transaction; return how many."""
         self._writable()
         with write_transaction(self.db):
-            return self._deleted(self._delete_keys(keys))
+            return self._deleted(self._delete_keys(space.span(self.db), keys))
 
-    def delete_matching(self, query: MemoryQuery, before: float | None = None) -> int:
-        """Delete what `search(query)` finds, in one transaction, of the items created
-        before `before` when given; return how many."""
+    def delete_matching(self, space: Space, query: MemoryQuery, before: float | None = None) -> int:
+        """Delete what `search(query)` finds in `space`, in one transaction, of the items
+        created before `before` when given; return how many."""
         self._writable()
         with write_transaction(self.db):
             # Read inside the transaction, so the items deleted are those it found:
             # one replaced by another process since is found as it is now.
             if before is None:
-                found = self.search(query)
+                found = self.search(space, query)
             else:
-                found = aged_matches(self.search(unlimited(query)), before, query.limit)
-            return self._deleted(self._delete_keys([item.id for item in found]))
+                found = aged_matches(self.search(space, unlimited(query)), before, query.limit)
+            return self._deleted(self._delete_keys(space.span(self.db), [item.id for item in found]))
 
-    def delete_where(self, where: str, params: list[object]) -> int:
-        """Delete the items `where` selects, in one transaction; return how many."""
+    def delete_where(self, space: Space, where: str, params: list[object]) -> int:
+        """Delete the items of `space` `where` selects, in one transaction; return how
+        many."""
         self._writable()
         with write_transaction(self.db):
-            return self._deleted(delete_rows(self.db, where, params))
+            return self._deleted(delete_rows(self.db, space.span(self.db), where, params))
 
-    def _delete_keys(self, keys: list[UUID]) -> int:
+    def _delete_keys(self, span: Span, keys: list[UUID]) -> int:
         deleted = 0
         for start in range(0, len(keys), _IDS_AT_ONCE):
             chunk = [str(key) for key in keys[start : start + _IDS_AT_ONCE]]
-            deleted += delete_rows(self.db, f"id IN ({', '.join('?' * len(chunk))})", chunk)
+            deleted += delete_rows(self.db, span, f"id IN ({', '.join('?' * len(chunk))})", chunk)
         return deleted
 
     def _deleted(self, deleted: int) -> int:
@@ -245,3 +267,13 @@ class Worker:
             "its directory forbids removing the log; once no connection has it open, open and "
             "close it with lionmem again to finish the erasure (ADR-0100 D3)"
         )
+
+
+def item_row(space: Space, key: str, db: sqlite3.Connection) -> tuple[str, float | bytes, str] | None:
+    """The columns `decode_item` takes of the item `key` of `space`, or `None`: a read
+    on any connection, `retrieve`'s on the read-only one."""
+    span = space.span(db)
+    row: tuple[str, float | bytes, str] | None = db.execute(
+        f"SELECT {COLUMNS} FROM items WHERE id = ? AND seq BETWEEN ? AND ?", (key, span.first, span.last)
+    ).fetchone()
+    return row

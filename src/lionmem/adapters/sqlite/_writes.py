@@ -18,6 +18,7 @@ from typing import NamedTuple, cast
 
 from lionmem.adapters._codec import encode_item
 from lionmem.adapters.sqlite._indexes import MetaRow, index_rows, indexable, term_rows
+from lionmem.adapters.sqlite._namespaces import Span, allocate
 from lionmem.protocols.memory import MemoryItem
 
 _NEGATIVE_ZERO = struct.pack("<d", -0.0)
@@ -86,9 +87,12 @@ def _unindex(db: sqlite3.Connection, seq: int, folded: str) -> None:
     )
 
 
-def delete_rows(db: sqlite3.Connection, where: str, params: Sequence[object]) -> int:
-    """Delete the items `where` selects, with their index rows; return how many."""
-    rows = db.execute(f"SELECT seq, folded FROM items WHERE {where}", params).fetchall()
+def delete_rows(db: sqlite3.Connection, span: Span, where: str, params: Sequence[object]) -> int:
+    """Delete the items of `span` that `where` selects, with their index rows; return
+    how many."""
+    rows = db.execute(
+        f"SELECT seq, folded FROM items WHERE seq BETWEEN ? AND ? AND {where}", [span.first, span.last, *params]
+    ).fetchall()
     for seq, folded in rows:
         _unindex(db, seq, folded)
     db.executemany("DELETE FROM items WHERE seq = ?", [(seq,) for seq, _ in rows])
@@ -111,34 +115,36 @@ def write_transaction(db: sqlite3.Connection) -> Generator[None, None, None]:
 _IDS_A_QUERY = 500
 
 
-def put_many(db: sqlite3.Connection, writes: Sequence[Write]) -> None:
-    """Insert or replace `writes` as `put` would one by one, in one transaction the
-    caller holds: one statement a table for the items not stored yet.
+def put_many(db: sqlite3.Connection, span: Span, writes: Sequence[Write]) -> None:
+    """Insert or replace `writes` in `span`'s namespace as `put` would one by one, in
+    one transaction the caller holds: one statement a table for the items not stored
+    yet.
 
     An item already stored is replaced in place by `put`. A new id takes the next
     sequence number at its first write in the batch, holding its last write, as the
-    writes one by one leave it; the numbers are given explicitly, each above every
-    number the table has used (`sqlite_sequence`, kept by AUTOINCREMENT).
+    writes one by one leave it; the numbers come from `allocate`, each above every
+    number the namespace has used.
     """
     ids = list(dict.fromkeys(write.columns[0] for write in writes))
     stored: set[str] = set()
     for start in range(0, len(ids), _IDS_A_QUERY):
         chunk = ids[start : start + _IDS_A_QUERY]
         marks = ", ".join("?" * len(chunk))
-        stored.update(row[0] for row in db.execute(f"SELECT id FROM items WHERE id IN ({marks})", chunk))
+        stored.update(
+            row[0]
+            for row in db.execute(
+                f"SELECT id FROM items WHERE id IN ({marks}) AND seq BETWEEN ? AND ?", [*chunk, span.first, span.last]
+            )
+        )
     fresh: dict[str, Write] = {}
     for write in writes:
         if write.columns[0] in stored:
-            put(db, write)
+            put(db, span, write)
         else:
             fresh[write.columns[0]] = write  # the first write's place, the last one's values
     if not fresh:
         return
-    ((last,),) = db.execute(
-        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'items'), 0),"
-        " coalesce((SELECT max(seq) FROM items), 0))"
-    ).fetchall()
-    numbered = list(enumerate(fresh.values(), start=last + 1))
+    numbered = list(enumerate(fresh.values(), start=allocate(db, span, len(fresh))))
     db.executemany(
         "INSERT INTO items (seq, id, created_at, body, folded) VALUES (?, ?, ?, ?, ?)",
         [(seq, *write.columns) for seq, write in numbered],
@@ -146,16 +152,17 @@ def put_many(db: sqlite3.Connection, writes: Sequence[Write]) -> None:
     index(db, [(seq, write.columns[3], write.tags, write.meta) for seq, write in numbered])
 
 
-def put(db: sqlite3.Connection, write: Write) -> None:
-    """Insert or replace one item in place, with its index rows."""
+def put(db: sqlite3.Connection, span: Span, write: Write) -> None:
+    """Insert or replace one item of `span`'s namespace in place, with its index rows."""
     item_id, *values = write.columns
-    found = db.execute("SELECT seq, folded FROM items WHERE id = ?", (item_id,)).fetchone()
+    found = db.execute(
+        "SELECT seq, folded FROM items WHERE id = ? AND seq BETWEEN ? AND ?", (item_id, span.first, span.last)
+    ).fetchone()
     if found is None:
-        inserted = db.execute(
-            "INSERT INTO items (id, created_at, body, folded) VALUES (?, ?, ?, ?)", write.columns
-        ).lastrowid
-        assert inserted is not None  # an INSERT into a rowid table always sets it
-        seq = inserted
+        seq = allocate(db, span, 1)
+        db.execute(
+            "INSERT INTO items (seq, id, created_at, body, folded) VALUES (?, ?, ?, ?, ?)", (seq, *write.columns)
+        )
     else:
         seq, old_folded = found
         db.execute("UPDATE items SET created_at = ?, body = ?, folded = ? WHERE seq = ?", (*values, seq))

@@ -13,15 +13,17 @@ from typing import Final
 
 from lionmem._internal.json_values import loads
 from lionmem.adapters.sqlite._indexes import index_rows, term_rows
+from lionmem.adapters.sqlite._namespaces import SPAN_BITS
 from lionmem.adapters.sqlite._writes import IndexEntry, index, write_transaction
 from lionmem.errors import IncompatibleDatabaseError
+from lionmem.protocols.namespaces import DEFAULT_NAMESPACE
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION"]
 
 APPLICATION_ID: Final = 0x4C4D454D
 """`PRAGMA application_id` of a lionmem database ("LMEM")."""
 
-SCHEMA_VERSION: Final = 7
+SCHEMA_VERSION: Final = 8
 """The schema this code writes; `PRAGMA user_version` of a current database."""
 
 _ITEMS_V1 = """
@@ -81,15 +83,19 @@ def _version_4(db: sqlite3.Connection) -> None:
     the file. Version 3 stored -0.0 as 0.0; that sign is lost."""
 
 
+_VECTORS_FOLLOW_ITEMS = "CREATE TRIGGER item_vectors_follow_items AFTER DELETE ON items BEGIN DELETE FROM item_vectors WHERE seq = OLD.seq; END"
+_VECTORS_GO_STALE = (
+    "CREATE TRIGGER item_vectors_stale AFTER UPDATE OF body ON items WHEN OLD.body IS NOT NEW.body "
+    "BEGIN DELETE FROM item_vectors WHERE seq = OLD.seq; END"
+)
+
+
 def _version_5(db: sqlite3.Connection) -> None:
     """Semantic recall ([ADR-0102][adr-0102-d4]): a unit vector per item, deleted
     with its row by a trigger on every path, and the embedder that made them."""
     db.execute("CREATE TABLE item_vectors (seq INTEGER PRIMARY KEY, vector BLOB NOT NULL)")
     db.execute("CREATE TABLE lionmem_recall (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
-    db.execute(
-        "CREATE TRIGGER item_vectors_follow_items AFTER DELETE ON items "
-        "BEGIN DELETE FROM item_vectors WHERE seq = OLD.seq; END"
-    )
+    db.execute(_VECTORS_FOLLOW_ITEMS)
 
 
 def _version_6(db: sqlite3.Connection) -> None:
@@ -100,10 +106,7 @@ def _version_6(db: sqlite3.Connection) -> None:
     one can tell which text made it: the next store opened with the embedder makes
     it again."""
     db.execute("ALTER TABLE item_vectors ADD COLUMN digest BLOB")
-    db.execute(
-        "CREATE TRIGGER item_vectors_stale AFTER UPDATE OF body ON items WHEN OLD.body IS NOT NEW.body "
-        "BEGIN DELETE FROM item_vectors WHERE seq = OLD.seq; END"
-    )
+    db.execute(_VECTORS_GO_STALE)
 
 
 def _version_7(db: sqlite3.Connection) -> None:
@@ -123,6 +126,34 @@ def _version_7(db: sqlite3.Connection) -> None:
         db.executemany("INSERT INTO item_terms (seq, term, tf) VALUES (?, ?, ?)", term_rows(rows))
 
 
+def _version_8(db: sqlite3.Connection) -> None:
+    """Namespaces ([ADR-0105][adr-0105-d1]): each owns a range of sequence numbers, listed
+    with the last it used in `lionmem_namespaces`; the items of older versions are the
+    namespace `default`, number 0. An id is unique within a namespace, not the file, so
+    the items table is rebuilt without its `UNIQUE (id)`, and its numbers are given
+    explicitly from then on."""
+    db.execute(
+        "CREATE TABLE lionmem_namespaces (number INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, last INTEGER NOT NULL)"
+    )
+    db.execute(
+        "INSERT INTO lionmem_namespaces (number, name, last) SELECT 0, ?, max("
+        "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'items'), 0), coalesce((SELECT max(seq) FROM items), 0))",
+        (DEFAULT_NAMESPACE,),
+    )
+    db.execute(
+        "CREATE TABLE items_v8 (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, created_at REAL NOT NULL,"
+        " body TEXT NOT NULL, folded TEXT NOT NULL)"
+    )
+    db.execute(
+        "INSERT INTO items_v8 (seq, id, created_at, body, folded) SELECT seq, id, created_at, body, folded FROM items"
+    )
+    db.execute("DROP TABLE items")  # and its two triggers, made again below
+    db.execute("ALTER TABLE items_v8 RENAME TO items")
+    db.execute(f"CREATE UNIQUE INDEX items_by_id ON items (id, seq >> {SPAN_BITS})")
+    db.execute(_VECTORS_FOLLOW_ITEMS)
+    db.execute(_VECTORS_GO_STALE)
+
+
 MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
     1: _version_1,
     2: _version_2,
@@ -131,6 +162,7 @@ MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
     5: _version_5,
     6: _version_6,
     7: _version_7,
+    8: _version_8,
 }
 """Each step moves a database from the previous version to this one, inside the
 transaction that records the new `user_version`."""

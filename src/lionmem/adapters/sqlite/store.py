@@ -10,11 +10,11 @@ checkpoint thread, the file checks and the connections. Governed by
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 from uuid import UUID
 
 from lionmem._internal.arguments import as_batch, as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
@@ -22,17 +22,17 @@ from lionmem._internal.timeouts import milliseconds
 from lionmem.adapters._codec import decode_item, encode_batch
 from lionmem.adapters._profiles import SQLITE_PROFILE
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
-from lionmem.adapters.sqlite._connect import connect
-from lionmem.adapters.sqlite._connections import Connections
+from lionmem.adapters.sqlite._connections import Connections, opened
 from lionmem.adapters.sqlite._files import database_path
-from lionmem.adapters.sqlite._planner import COLUMNS
+from lionmem.adapters.sqlite._namespaces import Space
 from lionmem.adapters.sqlite._recall import Vectors, recall_settings
-from lionmem.adapters.sqlite._worker import CREATED_AT
+from lionmem.adapters.sqlite._worker import CREATED_AT, item_row
 from lionmem.adapters.sqlite._writes import Write
 from lionmem.errors import NoEmbedderError
 from lionmem.protocols.forgetting import ErasureWarning
 from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.namespaces import DEFAULT_NAMESPACE, check_namespace
 from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
 from lionmem.protocols.verifying import Verification
@@ -84,7 +84,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         ```
     """
 
-    def __init__(self, connections: Connections, vectors: Vectors | None = None) -> None:
+    def __init__(self, connections: Connections, vectors: Vectors | None = None, space: Space | None = None) -> None:
         """Use [`open`][lionmem.adapters.sqlite.SQLiteMemoryStore.open] instead."""
         self.path: Path = connections.path
         """The database file."""
@@ -92,6 +92,33 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         # occupy, trace, break or wait for to show what they do.
         self._connections = connections
         self._vectors = vectors
+        # Seam for tests: `_space`, the namespace the tests hand to the worker's calls.
+        self._space = Space(DEFAULT_NAMESPACE) if space is None else space
+
+    @property
+    def namespace(self) -> str:
+        """The namespace this store reads and writes ([ADR-0105][adr-0105-d1])."""
+        return self._space.name
+
+    def in_namespace(self, namespace: str) -> SQLiteMemoryStore:
+        """The store of `namespace` in this file, on this store's connections, with its
+        embedder: closing either closes both. The namespace enters the file with its
+        first item.
+
+        Raises:
+            TypeError: `namespace` is not a str.
+            ValueError: `namespace` is not a namespace's name (see
+                [`check_namespace`][lionmem.protocols.namespaces.check_namespace]).
+        """
+        vectors = None if self._vectors is None else Vectors(self._vectors.embedder, self._vectors.text_of)
+        return SQLiteMemoryStore(self._connections, vectors, Space(check_namespace(namespace)))
+
+    async def _on_worker(self, call: Callable[Concatenate[Space, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self._connections.on_writer(call, self._space, *args, **kwargs)
+
+    async def namespaces(self) -> list[str]:
+        """The namespaces of this file that hold an item, by name."""
+        return await self._connections.on_writer(self._connections.worker.namespaces)
 
     @classmethod
     def open(
@@ -104,6 +131,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         embedder: Embedder | None = None,
         text_of: TextOf | None = None,
         reembed: bool = False,
+        namespace: str = DEFAULT_NAMESPACE,
     ) -> PendingOpen[SQLiteMemoryStore]:
         """Open (creating or migrating) the database at `path`.
 
@@ -120,13 +148,15 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         item stored is embedded (`text_of(item)`, `str(item.content)` by default), and
         items the file holds without a vector are embedded as it opens;
         `reembed=True` rebuilds every vector, as changing the embedder requires
-        ([ADR-0102][adr-0102-d4]).
+        ([ADR-0102][adr-0102-d4]). The store reads and writes `namespace` of the file
+        ([ADR-0105][adr-0105-d1]); the file's other namespaces are the same store
+        [`in_namespace`][lionmem.adapters.sqlite.SQLiteMemoryStore.in_namespace].
 
         Raises:
             ValueError: `path` is empty, holds a NUL, ends with a separator, or is
                 `":memory:"` (each connection would get its own database;
                 `InMemoryStore` is the store for memory that ends with the process),
-                or a bad setting.
+                or a bad setting or namespace.
             IncompatibleDatabaseError: the file is not a lionmem database, or is newer,
                 or is damaged, or holds tables that are not those of the version it
                 records; or `path` is a directory, a device, a pipe or a socket. The
@@ -140,7 +170,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
                 writes all of them, even to read. The message names which.
             TypeError: `path` is neither a str nor a path, `busy_timeout` is not a
                 number, `create` or `reembed` is not a bool, `embedder` is not an
-                `Embedder` or `text_of` not callable.
+                `Embedder`, `text_of` not callable, or `namespace` not a str.
             EmbedderMismatchError: the file's vectors were made by another embedder.
         """
         named = database_path(path)
@@ -149,10 +179,12 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         busy_ms = milliseconds("busy_timeout", busy_timeout, zero=True)
         require_type(create, "create", bool)
         vectors = recall_settings(embedder, text_of, reembed)
-        return PendingOpen(partial(_open, named, busy_ms, synchronous, create, vectors, reembed))
+        space = Space(check_namespace(namespace))
+        return PendingOpen(partial(opened, cls, named, busy_ms, synchronous, create, vectors, reembed, space))
 
     def __repr__(self) -> str:
-        return f"<SQLiteMemoryStore {str(self.path)!r} {'closed' if self.closed else 'open'}>"
+        state = "closed" if self.closed else "open"
+        return f"<SQLiteMemoryStore {str(self.path)!r} namespace={self.namespace!r} {state}>"
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -191,7 +223,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         """
         write = Write.of(item)
         vectors = [] if self._vectors is None else await self._vectors.embedded([item])
-        await self._connections.on_writer(self._connections.worker.write, [write], vectors)
+        await self._on_worker(self._connections.worker.write, [write], vectors)
         return item.id
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
@@ -209,19 +241,16 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         batch = as_batch(items, MemoryItem)
         writes = await encode_batch(batch, Write.of)
         vectors = [] if self._vectors is None else await self._vectors.embedded(batch)
-        await self._connections.on_writer(self._connections.worker.write, writes, vectors)
+        await self._on_worker(self._connections.worker.write, writes, vectors)
         return [item.id for item in batch]
 
     async def optimize(self) -> None:
         """Merge the text index into one segment, in one transaction.
 
-        Each write adds a segment to the trigram index, and later writes merge them a
-        little at a time; after a bulk load that leftover merging makes some single
-        writes slow ([ADR-0096][adr-0096] measures both). Run this after loading many
-        items: it rewrites the whole index, in time that grows with it, holds the
-        write lock meanwhile (searches and writes on this store wait for it; `retrieve`
-        does not), and leaves text searches reading one segment. Items and results do
-        not change. See [ADR-0096][adr-0096].
+        Run this after loading many items: the merging a bulk load leaves makes some
+        later single writes slow ([ADR-0096][adr-0096] measures both). It rewrites the
+        whole index, holding the write lock meanwhile (`retrieve` does not wait), and
+        leaves text searches reading one segment. Items and results do not change.
 
         Raises:
             sqlite3.OperationalError: another connection held the write lock for
@@ -239,7 +268,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
             TypeError: `item_id` is neither a UUID nor a string.
         """
         key = str(as_uuid(item_id, "item_id"))
-        row = self._connections.read_one(f"SELECT {COLUMNS} FROM items WHERE id = ?", (key,))
+        row = self._connections.read(partial(item_row, self._space, key))
         return None if row is None else decode_item(*row)
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
@@ -262,7 +291,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
 
     async def _search(self, query: MemoryQuery, *, newest_first: bool) -> list[MemoryItem]:
         require_type(query, "query", MemoryQuery)
-        return await self._connections.on_writer(self._connections.worker.search, query, newest_first=newest_first)
+        return await self._on_worker(self._connections.worker.search, query, newest_first=newest_first)
 
     # -- recall: the optional extension of ADR-0102 -----------------------------------
 
@@ -292,7 +321,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         """
         if self._vectors is None:
             raise NoEmbedderError(f"the SQLiteMemoryStore on {self.path} was opened without an embedder")
-        return await self._vectors.recall(self._connections, query, k, tags, filters, min_score)
+        return await self._vectors.recall(self._connections, self._space, query, k, tags, filters, min_score)
 
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
 
@@ -307,7 +336,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
             TypeError: `item_id` is neither a UUID nor a string.
         """
         key = as_uuid(item_id, "item_id")
-        return bool(await self._connections.on_writer(self._connections.worker.delete_ids, [key]))
+        return bool(await self._on_worker(self._connections.worker.delete_ids, [key]))
 
     async def delete_many(self, item_ids: Iterable[UUID]) -> int:
         """Delete the items with these ids in one transaction; return how many there were.
@@ -319,7 +348,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
                 deleted.
         """
         keys = as_uuids(item_ids, "item_ids")
-        return await self._connections.on_writer(self._connections.worker.delete_ids, keys)
+        return await self._on_worker(self._connections.worker.delete_ids, keys)
 
     async def delete_matching(self, query: MemoryQuery, *, created_before: float | datetime | None = None) -> int:
         """Delete exactly the items `search(query)` would return, `limit` included,
@@ -334,16 +363,16 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         """
         require_type(query, "query", MemoryQuery)
         before = None if created_before is None else as_cutoff(created_before, "created_before")
-        return await self._connections.on_writer(self._connections.worker.delete_matching, query, before)
+        return await self._on_worker(self._connections.worker.delete_matching, query, before)
 
     async def holding(self, terms: list[str], limit: int) -> list[list[tuple[MemoryItem, int]]]:
-        """For each of `terms`, the first `limit` items holding it among their terms, in
-        insertion order, each with how often: hybrid recall's words ([ADR-0104][adr-0104])."""
-        return await self._connections.on_writer(self._connections.worker.holding, terms, limit)
+        """For each of `terms`, the first `limit` items holding it, in insertion order,
+        each with how often: hybrid recall's words ([ADR-0104][adr-0104])."""
+        return await self._on_worker(self._connections.worker.holding, terms, limit)
 
     async def count_up_to(self, most: int) -> int:
         """How many items the store holds, counted up to `most` ([ADR-0104][adr-0104])."""
-        return await self._connections.on_writer(self._connections.worker.count_up_to, most)
+        return await self._on_worker(self._connections.worker.count_up_to, most)
 
     async def count(self, query: MemoryQuery) -> int:
         """The number of items `query`'s text, tags and filters match; `limit` is
@@ -353,7 +382,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
             TypeError: `query` is not a `MemoryQuery`.
         """
         require_type(query, "query", MemoryQuery)
-        return await self._connections.on_writer(self._connections.worker.count, query)
+        return await self._on_worker(self._connections.worker.count, query)
 
     async def delete_created_before(self, cutoff: float | datetime) -> int:
         """Delete every item whose `created_at` is before `cutoff`, in one
@@ -364,13 +393,13 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
             ValueError: `cutoff` is NaN or infinite.
         """
         before = as_cutoff(cutoff, "cutoff")
-        return await self._connections.on_writer(self._connections.worker.delete_where, f"{CREATED_AT} < ?", [before])
+        return await self._on_worker(self._connections.worker.delete_where, f"{CREATED_AT} < ?", [before])
 
     async def stats(self) -> StoreStats:
         """The number of items, the size of the files, the schema version and the
         span of `created_at`, read together ([ADR-0100][adr-0100-d9]).
         """
-        return await self._connections.on_writer(self._connections.worker.stats)
+        return await self._on_worker(self._connections.worker.stats)
 
     async def verify(self) -> Verification:
         """Check the file whole: SQLite's integrity check, the schema, the text index,
@@ -400,23 +429,8 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
     async def _pages(self, size: int) -> AsyncIterator[list[MemoryItem]]:
         after = 0
         while True:
-            after, items = await self._connections.on_writer(self._connections.worker.page, after, size)
+            after, items = await self._on_worker(self._connections.worker.page, after, size)
             if items:
                 yield items
             if len(items) < size:
                 return
-
-
-async def _open(
-    path: Path, busy_ms: int, synchronous: str, create: bool, vectors: Vectors | None, reembed: bool
-) -> SQLiteMemoryStore:
-    connections = Connections(path, *await connect(path, busy_ms, synchronous, create))
-    store = SQLiteMemoryStore(connections, vectors)
-    await connections.on_writer(connections.worker.check_schema)
-    if vectors is not None:
-        try:
-            await vectors.adopt_all(connections, reembed)
-        except BaseException:
-            await store.close()
-            raise
-    return store

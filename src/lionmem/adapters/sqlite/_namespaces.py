@@ -1,0 +1,103 @@
+"""The namespaces of one SQLite file: each owns a range of sequence numbers, so that
+every index keyed by `seq` (the items, their tags, metadata, terms, vectors and text)
+reads one namespace as one range of its keys, with no column and no index added.
+
+Governed by [ADR-0105][adr-0105-d1].
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Final, NamedTuple
+
+__all__ = ["NOTHING", "SPAN_BITS", "Space", "Span", "span_of"]
+
+SPAN_BITS: Final = 40
+"""Namespace `n` owns the sequence numbers `n << 40` to `((n + 1) << 40) - 1`: room for
+a trillion items in each of eight million namespaces in SQLite's 63 bits."""
+
+
+class Span(NamedTuple):
+    """The sequence numbers one namespace owns, `first` to `last` inclusive."""
+
+    number: int
+    """The namespace's number in `lionmem_namespaces`; -1 for one not in the file."""
+    first: int
+    last: int
+
+
+NOTHING: Final = Span(-1, 1, 0)
+"""The span of a namespace the file does not hold: no sequence number is in it."""
+
+
+def span_of(number: int) -> Span:
+    """The span of namespace number `number`."""
+    return Span(number, number << SPAN_BITS, ((number + 1) << SPAN_BITS) - 1)
+
+
+class Space:
+    """One store's namespace: its name, and its span once the file holds it.
+
+    A namespace enters the file with the first write to it, so that opening one to
+    read writes nothing; its number never changes after, and is kept once read.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name: str = name
+        """The namespace's name."""
+        self._span: Span | None = None
+
+    def span(self, db: sqlite3.Connection) -> Span:
+        """The namespace's span as `db` sees it: `NOTHING` while it is not in the file."""
+        if self._span is None:
+            row = db.execute("SELECT number FROM lionmem_namespaces WHERE name = ?", (self.name,)).fetchone()
+            if row is None:
+                return NOTHING
+            self._span = span_of(row[0])
+        return self._span
+
+    def claim(self, db: sqlite3.Connection) -> Span:
+        """The namespace's span, entering it in the file if it is not there yet, in the
+        write transaction `db` holds. A number taken here is not kept until a later
+        read finds it: the transaction may yet roll back.
+
+        Raises:
+            ValueError: the file holds as many namespaces as there is room for.
+        """
+        span = self.span(db)
+        if span is not NOTHING:
+            return span
+        (number,) = db.execute("SELECT coalesce(max(number), -1) + 1 FROM lionmem_namespaces").fetchone()
+        if number >> (63 - SPAN_BITS):
+            raise ValueError(f"the file holds {number:,} namespaces, the most it has room for")
+        db.execute(
+            "INSERT INTO lionmem_namespaces (number, name, last) VALUES (?, ?, ?)",
+            (number, self.name, number << SPAN_BITS),
+        )
+        return span_of(number)
+
+
+def allocate(db: sqlite3.Connection, span: Span, count: int) -> int:
+    """The first of `count` new sequence numbers of `span`'s namespace, each above every
+    number it has used, in the write transaction `db` holds.
+
+    Raises:
+        ValueError: the namespace has used every number it owns.
+    """
+    db.execute("UPDATE lionmem_namespaces SET last = last + ? WHERE number = ?", (count, span.number))
+    (last,) = db.execute("SELECT last FROM lionmem_namespaces WHERE number = ?", (span.number,)).fetchone()
+    if last > span.last:
+        raise ValueError("this namespace has used every sequence number it owns; copy it into a new one")
+    return int(last) - count + 1
+
+
+def names(db: sqlite3.Connection) -> list[str]:
+    """The namespaces of the file that hold at least one item, by name: one probe of
+    the items' primary key for each."""
+    rows = db.execute("SELECT number, name FROM lionmem_namespaces ORDER BY name").fetchall()
+    held: list[str] = []
+    for number, name in rows:
+        span = span_of(number)
+        if db.execute("SELECT 1 FROM items WHERE seq BETWEEN ? AND ? LIMIT 1", (span.first, span.last)).fetchone():
+            held.append(name)
+    return held
