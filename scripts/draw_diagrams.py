@@ -296,6 +296,26 @@ def drawings() -> dict[str, str]:
                 Step("recall_hybrid", "caller", "k HybridRecalled, each ranking's rank and score"),
             ],
         ),
+        "adr-0105-namespace-spans.svg": components(
+            "ADR-0105: namespaces of one SQLite file, each a range of the sequence numbers every index is keyed by",
+            [
+                Box("store 'default'", "SQLiteMemoryStore.open(path)", 10, 10, 230),
+                Box("store 'ana'", "store.in_namespace('ana')", 290, 10, 230),
+                Box("Connections", "one writer thread, one reader", 150, 120, 230),
+                Box("lionmem_namespaces", "name, number, last number used", 470, 120, 250),
+                Box("namespace 0: 'default'", "seq 1 to 2^40 - 1", 10, 240, 230),
+                Box("namespace 1: 'ana'", "seq 2^40 to 2^41 - 1", 290, 240, 230),
+                Box("every index keyed by seq", "items, tags, metadata, terms, vectors, text", 570, 240, 300),
+            ],
+            [
+                Link("store 'default'", "Connections", "shares"),
+                Link("store 'ana'", "Connections", "shares"),
+                Link("Connections", "lionmem_namespaces", "a name's number"),
+                Link("Connections", "namespace 0: 'default'", "reads one range"),
+                Link("Connections", "namespace 1: 'ana'", ""),
+                Link("namespace 1: 'ana'", "every index keyed by seq", "a range of", dashed=True),
+            ],
+        ),
         "architecture-sqlite-route.svg": sequence(
             "A search and a recall through the SQLite store: down once, and back once",
             ["SQLiteMemoryStore", "Connections", "Worker", "_planner", "Vectors"],
