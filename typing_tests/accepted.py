@@ -16,11 +16,13 @@ from lionmem import (
     MemoryQuery,
     MemoryStore,
     NamespacedStore,
+    PagingStore,
     Session,
 )
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
+from lionmem.protocols.paging import Page
 from lionmem.testing import REFERENCE_PROFILE, ConformanceKit
 from lionmem.testing.pytest_plugin import MemoryStoreContract, memory_store_contract
 
@@ -272,3 +274,15 @@ async def namespaced_stores(memory: InMemoryStore, sqlite: SQLiteMemoryStore, po
     assert_type(await stores[0].namespaces(), list[str])
     assert_type(stores[1].namespace, str)
     wants_a_store(InMemoryStore(namespace="ana"))
+
+
+async def paging_stores(memory: InMemoryStore, sqlite: SQLiteMemoryStore, postgres: PostgresMemoryStore) -> None:
+    """Every store lionmem ships pages; a page's cursor is a str, or `None` at the end (ADR-0105)."""
+    stores: list[PagingStore] = [memory, sqlite, postgres]
+    page = await stores[0].search_page(MemoryQuery(limit=50))
+    assert_type(page, Page)
+    assert_type(page.items, list[MemoryItem])
+    assert_type(page.next, str | None)
+    await sqlite.search_page(MemoryQuery(text="x", limit=5), page.next)
+    async for batch in postgres.scan(100, after=page.next):
+        assert_type(batch, list[MemoryItem])

@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from lionmem import Branch, InMemoryStore, MemoryItem, MemoryQuery, MemoryStore, NamespacedStore, Recalled
+from lionmem import (
+    Branch,
+    InMemoryStore,
+    MemoryItem,
+    MemoryQuery,
+    MemoryStore,
+    NamespacedStore,
+    PagingStore,
+    Recalled,
+)
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.testing import REFERENCE_PROFILE, ConformanceKit
@@ -276,3 +285,11 @@ async def namespaces(path: Path) -> None:
     MemoryQuery(namespace="ana")  # type: ignore[call-arg]
     namespaced: NamespacedStore = BareRecall()  # type: ignore[assignment]
     print(namespaced)
+
+
+async def paging(store: PagingStore) -> None:
+    """A cursor is the str a page gave, a page a `Page` (ADR-0105)."""
+    await store.search_page(MemoryQuery(), after=3)  # type: ignore[arg-type]
+    await store.search_page(limit=3)  # type: ignore[call-arg]
+    cursor: int = (await store.search_page(MemoryQuery())).next  # type: ignore[assignment]
+    print(cursor)

@@ -23,6 +23,7 @@ from lionmem.protocols.memory import MemoryItem as MemoryItem
 from lionmem.protocols.memory import MemoryQuery as MemoryQuery
 from lionmem.protocols.memory import MemoryStore as MemoryStore
 from lionmem.protocols.namespaces import NamespacedStore as NamespacedStore
+from lionmem.protocols.paging import PagingStore as PagingStore
 from lionmem.protocols.recall import Embedder as Embedder
 from lionmem.protocols.recall import Recalled as Recalled
 from lionmem.protocols.recall import RecallStore as RecallStore
@@ -57,6 +58,7 @@ __all__ = [
     "NamespacedStore",
     "Ne",
     "NotIn",
+    "PagingStore",
     "Pile",
     "Present",
     "Progression",

@@ -161,7 +161,7 @@ def test_a_store_of_another_library_imports_unchecked_and_what_cannot_be_used_is
 
 def test_an_export_that_fails_leaves_no_file(tmp_path: Path) -> None:
     class Failing(InMemoryStore):
-        async def scan(self, batch_size: int = 1000) -> AsyncIterator[list[MemoryItem]]:
+        async def scan(self, batch_size: int = 1000, *, after: str | None = None) -> AsyncIterator[list[MemoryItem]]:
             yield notes(1)
             raise OSError("the disk is gone")
 

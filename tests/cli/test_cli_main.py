@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from lionmem import MemoryItem, MemoryQuery
+from lionmem import MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.cli import main
 from lionmem.errors import StoreClosedError
+from lionmem.protocols.paging import Page
 
 
 def test_demo_stores_retrieves_and_searches(capsys: pytest.CaptureFixture[str]) -> None:
@@ -63,19 +64,19 @@ def test_a_store_error_is_one_line_and_status_1_but_a_bug_keeps_its_traceback(
     assert main(["put", url, "kept"]) == 0
     capsys.readouterr()
 
-    async def closed(store: SQLiteMemoryStore, query: MemoryQuery) -> list[MemoryItem]:
+    async def closed(store: SQLiteMemoryStore, query: MemoryQuery, after: str | None = None) -> Page:
         raise StoreClosedError("closed under the command")
 
-    monkeypatch.setattr(SQLiteMemoryStore, "search", closed)
+    monkeypatch.setattr(SQLiteMemoryStore, "search_page", closed)
     assert main(["search", url]) == 1
     assert capsys.readouterr().err == "python -m lionmem: error: closed under the command\n"
 
-    async def broken(store: SQLiteMemoryStore, query: MemoryQuery) -> list[MemoryItem]:
+    async def broken(store: SQLiteMemoryStore, query: MemoryQuery, after: str | None = None) -> Page:
         raise TypeError("a bug in lionmem")
 
     # A TypeError that no store documents for the user's data is a bug: not caught as
     # a store's refusal, so it shows where it came from.
-    monkeypatch.setattr(SQLiteMemoryStore, "search", broken)
+    monkeypatch.setattr(SQLiteMemoryStore, "search_page", broken)
     with pytest.raises(TypeError, match="a bug in lionmem"):
         main(["search", url])
 
@@ -144,13 +145,13 @@ def test_a_warning_other_than_erasure_passes_through_the_command_line(
 ) -> None:
     url = f"sqlite:///{tmp_path / 'n.db'}"
     assert main(["put", url, "x"]) == 0
-    search = SQLiteMemoryStore.search
+    search_page = SQLiteMemoryStore.search_page
 
-    async def warns(store: SQLiteMemoryStore, query: MemoryQuery) -> list[MemoryItem]:
+    async def warns(store: SQLiteMemoryStore, query: MemoryQuery, after: str | None = None) -> Page:
         warnings.warn("a store's own warning", UserWarning, stacklevel=1)
-        return await search(store, query)
+        return await search_page(store, query, after)
 
-    monkeypatch.setattr(SQLiteMemoryStore, "search", warns)
+    monkeypatch.setattr(SQLiteMemoryStore, "search_page", warns)
     with pytest.warns(UserWarning, match="^a store's own warning$"):
         assert main(["search", url]) == 0
     assert "warning" not in capsys.readouterr().err

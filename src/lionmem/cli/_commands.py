@@ -32,6 +32,7 @@ from lionmem.protocols.forgetting import ErasureWarning, ForgettingStore
 from lionmem.protocols.hybrid import HybridRecalled
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.protocols.namespaces import NamespacedStore
+from lionmem.protocols.paging import PagingStore, position_of
 from lionmem.protocols.recall import check_k, check_min_score
 from lionmem.protocols.stats import StatsStore
 from lionmem.protocols.verifying import VerifyingStore
@@ -166,10 +167,21 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         older_than = None if args.older_than is None else seconds_of(args.older_than)
         return partial(_forget, query, older_than, args.dry_run)
 
+    position_of(args.after)  # a cursor that is not one is refused before a store opens
+    if args.after is not None and query.limit < 1:
+        raise ValueError(f"--after reads a page, which needs a --limit of at least 1, got {query.limit}")
+
     async def search(store: MemoryStore) -> int:
-        found = await store.search(query)
+        if query.limit < 1:  # a slice of the matches, which no page is
+            found = await store.search(query)
+        else:
+            assert isinstance(store, PagingStore)  # every store a URL names pages
+            page = await store.search_page(query, args.after)
+            found = page.items
+            if page.next is not None:
+                print(f"next page: --after {page.next}", file=sys.stderr)
         print_items(found)
-        if not found:
+        if not found and args.after is None:
             await note_if_empty(store)
         return 0
 

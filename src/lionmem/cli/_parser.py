@@ -96,9 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="rank by meaning and by the rare names and numbers the text writes, each line with both ranks (ADR-0104)",
     )
-    search = commands.add_parser("search", help="print the matching items as JSON lines")
+    search = commands.add_parser(
+        "search",
+        help="print the matching items as JSON lines, --limit at a time; when more match, the line "
+        "'next page: --after CURSOR' on stderr",
+    )
     search.add_argument("url", help=url_help)
     _search_options(search, default_limit="20")
+    search.add_argument("--after", metavar="CURSOR", help="the page after this cursor, as the last page named it")
     delete = commands.add_parser("delete", help="delete the items with these ids")
     delete.add_argument("url", help=url_help)
     delete.add_argument("ids", nargs="+", metavar="ID", help="an item's UUID")

@@ -7,6 +7,7 @@ Governed by [ADR-0092][adr-0092-d3]; recall by [ADR-0102][adr-0102].
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -14,10 +15,12 @@ from uuid import UUID
 
 from lionmem._internal.arguments import as_batch, as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem.errors import NoEmbedderError
+from lionmem.protocols._positions import Positions
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.namespaces import DEFAULT_NAMESPACE, check_namespace
+from lionmem.protocols.paging import Page, check_page, cursor_of, position_of
 from lionmem.protocols.recall import (
     Embedder,
     Recalled,
@@ -62,7 +65,7 @@ class InMemoryStore(HybridRecall):
         ['Paris is in France']
     """
 
-    __slots__ = ("__weakref__", "_index", "_items", "_namespace", "_shelf", "_text_of")
+    __slots__ = ("__weakref__", "_index", "_items", "_namespace", "_order", "_shelf", "_text_of")
 
     def __init__(
         self, *, embedder: Embedder | None = None, text_of: TextOf | None = None, namespace: str = DEFAULT_NAMESPACE
@@ -78,8 +81,7 @@ class InMemoryStore(HybridRecall):
         Raises:
             TypeError: `embedder` is not an `Embedder`, `text_of` not callable, or
                 `namespace` not a str.
-            ValueError: `namespace` is not a namespace's name (see
-                [`check_namespace`][lionmem.protocols.namespaces.check_namespace]).
+            ValueError: `namespace` is not a [namespace's name][lionmem.protocols.namespaces.check_namespace].
             ImportError: an embedder is given but numpy is not installed; the
                 message names the extra.
         """
@@ -91,10 +93,11 @@ class InMemoryStore(HybridRecall):
         if embedder is not None or text_of is not None:
             self._index = _index_for(embedder, text_of)
         self._namespace = check_namespace(namespace)
-        # The items and index of each namespace of this store's database, shared by
-        # every store on it; not the stores themselves, which would make a cycle.
-        self._shelf: dict[str, tuple[Pile[MemoryItem], VectorIndex | None]] = {
-            self._namespace: (self._items, self._index)
+        self._order = Positions()  # Seam for tests: `_order`, read to show storing keeps none until paged.
+        # The items, index and order of each namespace of this store's database, shared
+        # by every store on it; not the stores themselves, which would make a cycle.
+        self._shelf: dict[str, tuple[Pile[MemoryItem], VectorIndex | None, Positions]] = {
+            self._namespace: (self._items, self._index, self._order)
         }
 
     @property
@@ -107,21 +110,20 @@ class InMemoryStore(HybridRecall):
         first time, then on the items stored in it through any such store.
 
         Raises:
-            TypeError: `namespace` is not a str.
-            ValueError: `namespace` is not a namespace's name.
+            TypeError, ValueError: as [`check_namespace`][lionmem.protocols.namespaces.check_namespace].
         """
         name = check_namespace(namespace)
         sibling = InMemoryStore(embedder=self.embedder, text_of=self._text_of, namespace=name)
         if name in self._shelf:
-            sibling._items, sibling._index = self._shelf[name]
+            sibling._items, sibling._index, sibling._order = self._shelf[name]
         else:
-            self._shelf[name] = (sibling._items, sibling._index)
+            self._shelf[name] = (sibling._items, sibling._index, sibling._order)
         sibling._shelf = self._shelf
         return sibling
 
     async def namespaces(self) -> list[str]:
         """The namespaces of this store's database that hold an item, by name."""
-        return sorted(name for name, (items, _) in self._shelf.items() if len(items))
+        return sorted(name for name, (items, _, _) in self._shelf.items() if len(items))
 
     @property
     def embedder(self) -> Embedder | None:
@@ -144,11 +146,13 @@ class InMemoryStore(HybridRecall):
             check_matchable(item)
         if self._index is None:
             self._items.include(item)
-            return item.id
-        require_type(item, "item", MemoryItem)
-        embedded = await embed_items(self._index.embedder, self._text_of, [item])
-        self._items.include(item)
-        self._index.put(item, embedded.vectors[0], embedded.digests[0])
+        else:
+            require_type(item, "item", MemoryItem)
+            embedded = await embed_items(self._index.embedder, self._text_of, [item])
+            self._items.include(item)
+            self._index.put(item, embedded.vectors[0], embedded.digests[0])
+        if self._order.positions is not None:
+            self._order.place([item])
         return item.id
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
@@ -169,11 +173,13 @@ class InMemoryStore(HybridRecall):
         if self._index is None:
             for item in batch:
                 self._items.include(item)
-            return [item.id for item in batch]
-        embedded = await embed_items(self._index.embedder, self._text_of, batch)
-        for item, vector, digest in zip(batch, *embedded, strict=True):
-            self._items.include(item)
-            self._index.put(item, vector, digest)
+        else:
+            embedded = await embed_items(self._index.embedder, self._text_of, batch)
+            for item, vector, digest in zip(batch, *embedded, strict=True):
+                self._items.include(item)
+                self._index.put(item, vector, digest)
+        if self._order.positions is not None:
+            self._order.place(batch)
         return [item.id for item in batch]
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
@@ -268,10 +274,37 @@ class InMemoryStore(HybridRecall):
         return self._index
 
     def _forgot(self, removed: list[MemoryItem]) -> list[MemoryItem]:
-        """Drop the vectors of `removed`, the items a deletion took out."""
+        """Drop the vectors and positions of `removed`, the items a deletion took out."""
         if self._index is not None:
             self._index.remove(i.id for i in removed)
+        if self._order.positions is not None:
+            for item in removed:
+                del self._order.positions[item.id]
         return removed
+
+    # -- paging: the optional extension of ADR-0105 --------------------------------
+
+    async def search_page(self, query: MemoryQuery, after: str | None = None) -> Page:
+        """The first `query.limit` live items matching `query` after the cursor `after`,
+        in insertion order, and the cursor after them ([ADR-0105][adr-0105-d3]).
+
+        Raises:
+            TypeError: `query` is not a `MemoryQuery`, or `after` neither a str nor
+                `None`.
+            ValueError: `query.limit` is less than 1, or `after` is not a cursor.
+        """
+        size, start = check_page(query, after)
+        following, positions = self._after(start)
+        found = _matches(following, _predicates(query), size + 1)
+        if len(found) <= size:
+            return Page(found, None)
+        return Page(found[:size], cursor_of(positions[found[size - 1].id]))
+
+    def _after(self, start: int) -> tuple[list[MemoryItem], dict[UUID, int]]:
+        """The live items after position `start`, and the position of each item."""
+        positions = self._order.positions_of(self._items)
+        snapshot = self._items.values()
+        return snapshot[bisect_right(snapshot, start, key=lambda item: positions[item.id]) :], positions
 
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
 
@@ -343,15 +376,17 @@ class InMemoryStore(HybridRecall):
         before = as_cutoff(cutoff, "cutoff")
         return len(self._forgot(self._items.exclude_where(lambda items: [i for i in items if i.created_at < before])))
 
-    def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
+    def scan(self, batch_size: int = 500, *, after: str | None = None) -> AsyncIterator[list[MemoryItem]]:
         """The live items, in insertion order, in lists of at most `batch_size`, from a
-        snapshot taken now.
+        snapshot taken now; with `after`, those after that cursor of
+        [`search_page`][lionmem.protocols.in_memory.InMemoryStore.search_page].
 
         Raises:
-            TypeError: `batch_size` is not an int.
-            ValueError: `batch_size` is less than 1.
+            TypeError: `batch_size` is not an int, or `after` neither a str nor `None`.
+            ValueError: `batch_size` is less than 1, or `after` is not a cursor.
         """
-        return _scan(self._items.values(), as_batch_size(batch_size))
+        size, start = as_batch_size(batch_size), position_of(after)
+        return _scan(self._after(start)[0] if start else self._items.values(), size)
 
 
 async def _scan(snapshot: list[MemoryItem], size: int) -> AsyncIterator[list[MemoryItem]]:

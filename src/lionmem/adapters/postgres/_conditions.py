@@ -117,11 +117,14 @@ class Where(NamedTuple):
     """The query left once strings no row can hold are settled."""
 
 
-def where_of(namespace: str, asked: MemoryQuery) -> Where:
-    """The conditions selecting `namespace`'s rows that may match `asked`'s text,
-    tags and filters, and what Python decides on them."""
+def where_of(namespace: str, asked: MemoryQuery, after: int = 0) -> Where:
+    """The conditions selecting `namespace`'s rows after position `after` that may
+    match `asked`'s text, tags and filters, and what Python decides on them."""
     clauses: list[sql.Composable] = [sql.SQL("namespace = %s")]
     params: list[object] = [namespace]
+    if after:
+        clauses.append(sql.SQL("seq > %s"))
+        params.append(after)
     # PostgreSQL text cannot hold U+0000, so neither can a stored string.
     query = settle_unstorable(asked, allow_nul=False)
     if query is None:

@@ -42,19 +42,21 @@ def _merged_reads(where: Where, limit: int | None) -> list[tuple[str, LiteralStr
     return [(key, *read) for read in distinct]
 
 
-def plan_search(namespace: str, asked: MemoryQuery, *, newest_first: bool = False) -> Plan[sql.Composed]:
-    """`asked` as SQL over `namespace`'s rows, in insertion order or, `newest_first`,
-    the reverse, and what Python decides on them.
+def plan_search(
+    namespace: str, asked: MemoryQuery, *, newest_first: bool = False, after: int = 0
+) -> Plan[sql.Composed]:
+    """`asked` as SQL over `namespace`'s rows after position `after`, in insertion order
+    or, `newest_first`, the reverse, and what Python decides on them.
 
     An equality or `In` filter that is the whole query reads the first `limit` rows
     of each value from `lionmem_meta`'s B-tree, in order, instead of every match from
     the GIN index, which lists them unordered ([ADR-0099][adr-0099-d5])."""
     require_type(asked, "query", MemoryQuery)
-    where = where_of(namespace, asked)
+    where = where_of(namespace, asked, after)
     direction = sql.SQL(" DESC" if newest_first else "")
     params = list(where.params)
     limit = sql_limit(where.query.limit, where.recheck, where.any_tag)
-    reads = _merged_reads(where, limit)
+    reads = None if after else _merged_reads(where, limit)
     if reads is not None:
         # Each item has one row a key, holding a number or a string, so distinct reads
         # list distinct items and the join needs no de-duplication.

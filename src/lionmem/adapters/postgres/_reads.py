@@ -1,22 +1,27 @@
 """How the PostgreSQL store reads: a search's plan run and its rows decoded off the
-event loop when long, a page of a scan, and the statistics.
+event loop when long, a page of a search or a scan, and the statistics.
 
-Governed by [ADR-0097][adr-0097].
+Governed by [ADR-0097][adr-0097]; pages by [ADR-0105][adr-0105-d3].
+
+Seam for tests: `_reads`, whose `fetch` a test wraps to delete a page's last item
+between the page's read and its cursor's.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from typing import Any, LiteralString
 
+import psycopg
 from psycopg import sql
 
 from lionmem.adapters._codec import SHARE_EVERY, Row, decode_in_slices
 from lionmem.adapters._plan import MAX_SQL_LIMIT, Plan, unlimited
 from lionmem.adapters._settling import settled
 from lionmem.adapters.postgres._planner import plan_search
-from lionmem.adapters.postgres._pool import Connections
+from lionmem.adapters.postgres._pool import Connections, fetch
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.stats import StoreStats
 
@@ -28,6 +33,7 @@ __all__ = [
     "decode",
     "decode_all",
     "pages",
+    "read_page",
     "read_search",
     "stats_of",
 ]
@@ -44,10 +50,9 @@ Execute = Callable[[LiteralString, list[object]], Awaitable[list[tuple[Any, ...]
 `Connections.execute` does."""
 
 
-async def pages(execute: Execute, namespace: str, size: int) -> AsyncIterator[list[MemoryItem]]:
-    """Every item of `namespace` in insertion order, in lists of at most `size`, each
-    one statement from where the last one ended."""
-    after = 0
+async def pages(execute: Execute, namespace: str, size: int, after: int) -> AsyncIterator[list[MemoryItem]]:
+    """Every item of `namespace` after position `after` in insertion order, in lists of
+    at most `size`, each one statement from where the last one ended."""
     while True:
         rows = await execute(_PAGE, [namespace, after, size])
         if rows:
@@ -113,12 +118,13 @@ a transaction, on its one connection."""
 
 
 async def read_search(
-    namespace: str, query: MemoryQuery, select: Select, *, newest_first: bool = False
+    namespace: str, query: MemoryQuery, select: Select, *, newest_first: bool = False, after: int = 0
 ) -> list[MemoryItem]:
-    """The items of `namespace` matching `query`, its plan run through `select`: whole
-    when SQL decides every predicate or the limit is negative, else in growing prefixes
-    of the ordered rows until they hold `limit` matches or run out."""
-    plan = plan_search(namespace, query, newest_first=newest_first)
+    """The items of `namespace` after position `after` matching `query`, its plan run
+    through `select`: whole when SQL decides every predicate or the limit is negative,
+    else in growing prefixes of the ordered rows until they hold `limit` matches or run
+    out."""
+    plan = plan_search(namespace, query, newest_first=newest_first, after=after)
     statement, params, limit = plan.statement, plan.params, query.limit
     if plan.pushed or limit < 0:
         return await decode(await select(statement, params), plan, limit)
@@ -141,3 +147,25 @@ async def count_of(connections: Connections, namespace: str, query: MemoryQuery)
         return int(rows[0][0])
     found = await read_search(namespace, unlimited(query), connections.select)
     return len(found)
+
+
+async def read_page(
+    conn: psycopg.AsyncConnection[Any], *, namespace: str, query: MemoryQuery, after: int
+) -> tuple[list[MemoryItem], int | None]:
+    """The first `query.limit` items of `namespace` after position `after` matching
+    `query`, and the position of the last of them when more match after it, read in
+    one repeatable-read snapshot, so that the position is the returned item's."""
+    size = query.limit
+    async with conn.transaction():
+        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        select = partial(fetch, conn, prepare=False)
+        found = await read_search(namespace, query.model_copy(update={"limit": size + 1}), select, after=after)
+        if len(found) <= size:
+            return found, None
+        rows = await fetch(
+            conn,
+            "SELECT seq FROM lionmem_items WHERE namespace = %s AND id = %s",
+            [namespace, found[size - 1].id],
+            prepare=False,
+        )
+        return found[:size], int(rows[0][0])

@@ -25,7 +25,7 @@ from lionmem.adapters.postgres._deletes import delete_found, delete_where
 from lionmem.adapters.postgres._dsn import redacted
 from lionmem.adapters.postgres._planner import plan_search
 from lionmem.adapters.postgres._pool import Connections, opened
-from lionmem.adapters.postgres._reads import NAMESPACES, STATS, count_of, pages, read_search, stats_of
+from lionmem.adapters.postgres._reads import NAMESPACES, STATS, count_of, pages, read_page, read_search, stats_of
 from lionmem.adapters.postgres._recall import CANDIDATES, PgVectors, recalling
 from lionmem.adapters.postgres._settings import open_settings
 from lionmem.adapters.postgres._terms import TermReads
@@ -35,6 +35,7 @@ from lionmem.adapters.postgres.schema import LOCK_KEY
 from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.namespaces import check_namespace
+from lionmem.protocols.paging import Page, check_page, cursor_of, position_of
 from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
 from lionmem.protocols.verifying import Verification
@@ -255,6 +256,19 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         """
         return await read_search(self.namespace, query, self._connections.select)
 
+    async def search_page(self, query: MemoryQuery, after: str | None = None) -> Page:
+        """Copies of the first `query.limit` items of this namespace matching `query`
+        after the cursor `after`, and the cursor after them, read in one snapshot
+        ([ADR-0105][adr-0105-d3]).
+
+        Raises:
+            TypeError, ValueError: as [`check_page`][lionmem.protocols.paging.check_page].
+        """
+        _, start = check_page(query, after)
+        reading = partial(read_page, namespace=self.namespace, query=query, after=start)
+        found, last = await self._connections.on_connection(reading)
+        return Page(found, None if last is None else cursor_of(last))
+
     async def search_newest(self, query: MemoryQuery) -> list[MemoryItem]:
         """Copies of the items matching `query`, the last in insertion order first, cut
         by `limit` ([ADR-0099][adr-0099-d7]): the order index is read backwards, so a
@@ -354,20 +368,21 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         """
         return stats_of(await self._connections.execute(STATS, [self.namespace]))
 
-    def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
-        """Copies of every item in this namespace, in insertion order, in lists of at
-        most `batch_size`.
+    def scan(self, batch_size: int = 500, *, after: str | None = None) -> AsyncIterator[list[MemoryItem]]:
+        """Copies of every item in this namespace (after the cursor `after` of
+        `search_page`, if given), in insertion order, in lists of at most `batch_size`.
 
         Each list is one query, from where the last one ended; an item written while a
         scan runs is in it if it comes after that point, and a replacement keeps its
         place, so no item comes twice.
 
         Raises:
-            TypeError: `batch_size` is not an int.
-            ValueError: `batch_size` is less than 1.
+            TypeError: `batch_size` is not an int, or `after` neither a str nor `None`.
+            ValueError: `batch_size` is less than 1, or `after` is not a cursor.
             StoreClosedError: the store is closed (raised by the first list).
         """
-        return pages(self._connections.execute, self.namespace, as_batch_size(batch_size))
+        size, start = as_batch_size(batch_size), position_of(after)
+        return pages(self._connections.execute, self.namespace, size, start)
 
     async def _delete(self, where: LiteralString, params: list[object]) -> int:
         self._connections.writable()

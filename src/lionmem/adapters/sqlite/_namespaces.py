@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Final, NamedTuple
 
-__all__ = ["NOTHING", "SPAN_BITS", "Space", "Span", "span_of"]
+__all__ = ["NOTHING", "SPAN_BITS", "Space", "Span", "allocate", "names", "retire", "span_of"]
 
 SPAN_BITS: Final = 40
 """Namespace `n` owns the sequence numbers `n << 40` to `((n + 1) << 40) - 1`: room for
@@ -71,7 +71,7 @@ class Space:
         if number >> (63 - SPAN_BITS):
             raise ValueError(f"the file holds {number:,} namespaces, the most it has room for")
         db.execute(
-            "INSERT INTO lionmem_namespaces (number, name, last) VALUES (?, ?, ?)",
+            "INSERT INTO lionmem_namespaces (number, name, deleted_up_to) VALUES (?, ?, ?)",
             (number, self.name, number << SPAN_BITS),
         )
         return span_of(number)
@@ -79,16 +79,31 @@ class Space:
 
 def allocate(db: sqlite3.Connection, span: Span, count: int) -> int:
     """The first of `count` new sequence numbers of `span`'s namespace, each above every
-    number it has used, in the write transaction `db` holds.
+    number an item of it holds or, once deleted, held (`retire`), in the write
+    transaction `db` holds: one read of the end of its range, as AUTOINCREMENT reads
+    its counter, and no write.
 
     Raises:
         ValueError: the namespace has used every number it owns.
     """
-    db.execute("UPDATE lionmem_namespaces SET last = last + ? WHERE number = ?", (count, span.number))
-    (last,) = db.execute("SELECT last FROM lionmem_namespaces WHERE number = ?", (span.number,)).fetchone()
-    if last > span.last:
+    (last,) = db.execute(
+        "SELECT max(coalesce((SELECT max(seq) FROM items WHERE seq BETWEEN ? AND ?), ?),"
+        " (SELECT deleted_up_to FROM lionmem_namespaces WHERE number = ?))",
+        (span.first, span.last, span.first, span.number),
+    ).fetchone()
+    if last + count > span.last:
         raise ValueError("this namespace has used every sequence number it owns; copy it into a new one")
-    return int(last) - count + 1
+    return int(last) + 1
+
+
+def retire(db: sqlite3.Connection, span: Span, seqs: list[int]) -> None:
+    """Record that the items at `seqs` of `span`'s namespace are deleted, so that no new
+    item takes the number of the last of them, in the write transaction `db` holds."""
+    if seqs:
+        db.execute(
+            "UPDATE lionmem_namespaces SET deleted_up_to = max(deleted_up_to, ?) WHERE number = ?",
+            (max(seqs), span.number),
+        )
 
 
 def names(db: sqlite3.Connection) -> list[str]:

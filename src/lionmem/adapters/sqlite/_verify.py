@@ -70,21 +70,13 @@ def problems(db: sqlite3.Connection, text_of: TextOf | None, dimensions: int | N
 
 
 def _spans(db: sqlite3.Connection) -> list[str]:
-    """Each item outside every namespace's span, and each namespace whose record of the
-    last number it used is below a number its items hold ([ADR-0105][adr-0105-d1])."""
-    found = [
+    """Each item outside every namespace's span ([ADR-0105][adr-0105-d1])."""
+    return [
         f"item {item_id}: its position {seq} is in no namespace"
         for seq, item_id in db.execute(
             f"SELECT seq, id FROM items WHERE seq >> {SPAN_BITS} NOT IN (SELECT number FROM lionmem_namespaces)"
         )
     ]
-    for name, last, held in db.execute(
-        f"SELECT n.name, n.last, (SELECT max(seq) FROM items WHERE seq BETWEEN n.number << {SPAN_BITS}"
-        f" AND ((n.number + 1) << {SPAN_BITS}) - 1) FROM lionmem_namespaces AS n"
-    ):
-        if held is not None and held > last:
-            found.append(f"namespace {name!r}: an item holds position {held}, past the last it used, {last}")
-    return found
 
 
 def _index_rows(db: sqlite3.Connection) -> list[str]:

@@ -93,6 +93,27 @@ class Worker:
             return []
         return settled(self.db.execute(plan.statement, plan.params), plan, query.limit)
 
+    def search_page(self, space: Space, query: MemoryQuery, after: int) -> tuple[list[MemoryItem], int | None]:
+        """The first `query.limit` items of `space` after position `after` matching
+        `query`, and the position of the last of them when more match after it: both
+        read in one snapshot, so that the position is the returned item's."""
+        span = space.span(self.db)
+        window = span._replace(first=max(span.first, after + 1))
+        size = query.limit
+        self.db.execute("BEGIN")
+        try:
+            plan = plan_search(query.model_copy(update={"limit": size + 1}), self._count_entries, window)
+            found = [] if plan is None else settled(self.db.execute(plan.statement, plan.params), plan, size + 1)
+            if len(found) <= size:
+                return found, None
+            (last,) = self.db.execute(
+                "SELECT seq FROM items WHERE id = ? AND seq BETWEEN ? AND ?",
+                (str(found[size - 1].id), window.first, window.last),
+            ).fetchone()
+            return found[:size], int(last)
+        finally:
+            self.db.execute("COMMIT")
+
     def selected(self, space: Space, query: MemoryQuery) -> list[str]:
         """The ids of the rows of `space` the SQL of `query`, a query some stored item
         could match, selects, in insertion order, up to its limit (at least 0): every

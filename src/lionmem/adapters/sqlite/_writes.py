@@ -18,7 +18,7 @@ from typing import NamedTuple, cast
 
 from lionmem.adapters._codec import encode_item
 from lionmem.adapters.sqlite._indexes import MetaRow, index_rows, indexable, term_rows
-from lionmem.adapters.sqlite._namespaces import Span, allocate
+from lionmem.adapters.sqlite._namespaces import Span, allocate, retire
 from lionmem.protocols.memory import MemoryItem
 
 _NEGATIVE_ZERO = struct.pack("<d", -0.0)
@@ -96,6 +96,7 @@ def delete_rows(db: sqlite3.Connection, span: Span, where: str, params: Sequence
     for seq, folded in rows:
         _unindex(db, seq, folded)
     db.executemany("DELETE FROM items WHERE seq = ?", [(seq,) for seq, _ in rows])
+    retire(db, span, [seq for seq, _ in rows])
     return len(rows)
 
 
@@ -123,7 +124,7 @@ def put_many(db: sqlite3.Connection, span: Span, writes: Sequence[Write]) -> Non
     An item already stored is replaced in place by `put`. A new id takes the next
     sequence number at its first write in the batch, holding its last write, as the
     writes one by one leave it; the numbers come from `allocate`, each above every
-    number the namespace has used.
+    number the namespace has given.
     """
     ids = list(dict.fromkeys(write.columns[0] for write in writes))
     stored: set[str] = set()

@@ -128,15 +128,17 @@ def _version_7(db: sqlite3.Connection) -> None:
 
 def _version_8(db: sqlite3.Connection) -> None:
     """Namespaces ([ADR-0105][adr-0105-d1]): each owns a range of sequence numbers, listed
-    with the last it used in `lionmem_namespaces`; the items of older versions are the
+    in `lionmem_namespaces` with the largest a deleted item of it held, so that no
+    number is given twice, as AUTOINCREMENT kept it; the items of older versions are the
     namespace `default`, number 0. An id is unique within a namespace, not the file, so
     the items table is rebuilt without its `UNIQUE (id)`, and its numbers are given
     explicitly from then on."""
     db.execute(
-        "CREATE TABLE lionmem_namespaces (number INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, last INTEGER NOT NULL)"
+        "CREATE TABLE lionmem_namespaces (number INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+        " deleted_up_to INTEGER NOT NULL)"
     )
     db.execute(
-        "INSERT INTO lionmem_namespaces (number, name, last) SELECT 0, ?, max("
+        "INSERT INTO lionmem_namespaces (number, name, deleted_up_to) SELECT 0, ?, max("
         "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'items'), 0), coalesce((SELECT max(seq) FROM items), 0))",
         (DEFAULT_NAMESPACE,),
     )

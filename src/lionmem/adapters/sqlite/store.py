@@ -33,6 +33,7 @@ from lionmem.protocols.forgetting import ErasureWarning
 from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.namespaces import DEFAULT_NAMESPACE, check_namespace
+from lionmem.protocols.paging import Page, check_page, cursor_of, position_of
 from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
 from lionmem.protocols.verifying import Verification
@@ -289,6 +290,18 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         """
         return await self._search(query, newest_first=True)
 
+    async def search_page(self, query: MemoryQuery, after: str | None = None) -> Page:
+        """Copies of the first `query.limit` items matching `query` after the cursor
+        `after`, in insertion order, and the cursor after them, read in one snapshot
+        ([ADR-0105][adr-0105-d3]).
+
+        Raises:
+            TypeError, ValueError: as [`check_page`][lionmem.protocols.paging.check_page].
+        """
+        _, start = check_page(query, after)
+        found, last = await self._on_worker(self._connections.worker.search_page, query, start)
+        return Page(found, None if last is None else cursor_of(last))
+
     async def _search(self, query: MemoryQuery, *, newest_first: bool) -> list[MemoryItem]:
         require_type(query, "query", MemoryQuery)
         return await self._on_worker(self._connections.worker.search, query, newest_first=newest_first)
@@ -410,24 +423,24 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         damage, stale = await self._connections.on_writer(self._connections.worker.verify, text_of)
         return Verification(tuple(damage), tuple(stale))
 
-    def scan(self, batch_size: int = 500) -> AsyncIterator[list[MemoryItem]]:
-        """Copies of every item, in insertion order, in lists of at most `batch_size`.
+    def scan(self, batch_size: int = 500, *, after: str | None = None) -> AsyncIterator[list[MemoryItem]]:
+        """Copies of every item (after the cursor `after` of `search_page`, if given),
+        in insertion order, in lists of at most `batch_size`.
 
         Each list is one read, from where the last one ended; an item written while a
         scan runs is in it if it comes after that point, and a replacement keeps its
         place, so no item comes twice.
 
         Raises:
-            TypeError: `batch_size` is not an int.
-            ValueError: `batch_size` is less than 1.
+            TypeError: `batch_size` is not an int, or `after` neither a str nor `None`.
+            ValueError: `batch_size` is less than 1, or `after` is not a cursor.
             StoreClosedError: the store is closed (raised by the first list).
             RuntimeError: called in a process forked from the one that opened
                 the store (raised by the first list).
         """
-        return self._pages(as_batch_size(batch_size))
+        return self._pages(as_batch_size(batch_size), position_of(after))
 
-    async def _pages(self, size: int) -> AsyncIterator[list[MemoryItem]]:
-        after = 0
+    async def _pages(self, size: int, after: int) -> AsyncIterator[list[MemoryItem]]:
         while True:
             after, items = await self._on_worker(self._connections.worker.page, after, size)
             if items:
