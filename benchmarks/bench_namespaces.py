@@ -20,7 +20,7 @@ from typing import Any
 
 from benchmarks.support import three_stores
 from benchmarks.support.common import best_time, make_items, queries
-from benchmarks.support.three_stores import STORES, Results
+from benchmarks.support.three_stores import STORES, Results, markdown_table
 from lionmem import InMemoryStore, MemoryItem
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
@@ -77,14 +77,12 @@ async def measure(url: str, n: int, directory: Path) -> Results:
 
 def table(results: Results) -> str:
     """The Markdown table of docs/performance.md for one run."""
-    lines = [
-        "| Search | " + " | ".join(f"{s}: alone, shared/alone" for s in STORES) + " |",
-        "| --- |" + " --- |" * len(STORES),
-    ]
-    for name, row in results.items():
-        cells = [f"{row[f'{s} alone, ms']:.2f} ms, {row[f'{s} shared / alone']:.2f}x" for s in STORES]
-        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return markdown_table(
+        results,
+        "Search",
+        "alone, shared/alone",
+        lambda row, s: f"{row[f'{s} alone, ms']:.2f} ms, {row[f'{s} shared / alone']:.2f}x",
+    )
 
 
 if __name__ == "__main__":

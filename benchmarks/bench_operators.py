@@ -14,7 +14,7 @@ from typing import Any
 
 from benchmarks.support import three_stores
 from benchmarks.support.common import best_time, make_items
-from benchmarks.support.three_stores import STORES, Results, filled
+from benchmarks.support.three_stores import Results, filled, markdown_table
 from lionmem import MemoryQuery
 from lionmem.filters import Ge, In, Lt
 
@@ -64,17 +64,14 @@ async def measure(url: str, n: int, directory: Path) -> Results:
 
 def table(results: Results) -> str:
     """The Markdown table of docs/performance.md for one run."""
-    lines = [
-        "| Filter | " + " | ".join(f"{s}: time, / in-memory, / equality" for s in STORES) + " |",
-        "| --- |" + " --- |" * len(STORES),
-    ]
-    for name, row in results.items():
-        cells = [
+    return markdown_table(
+        results,
+        "Filter",
+        "time, / in-memory, / equality",
+        lambda row, s: (
             f"{row[f'{s}, ms']:.2f} ms, {row[f'{s}, ms'] / row['memory, ms']:.2f}x, {row[f'{s} / equality']:.2f}x"
-            for s in STORES
-        ]
-        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        ),
+    )
 
 
 if __name__ == "__main__":

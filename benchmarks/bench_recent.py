@@ -14,7 +14,7 @@ from typing import Any
 
 from benchmarks.support import three_stores
 from benchmarks.support.common import best_time, make_items, queries
-from benchmarks.support.three_stores import STORES, Results, filled
+from benchmarks.support.three_stores import Results, filled, markdown_table
 from lionmem import MemoryQuery
 
 RESULTS = Path(__file__).resolve().parent / "results" / "recent.json"
@@ -45,14 +45,12 @@ async def measure(url: str, n: int, directory: Path) -> Results:
 
 def table(results: Results) -> str:
     """The Markdown table of docs/performance.md for one run."""
-    lines = [
-        "| Search, limit 20 | " + " | ".join(f"{s}: `search`, newest/search" for s in STORES) + " |",
-        "| --- |" + " --- |" * len(STORES),
-    ]
-    for name, row in results.items():
-        cells = [f"{row[f'{s} search, ms']:.2f} ms, {row[f'{s} newest / search']:.2f}x" for s in STORES]
-        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return markdown_table(
+        results,
+        "Search, limit 20",
+        "`search`, newest/search",
+        lambda row, s: f"{row[f'{s} search, ms']:.2f} ms, {row[f'{s} newest / search']:.2f}x",
+    )
 
 
 if __name__ == "__main__":

@@ -49,6 +49,18 @@ async def filled(url: str, items: list[MemoryItem], directory: Path) -> AsyncIte
         yield {"memory": memory, "sqlite": sqlite, "postgres": pg}
 
 
+def markdown_table(results: Results, heading: str, column: str, cell: Callable[[dict[str, float], str], str]) -> str:
+    """The Markdown table of docs/performance.md for one run: a row for each result,
+    named `heading`, and a cell for each store, `column` saying what `cell` writes."""
+    lines = [
+        f"| {heading} | " + " | ".join(f"{store}: {column}" for store in STORES) + " |",
+        "| --- |" + " --- |" * len(STORES),
+    ]
+    for name, row in results.items():
+        lines.append(f"| `{name}` | " + " | ".join(cell(row, store) for store in STORES) + " |")
+    return "\n".join(lines)
+
+
 def main(
     description: str | None,
     measure: Callable[[str, int, Path], Coroutine[Any, Any, R]],
