@@ -162,3 +162,22 @@ def test_the_command_line_lists_a_postgres_databases_namespaces(
     assert main(["namespaces", f"{pg_url}?namespace=any" if "?" not in pg_url else f"{pg_url}&namespace=any"]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert name in listed and listed == sorted(listed)
+
+
+def test_export_forget_and_import_keep_to_the_namespace_the_url_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    assert main(["put", f"{url}?namespace=ana", "ana's note", "--tag", "t"]) == 0
+    assert main(["put", f"{url}?namespace=bob", "bob's note", "--tag", "t"]) == 0
+    exported = tmp_path / "ana.jsonl"
+    assert main(["export", f"{url}?namespace=ana", "--output", str(exported)]) == 0
+    lines = exported.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 and "ana's note" in lines[1]  # the header, then ana's one item
+    assert main(["import", f"{url}?namespace=carol", str(exported)]) == 0
+    assert main(["forget", f"{url}?namespace=bob", "--tag", "t"]) == 0
+    capsys.readouterr()
+    assert main(["namespaces", url]) == 0
+    assert capsys.readouterr().out == "ana\ncarol\n"
+    assert main(["stats", f"{url}?namespace=carol"]) == 0
+    assert "items           1\n" in capsys.readouterr().out

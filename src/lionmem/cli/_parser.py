@@ -139,7 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     stats = commands.add_parser(
         "stats", help="print the number of items, the size on disk, the schema version and the oldest and newest item"
     )
-    stats.add_argument("url", help="a durable store: sqlite:///PATH or postgresql://...?namespace=NAME")
+    stats.add_argument(
+        "url", help="a durable store: sqlite:///PATH[?namespace=NAME] or postgresql://...?namespace=NAME"
+    )
     namespaces = commands.add_parser(
         "namespaces", help="print the namespaces of a durable store's database that hold an item, one a line"
     )

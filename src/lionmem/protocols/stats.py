@@ -19,7 +19,7 @@ class StoreStats:
     """A durable store's size and span, read in one transaction. See [ADR-0100][adr-0100-d9]."""
 
     items: int
-    """The items the store holds (in its namespace, on PostgreSQL)."""
+    """The items the store holds in its namespace ([ADR-0105][adr-0105-d1])."""
     bytes_on_disk: int
     """The bytes that `size_covers` names."""
     size_covers: str

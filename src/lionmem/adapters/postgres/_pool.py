@@ -9,8 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
-from functools import partial
-from typing import TYPE_CHECKING, Any, LiteralString, TypeVar
+from typing import Any, LiteralString, TypeVar
 
 import psycopg
 from psycopg import sql
@@ -18,15 +17,11 @@ from psycopg_pool import AsyncConnectionPool
 
 from lionmem.adapters._codec import SHARE_EVERY
 from lionmem.adapters.lifecycle import process_id, refuse_forked
-from lionmem.adapters.postgres._connect import Recent, answered, answering, connect, outages_unavailable
+from lionmem.adapters.postgres._connect import Recent, answered, answering, outages_unavailable
 from lionmem.adapters.postgres._dsn import redacted
 from lionmem.errors import DatabaseCorruptError, StoreClosedError, StoreUnavailableError
 
-if TYPE_CHECKING:
-    from lionmem.adapters.postgres._settings import OpenSettings
-    from lionmem.adapters.postgres.store import PostgresMemoryStore
-
-__all__ = ["Connections", "Pool", "opened"]
+__all__ = ["Connections", "Pool"]
 
 T = TypeVar("T")
 
@@ -43,7 +38,8 @@ class Connections:
         # The pool's waiters and maintenance tasks belong to the loop that opened it.
         self._loop = asyncio.get_running_loop()
         self._pid = process_id()
-        self._what = f"the PostgresMemoryStore for {namespace!r}"
+        # One pool serves every store `in_namespace` made from the one opened.
+        self._what = f"the PostgresMemoryStore opened for {namespace!r}"
         self.conninfo = conninfo
         """The connection string, secrets and all: never shown but `redacted`."""
         self._in_use = 0
@@ -163,22 +159,3 @@ async def fetch(
             break
         await asyncio.sleep(0)
     return rows
-
-
-async def opened(store: type[PostgresMemoryStore], settings: OpenSettings) -> PostgresMemoryStore:
-    """A `store` connected as `settings` say, its schema created or checked and, with
-    an embedder, its namespace's missing vectors made; closed again if any of that fails."""
-    conninfo, namespace, vectors = settings.conninfo, settings.namespace, settings.vectors
-    pool, recent, trigram = await connect(
-        conninfo, settings.min_size, settings.max_size, settings.timeout, settings.statement_ms, settings.create
-    )
-    connections = Connections(pool, recent, namespace, conninfo, settings.timeout / 2)
-    made = store(connections, namespace, trigram, vectors)
-    if vectors is not None:
-        try:
-            await connections.on_connection(partial(vectors.adopt, reembed=settings.reembed))
-            await connections.on_connection(partial(vectors.fill, namespace=namespace))
-        except BaseException:
-            await made.close()
-            raise
-    return made

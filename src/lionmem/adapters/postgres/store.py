@@ -23,8 +23,9 @@ from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
 from lionmem.adapters.postgres._backfill import VECTOR_UPSERT
 from lionmem.adapters.postgres._deletes import delete_found, delete_where
 from lionmem.adapters.postgres._dsn import redacted
+from lionmem.adapters.postgres._opening import opened
 from lionmem.adapters.postgres._planner import plan_search
-from lionmem.adapters.postgres._pool import Connections, opened
+from lionmem.adapters.postgres._pool import Connections
 from lionmem.adapters.postgres._reads import NAMESPACES, STATS, count_of, pages, read_page, read_search, stats_of
 from lionmem.adapters.postgres._recall import CANDIDATES, PgVectors, recalling
 from lionmem.adapters.postgres._settings import open_settings
@@ -159,8 +160,7 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
     # -- namespaces: the optional extension of ADR-0105 --------------------------------
 
     def in_namespace(self, namespace: str) -> PostgresMemoryStore:
-        """The store of `namespace` in this database, on this store's pool, with its
-        embedder: closing either closes both.
+        """The store of `namespace` in this database, on this store's pool and embedder.
 
         Raises:
             TypeError, ValueError: as [`check_namespace`][lionmem.protocols.namespaces.check_namespace].

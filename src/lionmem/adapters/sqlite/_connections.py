@@ -18,19 +18,13 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 from lionmem.adapters.lifecycle import process_id, refuse_forked
-from lionmem.adapters.sqlite._connect import connect
 from lionmem.adapters.sqlite._worker import Worker
 from lionmem.errors import StoreClosedError
 
-if TYPE_CHECKING:
-    from lionmem.adapters.sqlite._namespaces import Space
-    from lionmem.adapters.sqlite._recall import Vectors
-    from lionmem.adapters.sqlite.store import SQLiteMemoryStore
-
-__all__ = ["Connections", "opened"]
+__all__ = ["Connections"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -126,27 +120,3 @@ class Connections:
         # Ends this thread once this call returns, should close() no longer be waiting.
         self.executor.shutdown(wait=False)
         return unproven
-
-
-async def opened(
-    store: type[SQLiteMemoryStore],
-    path: Path,
-    busy_ms: int,
-    synchronous: str,
-    create: bool,
-    vectors: Vectors | None,
-    reembed: bool,
-    space: Space,
-) -> SQLiteMemoryStore:
-    """A `store` opened on `path`: connected, its schema checked, and, with `vectors`,
-    every item of the file given a vector; closed again if any of that fails."""
-    connections = Connections(path, *await connect(path, busy_ms, synchronous, create))
-    made = store(connections, vectors, space)
-    await connections.on_writer(connections.worker.check_schema)
-    if vectors is not None:
-        try:
-            await vectors.adopt_all(connections, reembed)
-        except BaseException:
-            await made.close()
-            raise
-    return made

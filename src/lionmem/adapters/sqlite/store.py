@@ -22,9 +22,10 @@ from lionmem._internal.timeouts import milliseconds
 from lionmem.adapters._codec import decode_item, encode_batch
 from lionmem.adapters._profiles import SQLITE_PROFILE
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
-from lionmem.adapters.sqlite._connections import Connections, opened
+from lionmem.adapters.sqlite._connections import Connections
 from lionmem.adapters.sqlite._files import database_path
 from lionmem.adapters.sqlite._namespaces import Space
+from lionmem.adapters.sqlite._opening import opened
 from lionmem.adapters.sqlite._recall import Vectors, recall_settings
 from lionmem.adapters.sqlite._worker import CREATED_AT, item_row
 from lionmem.adapters.sqlite._writes import Write
@@ -148,7 +149,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         [`recall`][lionmem.adapters.sqlite.SQLiteMemoryStore.recall] by meaning: each
         item stored is embedded (`text_of(item)`, `str(item.content)` by default), and
         items the file holds without a vector are embedded as it opens;
-        `reembed=True` rebuilds every vector, as changing the embedder requires
+        `reembed=True` rebuilds every vector of the file, as changing the embedder requires
         ([ADR-0102][adr-0102-d4]). The store reads and writes `namespace` of the file
         ([ADR-0105][adr-0105-d1]); the file's other namespaces are the same store
         [`in_namespace`][lionmem.adapters.sqlite.SQLiteMemoryStore.in_namespace].
@@ -409,9 +410,9 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         return await self._on_worker(self._connections.worker.delete_where, f"{CREATED_AT} < ?", [before])
 
     async def stats(self) -> StoreStats:
-        """The number of items, the size of the files, the schema version and the
-        span of `created_at`, read together ([ADR-0100][adr-0100-d9]).
-        """
+        """The number of items of this namespace and the span of their `created_at`,
+        the size of the files and the schema version, read together
+        ([ADR-0100][adr-0100-d9])."""
         return await self._on_worker(self._connections.worker.stats)
 
     async def verify(self) -> Verification:
