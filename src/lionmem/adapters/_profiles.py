@@ -11,7 +11,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Final
 
-from lionmem.protocols.profile import ContentKind, Durability, FidelityProfile, Namespaces, Recall, ReturnedObjects
+from lionmem.protocols.profile import (
+    ContentKind,
+    Durability,
+    FidelityProfile,
+    Namespaces,
+    Paging,
+    Recall,
+    ReturnedObjects,
+)
 
 __all__ = ["DURABLE_PROFILE", "PGVECTOR_PROFILE", "POSTGRES_PROFILE", "SQLITE_PROFILE"]
 
@@ -20,9 +28,10 @@ DURABLE_PROFILE: Final = FidelityProfile(
     durability=Durability.RESTART,
     content=ContentKind.JSON_VALUES,
     namespaces=Namespaces.REFERENCE,
+    paging=Paging.REFERENCE,
 )
 """What every store keeping items as these rows promises: the reference's rules,
-namespaces included, except that results are copies, items survive a restart and
+namespaces and paging included, except that results are copies, items survive a restart and
 content must be a JSON value. Not a dimension of the profile, but a limit all the same: an item may take at
 most `MAX_ITEM_BYTES`."""
 

@@ -31,6 +31,7 @@ CHECKS = (
     "filter_operators",
     "recall",
     "namespaces",
+    "paging",
     "stateful",
 )
 

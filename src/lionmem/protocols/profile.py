@@ -21,6 +21,7 @@ __all__ = [
     "LimitPolicy",
     "Namespaces",
     "OnExistingId",
+    "Paging",
     "Recall",
     "ResultOrder",
     "ReturnedObjects",
@@ -178,6 +179,20 @@ class Namespaces(Enum):
     default, so that a store written before namespaces existed needs no change."""
 
 
+class Paging(Enum):
+    """Whether a store offers the [`PagingStore`][lionmem.protocols.paging.PagingStore]
+    extension, whose semantics [ADR-0105][adr-0105-d3] fixes."""
+
+    REFERENCE = "a PagingStore whose cursors are positions"
+    """The reference rule: a search's pages join into its matches in insertion order,
+    a cursor survives the deletion of its own item, a replacement keeps its place, an
+    item stored meanwhile comes at the end, and a page without a limit of at least 1
+    or a cursor no page gave is refused with `ValueError`."""
+    UNDECLARED = "not declared"
+    """The store promises nothing about paging, and the kit checks none: the default,
+    as for namespaces."""
+
+
 class Recall(Enum):
     """Whether a store offers the [`RecallStore`][lionmem.protocols.recall.RecallStore]
     extension, whose semantics [ADR-0102][adr-0102] fixes."""
@@ -198,7 +213,7 @@ class Recall(Enum):
 class FidelityProfile:
     """An immutable declaration of what a store promises, checked by the kit.
 
-    Every field but `namespaces` (undeclared) defaults to what
+    Every field but `namespaces` and `paging` (undeclared) defaults to what
     [`InMemoryStore`][lionmem.protocols.in_memory.InMemoryStore] does, so a profile names
     only where a store differs. See [ADR-0093][adr-0093].
 
@@ -244,6 +259,9 @@ class FidelityProfile:
     """Whether, and how, the store deletes."""
     recall: Recall = Recall.NOT_OFFERED
     """Whether, and how exactly, the store recalls by meaning."""
+    paging: Paging = Paging.UNDECLARED
+    """Whether the store pages as the reference does ([ADR-0105][adr-0105-d3]);
+    undeclared by default, as `namespaces` is."""
     namespaces: Namespaces = Namespaces.UNDECLARED
     """Whether the store promises namespaces kept apart. The one field whose default
     is not what `InMemoryStore` does: a store written before namespaces existed

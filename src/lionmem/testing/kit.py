@@ -23,6 +23,7 @@ from lionmem.protocols.profile import FidelityProfile
 from lionmem.testing import _forget_checks as forgetting
 from lionmem.testing import _namespace_checks as naming
 from lionmem.testing import _operator_checks as operators
+from lionmem.testing import _paging_checks as pages
 from lionmem.testing import _recall_checks as recalling
 from lionmem.testing import _search_checks as searching
 from lionmem.testing import _store_checks as keeping
@@ -89,13 +90,14 @@ _TABLE: dict[str, _Entry] = {
     "filter_operators": _entry(operators.filter_operators, operators.declared_operators),
     "recall": _entry(recalling.recall, _field("recall")),
     "namespaces": _entry(naming.namespaces, _field("namespaces")),
+    "paging": _entry(pages.paging, _field("paging")),
 }
 
 CHECKS = (*_TABLE, "stateful")
 """The names of the checks: the protocol fence, concurrent writes, one per profile
 dimension (`forgetting` for the [ADR-0100][adr-0100] extension, `filter_operators` for
 the [ADR-0099][adr-0099] vocabulary, `recall` for the [ADR-0102][adr-0102] extension,
-`namespaces` for the [ADR-0105][adr-0105-d1] extension),
+`namespaces` and `paging` for the [ADR-0105][adr-0105] extensions),
 and a stateful comparison with the reference."""
 
 
@@ -189,8 +191,8 @@ def _ways_out(name: str, profile: FidelityProfile, observed: str) -> str:
     change = f"change the store to do what {kind.__name__}.{declared.name} says"
     if name == "recall" and observed == "offered":
         return f"{change}, or declare recall=Recall.EXACT (or APPROXIMATE, with its minimum_recall)"
-    if name == "namespaces":
-        return f"{change}, or leave namespaces undeclared (Namespaces.UNDECLARED)"
+    if name in ("namespaces", "paging"):
+        return f"{change}, or leave {name} undeclared ({kind.__name__}.UNDECLARED)"
     if observed.startswith("replaced ("):
         observed = "replace in place"  # without order, the place of a replacement is not observed
     member = next((m for m in kind if m.value == observed), None)
