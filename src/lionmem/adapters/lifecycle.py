@@ -61,6 +61,18 @@ class _Closable(Protocol):
 S = TypeVar("S", bound=_Closable)
 
 
+async def finished(store: S, finish: Callable[[], Coroutine[Any, Any, object]]) -> S:
+    """`store` once `finish()` is done: the last step of an adapter's opening. If it
+    raises, the store is closed and the error raised, so that a failed open leaves no
+    connection behind."""
+    try:
+        await finish()
+    except BaseException:
+        await store.close()
+        raise
+    return store
+
+
 class PendingOpen(Generic[S]):
     """A store being opened: await it for the store, or use it as an async context
     manager that closes the store on exit.

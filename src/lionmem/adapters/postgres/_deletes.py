@@ -13,7 +13,7 @@ import psycopg
 
 from lionmem.adapters._plan import unlimited
 from lionmem.adapters._settling import aged_matches
-from lionmem.adapters.postgres._pool import fetch
+from lionmem.adapters.postgres._pool import fetch, snapshot
 from lionmem.adapters.postgres._reads import read_search
 from lionmem.protocols.memory import MemoryQuery
 
@@ -35,8 +35,7 @@ async def delete_found(
     `before` when given, in one repeatable-read transaction: the search and the
     delete read one snapshot, so an item another client changes in between fails the
     call with a serialization failure rather than being deleted unseen."""
-    async with conn.transaction():
-        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    async with snapshot(conn):
         select = partial(fetch, conn, prepare=False)
         if before is None:
             found = await read_search(namespace, query, select)

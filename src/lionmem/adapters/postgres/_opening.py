@@ -8,21 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Protocol, TypeVar
 
+from lionmem.adapters.lifecycle import S, finished
 from lionmem.adapters.postgres._connect import connect
 from lionmem.adapters.postgres._pool import Connections
 from lionmem.adapters.postgres._recall import PgVectors
 from lionmem.adapters.postgres._settings import OpenSettings
 
 __all__ = ["opened"]
-
-
-class _Closes(Protocol):
-    async def close(self) -> None: ...
-
-
-S = TypeVar("S", bound=_Closes)
 
 
 async def opened(make: Callable[[Connections, str, bool, PgVectors | None], S], settings: OpenSettings) -> S:
@@ -34,11 +27,11 @@ async def opened(make: Callable[[Connections, str, bool, PgVectors | None], S], 
     )
     connections = Connections(pool, recent, namespace, conninfo, settings.timeout / 2)
     store = make(connections, namespace, trigram, vectors)
-    if vectors is not None:
-        try:
-            await connections.on_connection(partial(vectors.adopt, reembed=settings.reembed))
-            await connections.on_connection(partial(vectors.fill, namespace=namespace))
-        except BaseException:
-            await store.close()
-            raise
-    return store
+    if vectors is None:
+        return store
+
+    async def made_vectors() -> None:
+        await connections.on_connection(partial(vectors.adopt, reembed=settings.reembed))
+        await connections.on_connection(partial(vectors.fill, namespace=namespace))
+
+    return await finished(store, made_vectors)

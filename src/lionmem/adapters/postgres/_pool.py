@@ -21,7 +21,7 @@ from lionmem.adapters.postgres._connect import Recent, answered, answering, outa
 from lionmem.adapters.postgres._dsn import redacted
 from lionmem.errors import DatabaseCorruptError, StoreClosedError, StoreUnavailableError
 
-__all__ = ["Connections", "Pool"]
+__all__ = ["Connections", "Pool", "fetch", "snapshot"]
 
 T = TypeVar("T")
 
@@ -140,6 +140,16 @@ class Connections:
 
     async def _alive(self) -> bool:
         return await answering(self.conninfo, self._patience)
+
+
+@contextlib.asynccontextmanager
+async def snapshot(conn: psycopg.AsyncConnection[Any]) -> AsyncGenerator[None, None]:
+    """A repeatable-read transaction on `conn`: every statement in it reads one
+    snapshot, and a write that another client's change since conflicts with fails it
+    with a serialization failure rather than acting on what it did not see."""
+    async with conn.transaction():
+        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
 
 
 async def fetch(

@@ -21,7 +21,7 @@ from lionmem.adapters._codec import SHARE_EVERY, Row, decode_in_slices
 from lionmem.adapters._plan import MAX_SQL_LIMIT, Plan, unlimited
 from lionmem.adapters._settling import settled
 from lionmem.adapters.postgres._planner import plan_search
-from lionmem.adapters.postgres._pool import Connections, fetch
+from lionmem.adapters.postgres._pool import Connections, fetch, snapshot
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.stats import StoreStats
 
@@ -156,8 +156,7 @@ async def read_page(
     `query`, and the position of the last of them when more match after it, read in
     one repeatable-read snapshot, so that the position is the returned item's."""
     size = query.limit
-    async with conn.transaction():
-        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    async with snapshot(conn):
         select = partial(fetch, conn, prepare=False)
         found = await read_search(namespace, query.model_copy(update={"limit": size + 1}), select, after=after)
         if len(found) <= size:

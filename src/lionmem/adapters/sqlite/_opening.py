@@ -7,22 +7,16 @@ Governed by [ADR-0096][adr-0096].
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Protocol, TypeVar
 
+from lionmem.adapters.lifecycle import S, finished
 from lionmem.adapters.sqlite._connect import connect
 from lionmem.adapters.sqlite._connections import Connections
 from lionmem.adapters.sqlite._namespaces import Space
 from lionmem.adapters.sqlite._recall import Vectors
 
 __all__ = ["opened"]
-
-
-class _Closes(Protocol):
-    async def close(self) -> None: ...
-
-
-S = TypeVar("S", bound=_Closes)
 
 
 async def opened(
@@ -40,10 +34,6 @@ async def opened(
     connections = Connections(path, *await connect(path, busy_ms, synchronous, create))
     store = make(connections, vectors, space)
     await connections.on_writer(connections.worker.check_schema)
-    if vectors is not None:
-        try:
-            await vectors.adopt_all(connections, reembed)
-        except BaseException:
-            await store.close()
-            raise
-    return store
+    if vectors is None:
+        return store
+    return await finished(store, partial(vectors.adopt_all, connections, reembed))
