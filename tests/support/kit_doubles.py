@@ -431,3 +431,20 @@ class DeletesAtTheCutoff(DictStore):
     async def delete_created_before(self, cutoff: float | datetime) -> int:
         before = cutoff.timestamp() if isinstance(cutoff, datetime) else cutoff
         return await super().delete_created_before(math.nextafter(before, math.inf))
+
+
+def assert_the_three_stores_pass(check: str, observed: str, **declared: Any) -> None:
+    """Run the kit's `check` on `InMemoryStore`, declaring `declared` beside the
+    reference profile, and on `SQLiteMemoryStore` with its own profile (PostgreSQL's is
+    the same, which its contract test runs): both pass, observing `observed`."""
+    from lionmem import InMemoryStore
+    from lionmem.adapters.sqlite import SQLITE_PROFILE, SQLiteMemoryStore
+    from lionmem.testing import REFERENCE_PROFILE, ConformanceKit
+
+    for kit in (
+        ConformanceKit(InMemoryStore, dataclasses.replace(REFERENCE_PROFILE, **declared)),
+        ConformanceKit(lambda path: SQLiteMemoryStore.open(path / "m.db"), SQLITE_PROFILE),
+    ):
+        result = kit.check(check)
+        assert result.passed, str(result)
+        assert result.observed == observed

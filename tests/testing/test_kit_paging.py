@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lionmem import InMemoryStore, MemoryItem, MemoryQuery
+from lionmem import MemoryItem, MemoryQuery
 from lionmem.protocols.paging import Page, check_page, cursor_of
 from lionmem.protocols.rules import matches
-from lionmem.testing import REFERENCE_PROFILE, ConformanceKit, Paging
-from tests.support.kit_doubles import DICT_PROFILE, DictStore
+from lionmem.testing import ConformanceKit, Paging
+from tests.support.kit_doubles import DICT_PROFILE, DictStore, assert_the_three_stores_pass
 
 DECLARED = dataclasses.replace(DICT_PROFILE, paging=Paging.REFERENCE)
 
@@ -120,17 +119,8 @@ class WithoutForgetting:
         return Page(found[:size], cursor_of(list(self.items).index(found[size - 1].id) + 1))
 
 
-def test_the_three_stores_pass(tmp_path: Path) -> None:
-    from lionmem.adapters.sqlite import SQLITE_PROFILE, SQLiteMemoryStore
-
-    declared = dataclasses.replace(REFERENCE_PROFILE, paging=Paging.REFERENCE)
-    for kit in (
-        ConformanceKit(InMemoryStore, declared),
-        ConformanceKit(lambda path: SQLiteMemoryStore.open(path / "m.db"), SQLITE_PROFILE),
-    ):
-        result = kit.check("paging")
-        assert result.passed, str(result)
-        assert result.observed == "a PagingStore whose cursors are positions"
+def test_the_three_stores_pass() -> None:
+    assert_the_three_stores_pass("paging", "a PagingStore whose cursors are positions", paging=Paging.REFERENCE)
 
 
 @pytest.mark.parametrize("store", [PagingDict, WithoutForgetting])

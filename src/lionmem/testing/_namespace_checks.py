@@ -13,21 +13,14 @@ from uuid import uuid4
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryQuery
 from lionmem.protocols.namespaces import NamespacedStore
-from lionmem.protocols.profile import Namespaces
 from lionmem.testing._harness import show
-from lionmem.testing._probe import ALL, Probe, Verdict, ids, numbered
+from lionmem.testing._probe import ALL, Probe, Verdict, extension_verdict, ids, numbered
 
 __all__ = ["namespaces"]
 
 
 async def namespaces(probe: Probe) -> Verdict:
-    if probe.profile.namespaces is Namespaces.UNDECLARED:
-        return Namespaces.UNDECLARED.value, True
-    probe.note("isinstance(store, NamespacedStore)")
-    if not isinstance(probe.inner, NamespacedStore):
-        return "not a NamespacedStore", False
-    difference = await _differs(probe, probe.inner)
-    return difference or Namespaces.REFERENCE.value, difference is None
+    return await extension_verdict(probe, probe.profile.namespaces, NamespacedStore, _differs)
 
 
 async def _differs(probe: Probe, store: NamespacedStore) -> str | None:

@@ -12,9 +12,8 @@ from uuid import UUID
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.paging import PagingStore
-from lionmem.protocols.profile import Paging
 from lionmem.testing._harness import show
-from lionmem.testing._probe import ALL, Probe, Verdict, ids, numbered
+from lionmem.testing._probe import ALL, Probe, Verdict, extension_verdict, ids, numbered
 
 __all__ = ["paging"]
 
@@ -24,13 +23,7 @@ them pages without end."""
 
 
 async def paging(probe: Probe) -> Verdict:
-    if probe.profile.paging is Paging.UNDECLARED:
-        return Paging.UNDECLARED.value, True
-    probe.note("isinstance(store, PagingStore)")
-    if not isinstance(probe.inner, PagingStore):
-        return "not a PagingStore", False
-    difference = await _differs(probe, probe.inner)
-    return difference or Paging.REFERENCE.value, difference is None
+    return await extension_verdict(probe, probe.profile.paging, PagingStore, _differs)
 
 
 async def _every_page(probe: Probe, store: PagingStore, query: MemoryQuery, after: str | None) -> list[list[UUID]]:

@@ -17,7 +17,7 @@ from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
 from lionmem.protocols.profile import FidelityProfile, FilterEquality, ResultOrder, TagMatch, TextMatch, Visibility
 from lionmem.testing._harness import Recorder
 
-__all__ = ["ALL", "POSITIVE_LIMITS", "Probe", "Reopen", "Verdict", "described", "ids", "numbered"]
+__all__ = ["ALL", "POSITIVE_LIMITS", "Probe", "Reopen", "Verdict", "described", "extension_verdict", "ids", "numbered"]
 
 T = TypeVar("T")
 R = TypeVar("R", bound=Enum)
@@ -156,6 +156,22 @@ class Probe(Recorder):
                 if rule is declared and not same:
                     self.differs(query, sorted(ids(found)), f"{rule.value} finds {sorted(ids(expected))}")
         return next((rule for rule, held in holds.items() if held), None)
+
+
+async def extension_verdict(
+    probe: Probe, declared: Enum, protocol: type, differs: Callable[[Probe, Any], Awaitable[str | None]]
+) -> Verdict:
+    """The verdict on an extension a profile leaves `UNDECLARED` by default, as
+    [ADR-0105][adr-0105]'s are: unchecked when undeclared; else the store must be a
+    `protocol`, and `differs(probe, store)` says how it parts from the reference
+    (`None`: it does not), `declared` naming the reference when it passes."""
+    if declared is type(declared)["UNDECLARED"]:
+        return declared.value, True
+    probe.note(f"isinstance(store, {protocol.__name__})")
+    if not isinstance(probe.inner, protocol):
+        return f"not a {protocol.__name__}", False
+    difference = await differs(probe, probe.inner)
+    return difference or declared.value, difference is None
 
 
 def described(query: MemoryQuery) -> str:
