@@ -24,6 +24,7 @@ _LAZY: dict[str, str] = {
     "Condition": "lionmem.protocols.filters",
     "Element": "lionmem.protocols.generic.element",
     "Embedder": "lionmem.protocols.recall",
+    "ExpiringStore": "lionmem.protocols.expiry",
     "ForgettingStore": "lionmem.protocols.forgetting",
     "Ge": "lionmem.protocols.filters",
     "Gt": "lionmem.protocols.filters",
@@ -50,6 +51,7 @@ _LAZY: dict[str, str] = {
     "RecentStore": "lionmem.protocols.recent",
     "Session": "lionmem.session.session",
     "StatsStore": "lionmem.protocols.stats",
+    "Sweeper": "lionmem.protocols.expiry",
     "VerifyingStore": "lionmem.protocols.verifying",
 }
 
@@ -61,6 +63,7 @@ __all__ = [
     "Condition",
     "Element",
     "Embedder",
+    "ExpiringStore",
     "ForgettingStore",
     "Ge",
     "Gt",
@@ -87,6 +90,7 @@ __all__ = [
     "RecentStore",
     "Session",
     "StatsStore",
+    "Sweeper",
     "VerifyingStore",
 ]
 

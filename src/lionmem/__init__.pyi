@@ -1,5 +1,7 @@
 from lionmem.errors import LionmemError as LionmemError
 from lionmem.protocols.batching import BatchingStore as BatchingStore
+from lionmem.protocols.expiry import ExpiringStore as ExpiringStore
+from lionmem.protocols.expiry import Sweeper as Sweeper
 from lionmem.protocols.filters import AllOf as AllOf
 from lionmem.protocols.filters import AnyOf as AnyOf
 from lionmem.protocols.filters import Condition as Condition
@@ -41,6 +43,7 @@ __all__ = [
     "Condition",
     "Element",
     "Embedder",
+    "ExpiringStore",
     "ForgettingStore",
     "Ge",
     "Gt",
@@ -67,5 +70,6 @@ __all__ = [
     "RecentStore",
     "Session",
     "StatsStore",
+    "Sweeper",
     "VerifyingStore",
 ]

@@ -22,7 +22,7 @@ from lionmem.adapters.postgres import POSTGRES_PROFILE, PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLITE_PROFILE, SQLiteMemoryStore
 from lionmem.filters import Ge
 from lionmem.integrations.lionagi import StoreFromLionagi, for_lionagi, from_lionagi
-from lionmem.protocols.profile import REFERENCE_PROFILE, Forgetting, Namespaces, Paging
+from lionmem.protocols.profile import REFERENCE_PROFILE, Expiry, Forgetting, Namespaces, Paging
 from lionmem.testing import CHECKS, ConformanceKit
 from tests.support.cli_support import run_cli
 from tests.support.pg_server import fresh_database
@@ -282,7 +282,11 @@ def test_the_kit_checks_a_store_through_the_integration() -> None:
             yield from_lionagi(for_lionagi(db))
 
     durable = dataclasses.replace(
-        SQLITE_PROFILE, forgetting=Forgetting.NOT_OFFERED, namespaces=Namespaces.UNDECLARED, paging=Paging.UNDECLARED
+        SQLITE_PROFILE,
+        forgetting=Forgetting.NOT_OFFERED,
+        namespaces=Namespaces.UNDECLARED,
+        paging=Paging.UNDECLARED,
+        expiry=Expiry.UNDECLARED,
     )
     _passes(ConformanceKit(sqlite, durable, stateful_examples=20))
     assert POSTGRES_PROFILE is SQLITE_PROFILE  # what holds for one holds for the other's bridge

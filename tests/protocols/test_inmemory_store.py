@@ -14,7 +14,7 @@ from uuid import uuid4
 import pytest
 
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery, Pile
-from lionmem.protocols import in_memory as in_memory_module
+from lionmem.protocols import _matching as matching_module
 from tests.support.store_contract import (
     assert_call_arguments_checked,
     assert_forgetting_agrees_with_the_reference,
@@ -404,7 +404,7 @@ class Counted:
 @pytest.mark.parametrize("limit", [0, 1, 5])
 def test_a_small_limit_stops_the_scan_after_the_chunk_that_fills_it(limit: int) -> None:
     # The first chunk ends on the `limit`-th match; more matches follow it.
-    chunk = in_memory_module._MIN_CHUNK
+    chunk = matching_module.MIN_CHUNK
     hits = {chunk - 1 - k for k in range(limit)} | {chunk, 2 * chunk + 3}
     items = [MemoryItem(content=Counted("hit" if i in hits else "miss")) for i in range(3 * chunk)]
     store = filled(*items)

@@ -12,7 +12,7 @@ from lionmem.testing import kit as kit_module
 
 def test_the_table_names_every_check_but_the_stateful_one_in_order() -> None:
     assert CHECKS == (*kit_module._TABLE, "stateful")
-    assert len(CHECKS) == len(set(CHECKS)) == 22
+    assert len(CHECKS) == len(set(CHECKS)) == 23
 
 
 def test_each_check_takes_only_a_probe_and_more_only_where_it_uses_it() -> None:
@@ -35,11 +35,11 @@ def test_each_declaration_is_the_profiles_own_or_a_fixed_rule() -> None:
     assert kit.declared("protocol") == "async store(item), retrieve(item_id), search(query)"
     assert kit.declared("concurrent_writes") == "no write lost"
     reference = ConformanceKit(InMemoryStore, REFERENCE_PROFILE)
-    for name in [*CHECKS[2:-5], "recall", "namespaces", "paging"]:
+    for name in [*CHECKS[2:-6], "recall", "namespaces", "paging", "expiry"]:
         value = getattr(REFERENCE_PROFILE, name)
         assert reference.declared(name) == getattr(value, "value", repr(value))
     # A set of operators is declared by their names.
-    assert CHECKS[-5] == "filter_operators"
+    assert CHECKS[-6] == "filter_operators"
     assert reference.declared("filter_operators") == "AllOf, AnyOf, Ge, Gt, In, Le, Lt, Missing, Ne, NotIn, Present"
 
 
@@ -49,7 +49,7 @@ def test_every_member_of_every_dimension_says_when_to_declare_it() -> None:
 
     module = griffe.load("lionmem.protocols.profile", search_paths=["src"])
     enums = [c for c in module.classes.values() if any(str(base) == "Enum" for base in c.bases)]
-    assert len(enums) == 15
+    assert len(enums) == 16
     for enum in enums:
         members = [a for a in enum.attributes.values() if not a.name.startswith("_")]
         assert members, enum.name

@@ -32,6 +32,7 @@ CHECKS = (
     "recall",
     "namespaces",
     "paging",
+    "expiry",
     "stateful",
 )
 
@@ -117,6 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--older-than", metavar="DURATION", help="only items created longer ago than this: 90s, 15m, 12h, 30d, 2w"
     )
     forget.add_argument("--dry-run", action="store_true", help="say how many items match; delete nothing")
+    forget.add_argument(
+        "--expired",
+        action="store_true",
+        help="delete the items whose expiry has passed, as a sweep does (ADR-0105); takes no other option",
+    )
     export = commands.add_parser(
         "export", help="write the items, in insertion order, as a lionmem export: JSON lines after a header"
     )

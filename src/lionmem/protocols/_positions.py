@@ -6,6 +6,7 @@ Governed by [ADR-0105][adr-0105-d3].
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from uuid import UUID
 
@@ -33,10 +34,24 @@ class Positions:
             self.last = len(self.positions)
         return self.positions
 
+    def after(self, items: Pile[MemoryItem], start: int) -> tuple[list[MemoryItem], dict[UUID, int]]:
+        """The items after position `start`, in order, and the position of each item."""
+        positions = self.positions_of(items)
+        snapshot = items.values()
+        return snapshot[bisect_right(snapshot, start, key=lambda item: positions[item.id]) :], positions
+
     def place(self, stored: Iterable[MemoryItem]) -> None:
-        """Give each new id of `stored` the next position; a replacement keeps its own."""
-        assert self.positions is not None
+        """Give each new id of `stored` the next position, once positions are kept; a
+        replacement keeps its own."""
+        if self.positions is None:
+            return
         for item in stored:
             if item.id not in self.positions:
                 self.last += 1
                 self.positions[item.id] = self.last
+
+    def drop(self, removed: Iterable[MemoryItem]) -> None:
+        """Forget the positions of deleted items, once positions are kept."""
+        if self.positions is not None:
+            for item in removed:
+                del self.positions[item.id]

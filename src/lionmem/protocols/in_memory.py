@@ -7,15 +7,18 @@ Governed by [ADR-0092][adr-0092-d3]; recall by [ADR-0102][adr-0102].
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+import time
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from lionmem._internal.arguments import as_batch, as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
 from lionmem.errors import NoEmbedderError
+from lionmem.protocols._expiries import Expiries, Lifetimes
+from lionmem.protocols._matching import first, matches, predicates, scan
 from lionmem.protocols._positions import Positions
+from lionmem.protocols.expiry import Clock, check_expiring
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
@@ -32,7 +35,7 @@ from lionmem.protocols.recall import (
     recall_query,
     recalled,
 )
-from lionmem.protocols.rules import check_matchable, with_any_tag, with_filters
+from lionmem.protocols.rules import check_matchable
 
 if TYPE_CHECKING:
     from lionmem.protocols._vector_index import VectorIndex
@@ -65,10 +68,17 @@ class InMemoryStore(HybridRecall):
         ['Paris is in France']
     """
 
-    __slots__ = ("__weakref__", "_index", "_items", "_namespace", "_order", "_shelf", "_text_of")
+    __slots__ = ("__weakref__", "_index", "_items", "_life", "_namespace", "_order", "_shelf", "_text_of")
 
     def __init__(
-        self, *, embedder: Embedder | None = None, text_of: TextOf | None = None, namespace: str = DEFAULT_NAMESPACE
+        self,
+        *,
+        embedder: Embedder | None = None,
+        text_of: TextOf | None = None,
+        namespace: str = DEFAULT_NAMESPACE,
+        ttl: float | None = None,
+        refresh_on_read: bool = False,
+        clock: Clock = time.time,
     ) -> None:
         """Make an empty store; with an `embedder`, one that can also
         [`recall`][lionmem.protocols.in_memory.InMemoryStore.recall] by meaning
@@ -76,12 +86,15 @@ class InMemoryStore(HybridRecall):
         default) as each item is stored. The store is the `namespace` of a new
         database in memory, whose other namespaces
         [`in_namespace`][lionmem.protocols.in_memory.InMemoryStore.in_namespace] opens
-        ([ADR-0105][adr-0105-d1]).
+        ([ADR-0105][adr-0105-d1]). With a `ttl`, each item stored expires `ttl`
+        seconds after, by `clock`; with `refresh_on_read` too, each read that returns
+        an item moves its expiry to `ttl` seconds from then ([ADR-0105][adr-0105-d2]).
 
         Raises:
             TypeError: `embedder` is not an `Embedder`, `text_of` not callable, or
-                `namespace` not a str.
-            ValueError: `namespace` is not a [namespace's name][lionmem.protocols.namespaces.check_namespace].
+                `namespace` not a str; or as [`check_expiring`][lionmem.protocols.expiry.check_expiring].
+            ValueError: `namespace` is not a [namespace's name][lionmem.protocols.namespaces.check_namespace];
+                or as `check_expiring`.
             ImportError: an embedder is given but numpy is not installed; the
                 message names the extra.
         """
@@ -93,11 +106,12 @@ class InMemoryStore(HybridRecall):
         if embedder is not None or text_of is not None:
             self._index = _index_for(embedder, text_of)
         self._namespace = check_namespace(namespace)
+        self._life = Lifetimes(*check_expiring(ttl, refresh_on_read, clock))
         self._order = Positions()  # Seam for tests: `_order`, read to show storing keeps none until paged.
-        # The items, index and order of each namespace of this store's database, shared
-        # by every store on it; not the stores themselves, which would make a cycle.
-        self._shelf: dict[str, tuple[Pile[MemoryItem], VectorIndex | None, Positions]] = {
-            self._namespace: (self._items, self._index, self._order)
+        # Each namespace's items, index, order and expiries, shared by every store on
+        # it (not the stores, which would make a cycle). Seam for tests: `_shelf`, `_life`.
+        self._shelf: dict[str, tuple[Pile[MemoryItem], VectorIndex | None, Positions, Expiries]] = {
+            self._namespace: (self._items, self._index, self._order, self._life.expiries)
         }
 
     @property
@@ -106,8 +120,9 @@ class InMemoryStore(HybridRecall):
         return self._namespace
 
     def in_namespace(self, namespace: str) -> InMemoryStore:
-        """A store of `namespace` in this store's database, with its embedder: empty the
-        first time, then on the items stored in it through any such store.
+        """A store of `namespace` in this store's database, with its embedder and expiry
+        settings: empty the first time, then on the items stored in it through any
+        such store.
 
         Raises:
             TypeError, ValueError: as [`check_namespace`][lionmem.protocols.namespaces.check_namespace].
@@ -115,15 +130,17 @@ class InMemoryStore(HybridRecall):
         name = check_namespace(namespace)
         sibling = InMemoryStore(embedder=self.embedder, text_of=self._text_of, namespace=name)
         if name in self._shelf:
-            sibling._items, sibling._index, sibling._order = self._shelf[name]
+            sibling._items, sibling._index, sibling._order, expiries = self._shelf[name]
+            sibling._life = self._life.sibling(expiries)
         else:
-            self._shelf[name] = (sibling._items, sibling._index, sibling._order)
+            sibling._life = self._life.sibling(None)
+            self._shelf[name] = (sibling._items, sibling._index, sibling._order, sibling._life.expiries)
         sibling._shelf = self._shelf
         return sibling
 
     async def namespaces(self) -> list[str]:
         """The namespaces of this store's database that hold an item, by name."""
-        return sorted(name for name, (items, _, _) in self._shelf.items() if len(items))
+        return sorted(name for name, (items, *_) in self._shelf.items() if len(items))
 
     @property
     def embedder(self) -> Embedder | None:
@@ -151,8 +168,8 @@ class InMemoryStore(HybridRecall):
             embedded = await embed_items(self._index.embedder, self._text_of, [item])
             self._items.include(item)
             self._index.put(item, embedded.vectors[0], embedded.digests[0])
-        if self._order.positions is not None:
-            self._order.place([item])
+        self._order.place([item])
+        self._life.stored([item.id])
         return item.id
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
@@ -178,9 +195,10 @@ class InMemoryStore(HybridRecall):
             for item, vector, digest in zip(batch, *embedded, strict=True):
                 self._items.include(item)
                 self._index.put(item, vector, digest)
-        if self._order.positions is not None:
-            self._order.place(batch)
-        return [item.id for item in batch]
+        self._order.place(batch)
+        ids = [item.id for item in batch]
+        self._life.stored(ids)
+        return ids
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
         """Return the stored item with `item_id`, or `None`.
@@ -191,7 +209,8 @@ class InMemoryStore(HybridRecall):
             ValueError: `item_id` is a string that is not a UUID.
             TypeError: `item_id` is neither a UUID nor a string.
         """
-        return self._items.get(item_id if type(item_id) is UUID else as_uuid(item_id, "item_id"), None)
+        key = item_id if type(item_id) is UUID else as_uuid(item_id, "item_id")
+        return self._life.unexpired(self._items.get(key, None))
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         """Return the live items matching `query`, in insertion order.
@@ -201,9 +220,10 @@ class InMemoryStore(HybridRecall):
         """
         if type(query) is not MemoryQuery:
             require_type(query, "query", MemoryQuery)
+        now, expired = self._life.expired()
         if not (query.text or query.tags or query.filters):  # the first `limit` items alone
-            return self._items.values(query.limit)
-        return _matches(self._items.values(), _predicates(query), query.limit)
+            return self._life.refreshed(first(self._items, query.limit, expired), now)
+        return self._life.refreshed(matches(self._items.values(), predicates(query, expired), query.limit), now)
 
     async def search_newest(self, query: MemoryQuery) -> list[MemoryItem]:
         """The live items matching `query`, the last in insertion order first, cut by
@@ -213,7 +233,8 @@ class InMemoryStore(HybridRecall):
             TypeError: `query` is not a `MemoryQuery`.
         """
         require_type(query, "query", MemoryQuery)
-        return _matches(self._items.values()[::-1], _predicates(query), query.limit)
+        now, expired = self._life.expired()
+        return self._life.refreshed(matches(self._items.values()[::-1], predicates(query, expired), query.limit), now)
 
     async def recall(
         self,
@@ -244,15 +265,17 @@ class InMemoryStore(HybridRecall):
         k = check_k(k)
         checked = recall_query(tags, filters)
         floor = check_min_score(min_score)
-        predicates = _predicates(checked.model_copy(update={"tags": None}))  # tags: by the index
         vector = await index.query_vector(query)
+        now, expired = self._life.expired()
+        groups = predicates(checked.model_copy(update={"tags": None}), expired)  # tags: by the index
 
         def keep(items: list[MemoryItem]) -> list[MemoryItem]:
-            return _matches(items, predicates, None)
+            return matches(items, groups, None)
 
         wanted = frozenset(checked.tags) if checked.tags else None
-        ranked = index.ranked(vector, k, tags=wanted, keep=keep if predicates else None)
-        return recalled(ranked, floor)
+        found = recalled(index.ranked(vector, k, tags=wanted, keep=keep if groups else None), floor)
+        self._life.refreshed([hit.item for hit in found], now)
+        return found
 
     async def holding(self, terms: list[str], limit: int) -> list[list[tuple[MemoryItem, int]]]:
         """For each of `terms`, the items holding it among their terms, each with how
@@ -261,12 +284,12 @@ class InMemoryStore(HybridRecall):
 
         An item's terms are read when it is stored, as its vector is.
         """
-        index = self._recalling()
-        return [index.holding(term, limit) for term in terms]
+        index, expired = self._recalling(), self._life.expired()[1]
+        return [index.holding(term, limit, expired) for term in terms]
 
     async def count_up_to(self, most: int) -> int:
         """How many items the store holds, counted up to `most` ([ADR-0104][adr-0104])."""
-        return min(len(self._items), most)
+        return min(len(self._items) - len(self._life.expired()[1]), most)
 
     def _recalling(self) -> VectorIndex:
         if self._index is None:
@@ -274,13 +297,42 @@ class InMemoryStore(HybridRecall):
         return self._index
 
     def _forgot(self, removed: list[MemoryItem]) -> list[MemoryItem]:
-        """Drop the vectors and positions of `removed`, the items a deletion took out."""
+        """Drop the vectors, positions and expiries of `removed`, which a delete took."""
+        self._life.expiries.drop(i.id for i in removed)
         if self._index is not None:
             self._index.remove(i.id for i in removed)
-        if self._order.positions is not None:
-            for item in removed:
-                del self._order.positions[item.id]
+        self._order.drop(removed)
         return removed
+
+    # -- expiry: the optional extension of ADR-0105 --------------------------------
+
+    @property
+    def ttl(self) -> float | None:
+        """The seconds after storing at which an item stored here expires, or `None`."""
+        return self._life.ttl
+
+    async def expire(
+        self, item_ids: Iterable[UUID], *, at: float | datetime | None = None, ttl: float | None = None
+    ) -> int:
+        """Make the unexpired items with these ids expire `at` a time (a timestamp or
+        a datetime) or `ttl` seconds from now; return how many there were.
+
+        Raises:
+            TypeError, ValueError: as [`expiry_of`][lionmem.protocols.expiry.expiry_of]
+                and `delete_many`; nothing changes.
+        """
+        return self._life.expire(as_uuids(item_ids, "item_ids"), at, ttl, self._items)
+
+    async def persist(self, item_ids: Iterable[UUID]) -> int:
+        """Make the unexpired items with these ids never expire; return how many.
+
+        Raises:
+            TypeError, ValueError: as `delete_many`; nothing changes."""
+        return self._life.persist(as_uuids(item_ids, "item_ids"), self._items)
+
+    async def sweep(self) -> int:
+        """Delete every expired item of this namespace in one step; return how many."""
+        return len(self._forgot(self._items.exclude_ids(list(self._life.expired()[1]))))
 
     # -- paging: the optional extension of ADR-0105 --------------------------------
 
@@ -294,17 +346,12 @@ class InMemoryStore(HybridRecall):
             ValueError: `query.limit` is less than 1, or `after` is not a cursor.
         """
         size, start = check_page(query, after)
-        following, positions = self._after(start)
-        found = _matches(following, _predicates(query), size + 1)
+        now, expired = self._life.expired()
+        following, positions = self._order.after(self._items, start)
+        found = self._life.refreshed(matches(following, predicates(query, expired), size + 1), now)
         if len(found) <= size:
             return Page(found, None)
         return Page(found[:size], cursor_of(positions[found[size - 1].id]))
-
-    def _after(self, start: int) -> tuple[list[MemoryItem], dict[UUID, int]]:
-        """The live items after position `start`, and the position of each item."""
-        positions = self._order.positions_of(self._items)
-        snapshot = self._items.values()
-        return snapshot[bisect_right(snapshot, start, key=lambda item: positions[item.id]) :], positions
 
     # -- forgetting: the optional extension of ADR-0100 --------------------------------
 
@@ -342,17 +389,15 @@ class InMemoryStore(HybridRecall):
             ValueError: `created_before` is NaN or infinite.
         """
         require_type(query, "query", MemoryQuery)
-        predicates = _predicates(query)
-        if created_before is None:
-            return len(self._forgot(self._items.exclude_where(lambda items: _matches(items, predicates, query.limit))))
-        before = as_cutoff(created_before, "created_before")
-        return len(
-            self._forgot(
-                self._items.exclude_where(
-                    lambda items: _matches([i for i in items if i.created_at < before], predicates, query.limit)
-                )
+        groups = predicates(query, self._life.expired()[1])
+        before = None if created_before is None else as_cutoff(created_before, "created_before")
+
+        def chosen(items: list[MemoryItem]) -> list[MemoryItem]:
+            return matches(
+                items if before is None else [i for i in items if i.created_at < before], groups, query.limit
             )
-        )
+
+        return len(self._forgot(self._items.exclude_where(chosen)))
 
     async def count(self, query: MemoryQuery) -> int:
         """The number of items `query`'s text, tags and filters match; `limit` is
@@ -362,8 +407,8 @@ class InMemoryStore(HybridRecall):
             TypeError: `query` is not a `MemoryQuery`.
         """
         require_type(query, "query", MemoryQuery)
-        predicates = _predicates(query)
-        return len(_matches(self._items.values(), predicates, None)) if predicates else len(self._items)
+        groups = predicates(query, self._life.expired()[1])
+        return len(matches(self._items.values(), groups, None)) if groups else len(self._items)
 
     async def delete_created_before(self, cutoff: float | datetime) -> int:
         """Delete every item whose `created_at` is before `cutoff`, in one step;
@@ -386,32 +431,9 @@ class InMemoryStore(HybridRecall):
             ValueError: `batch_size` is less than 1, or `after` is not a cursor.
         """
         size, start = as_batch_size(batch_size), position_of(after)
-        return _scan(self._after(start)[0] if start else self._items.values(), size)
-
-
-async def _scan(snapshot: list[MemoryItem], size: int) -> AsyncIterator[list[MemoryItem]]:
-    for start in range(0, len(snapshot), size):
-        yield snapshot[start : start + size]
-
-
-def _matches(snapshot: list[MemoryItem], predicates: list[_Predicate], limit: int | None) -> list[MemoryItem]:
-    """The items of `snapshot` every predicate lets through, cut to `[:limit]`
-    (`None`: not cut)."""
-    if not predicates:
-        return snapshot if limit is None else snapshot[:limit]
-    size = len(snapshot)
-    # With a small non-negative limit, scan in chunks and stop once enough items
-    # match: the first `limit` matches are the same as those of a full scan.
-    step = max(_MIN_CHUNK, size if limit is None or limit < 0 else 4 * limit)
-    matches: list[MemoryItem] = []
-    for start in range(0, size, step):
-        part = snapshot[start : start + step]
-        for predicate in predicates:
-            part = predicate(part)
-        matches += part
-        if limit is not None and 0 <= limit <= len(matches):
-            break
-    return matches if limit is None else matches[:limit]
+        return scan(
+            self._order.after(self._items, start)[0] if start else self._items.values(), size, self._life.expired()[1]
+        )
 
 
 def _index_for(embedder: Embedder | None, text_of: TextOf | None) -> VectorIndex:
@@ -426,24 +448,3 @@ def _index_for(embedder: Embedder | None, text_of: TextOf | None) -> VectorIndex
     from lionmem.protocols._vector_index import VectorIndex
 
     return VectorIndex(checked)
-
-
-# Seam for tests: `_MIN_CHUNK`, read to search across a chunk's edge.
-_MIN_CHUNK = 512
-
-_Predicate = Callable[[list[MemoryItem]], list[MemoryItem]]
-
-
-def _predicates(query: MemoryQuery) -> list[_Predicate]:
-    """The non-empty predicate groups of `query`, in the order they apply."""
-    predicates: list[_Predicate] = []
-    if query.text:
-        needle = query.text.lower()
-        predicates.append(lambda part: [i for i in part if needle in str(i.content).lower()])
-    if query.tags:
-        wanted = frozenset(query.tags)
-        predicates.append(lambda part: with_any_tag(part, wanted))
-    if query.filters:
-        conditions = list(query.filters.items())
-        predicates.append(lambda part: with_filters(part, conditions))
-    return predicates

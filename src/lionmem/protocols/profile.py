@@ -15,6 +15,7 @@ __all__ = [
     "REFERENCE_PROFILE",
     "ContentKind",
     "Durability",
+    "Expiry",
     "FidelityProfile",
     "FilterEquality",
     "Forgetting",
@@ -193,6 +194,21 @@ class Paging(Enum):
     as for namespaces."""
 
 
+class Expiry(Enum):
+    """Whether a store offers the [`ExpiringStore`][lionmem.protocols.expiry.ExpiringStore]
+    extension, whose semantics [ADR-0105][adr-0105-d2] fixes."""
+
+    REFERENCE = "an ExpiringStore that hides what expired"
+    """The reference rule: an item whose expiry is at or before the store's reading of
+    the clock is gone from every read until `sweep` deletes it, one expiring later is
+    not, an expired item cannot be given a new expiry, and `expire` refuses a call
+    naming no expiry, or two, with `TypeError`, and a `ttl` not above 0 with
+    `ValueError`."""
+    UNDECLARED = "not declared"
+    """The store promises nothing about expiry, and the kit checks none: the default,
+    as for namespaces."""
+
+
 class Recall(Enum):
     """Whether a store offers the [`RecallStore`][lionmem.protocols.recall.RecallStore]
     extension, whose semantics [ADR-0102][adr-0102] fixes."""
@@ -213,7 +229,7 @@ class Recall(Enum):
 class FidelityProfile:
     """An immutable declaration of what a store promises, checked by the kit.
 
-    Every field but `namespaces` and `paging` (undeclared) defaults to what
+    Every field but `namespaces`, `paging` and `expiry` (undeclared) defaults to what
     [`InMemoryStore`][lionmem.protocols.in_memory.InMemoryStore] does, so a profile names
     only where a store differs. See [ADR-0093][adr-0093].
 
@@ -261,6 +277,9 @@ class FidelityProfile:
     """Whether, and how exactly, the store recalls by meaning."""
     paging: Paging = Paging.UNDECLARED
     """Whether the store pages as the reference does ([ADR-0105][adr-0105-d3]);
+    undeclared by default, as `namespaces` is."""
+    expiry: Expiry = Expiry.UNDECLARED
+    """Whether items expire as the reference's do ([ADR-0105][adr-0105-d2]);
     undeclared by default, as `namespaces` is."""
     namespaces: Namespaces = Namespaces.UNDECLARED
     """Whether the store promises namespaces kept apart. The one field whose default

@@ -19,7 +19,8 @@ class StoreStats:
     """A durable store's size and span, read in one transaction. See [ADR-0100][adr-0100-d9]."""
 
     items: int
-    """The items the store holds in its namespace ([ADR-0105][adr-0105-d1])."""
+    """The items the store holds in its namespace ([ADR-0105][adr-0105-d1]), but those
+    expired and not yet swept ([ADR-0105][adr-0105-d2])."""
     bytes_on_disk: int
     """The bytes that `size_covers` names."""
     size_covers: str
@@ -30,9 +31,9 @@ class StoreStats:
     schema_version: int
     """The version of lionmem's schema the database records."""
     oldest: float | None
-    """The earliest `created_at` of an item, `None` when there is none."""
+    """The earliest `created_at` of those items, `None` when there is none."""
     newest: float | None
-    """The latest `created_at` of an item, `None` when there is none."""
+    """The latest `created_at` of those items, `None` when there is none."""
 
 
 @runtime_checkable

@@ -169,7 +169,8 @@ async def extension_verdict(
         return declared.value, True
     probe.note(f"isinstance(store, {protocol.__name__})")
     if not isinstance(probe.inner, protocol):
-        return f"not a {protocol.__name__}", False
+        article = "an" if protocol.__name__[0] in "AEIOU" else "a"
+        return f"not {article} {protocol.__name__}", False
     difference = await differs(probe, probe.inner)
     return difference or declared.value, difference is None
 

@@ -20,6 +20,7 @@ from lionmem._internal.timeouts import milliseconds
 from lionmem.errors import LionmemError
 from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.profile import FidelityProfile
+from lionmem.testing import _expiry_checks as expiring
 from lionmem.testing import _forget_checks as forgetting
 from lionmem.testing import _namespace_checks as naming
 from lionmem.testing import _operator_checks as operators
@@ -91,13 +92,14 @@ _TABLE: dict[str, _Entry] = {
     "recall": _entry(recalling.recall, _field("recall")),
     "namespaces": _entry(naming.namespaces, _field("namespaces")),
     "paging": _entry(pages.paging, _field("paging")),
+    "expiry": _entry(expiring.expiry, _field("expiry")),
 }
 
 CHECKS = (*_TABLE, "stateful")
 """The names of the checks: the protocol fence, concurrent writes, one per profile
 dimension (`forgetting` for the [ADR-0100][adr-0100] extension, `filter_operators` for
 the [ADR-0099][adr-0099] vocabulary, `recall` for the [ADR-0102][adr-0102] extension,
-`namespaces` and `paging` for the [ADR-0105][adr-0105] extensions),
+`namespaces`, `paging` and `expiry` for the [ADR-0105][adr-0105] extensions),
 and a stateful comparison with the reference."""
 
 
@@ -191,7 +193,7 @@ def _ways_out(name: str, profile: FidelityProfile, observed: str) -> str:
     change = f"change the store to do what {kind.__name__}.{declared.name} says"
     if name == "recall" and observed == "offered":
         return f"{change}, or declare recall=Recall.EXACT (or APPROXIMATE, with its minimum_recall)"
-    if name in ("namespaces", "paging"):
+    if name in ("namespaces", "paging", "expiry"):
         return f"{change}, or leave {name} undeclared ({kind.__name__}.UNDECLARED)"
     if observed.startswith("replaced ("):
         observed = "replace in place"  # without order, the place of a replacement is not observed
