@@ -103,7 +103,7 @@ async def sqlite_parts(items: list[MemoryItem], directory: Path) -> Results:
 
         def whole(write: Write) -> None:
             with write_transaction(db):
-                put(db, _SPAN, write)
+                put(db, _SPAN, write, None)
 
         out["SQLite: the same write on the caller's thread"] = _median_us([partial(whole, w) for w in batches[0]])
         for batch, without in zip(batches[1:], [None, *_SQLITE_PARTS], strict=True):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, assert_type
 from uuid import UUID, uuid4
@@ -10,6 +11,7 @@ from uuid import UUID, uuid4
 from lionmem import (
     BatchingStore,
     Branch,
+    ExpiringStore,
     ForgettingStore,
     InMemoryStore,
     MemoryItem,
@@ -18,6 +20,7 @@ from lionmem import (
     NamespacedStore,
     PagingStore,
     Session,
+    Sweeper,
 )
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
@@ -286,3 +289,17 @@ async def paging_stores(memory: InMemoryStore, sqlite: SQLiteMemoryStore, postgr
     await sqlite.search_page(MemoryQuery(text="x", limit=5), page.next)
     async for batch in postgres.scan(100, after=page.next):
         assert_type(batch, list[MemoryItem])
+
+
+async def expiring_stores(memory: InMemoryStore, sqlite: SQLiteMemoryStore, postgres: PostgresMemoryStore) -> None:
+    """Every store lionmem ships expires items; an expiry is a timestamp, a datetime or
+    seconds from now (ADR-0105)."""
+    stores: list[ExpiringStore] = [memory, sqlite, postgres]
+    assert_type(stores[0].ttl, float | None)
+    assert_type(await stores[1].expire([uuid4()], at=datetime.now(UTC)), int)
+    assert_type(await stores[2].expire([uuid4()], ttl=3_600), int)
+    assert_type(await memory.persist([uuid4()]), int)
+    assert_type(await sqlite.sweep(), int)
+    wants_a_store(InMemoryStore(ttl=60, refresh_on_read=True, clock=lambda: 0.0))
+    async with Sweeper(postgres, every=600) as sweeper:
+        assert_type(sweeper.swept, int)

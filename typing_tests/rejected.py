@@ -13,6 +13,7 @@ from uuid import UUID
 
 from lionmem import (
     Branch,
+    ExpiringStore,
     InMemoryStore,
     MemoryItem,
     MemoryQuery,
@@ -293,3 +294,16 @@ async def paging(store: PagingStore) -> None:
     await store.search_page(limit=3)  # type: ignore[call-arg]
     cursor: int = (await store.search_page(MemoryQuery())).next  # type: ignore[assignment]
     print(cursor)
+
+
+async def expiry(store: ExpiringStore, path: Path) -> None:
+    """An expiry is a time or seconds, never a field of an item or a query (ADR-0105)."""
+    await store.expire([UUID(int=1)], at="tomorrow")  # type: ignore[arg-type]
+    await store.expire([UUID(int=1)], 30)  # type: ignore[call-arg]
+    await store.persist([UUID(int=1)], ttl=5)  # type: ignore[call-arg]
+    swept: str = await store.sweep()  # type: ignore[assignment]
+    InMemoryStore(ttl="1d")  # type: ignore[arg-type]
+    SQLiteMemoryStore.open(path, clock=3.0)  # type: ignore[arg-type]
+    MemoryItem(content="x", ttl=5)  # type: ignore[call-arg]
+    MemoryQuery(include_expired=True)  # type: ignore[call-arg]
+    print(swept)

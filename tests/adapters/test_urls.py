@@ -89,6 +89,21 @@ def test_postgres_takes_its_namespace_and_passes_other_options_to_libpq(pg_url: 
     assert opened(url.replace("postgresql://", "postgres://", 1), seen)[0] == namespace
 
 
+@pytest.mark.parametrize("scheme", ["sqlite", "postgresql"])
+def test_a_url_gives_its_store_a_ttl(scheme: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    if scheme == "sqlite":
+        url = f"sqlite:///{tmp_path / 'm.db'}?ttl=3600"
+    else:
+        pg_url: str = request.getfixturevalue("pg_url")
+        url = f"{pg_url}{'&' if '?' in pg_url else '?'}namespace=url-ttl-{tmp_path.name[-8:]}&ttl=3600"
+
+    async def seen(store: Any) -> float | None:
+        ttl: float | None = store.ttl
+        return ttl
+
+    assert opened(url, seen) == 3600.0
+
+
 def test_postgres_timeouts_are_url_options(pg_url: str) -> None:
     url = f"{pg_url}{'&' if '?' in pg_url else '?'}namespace=url-timeouts&timeout=3&statement_timeout=2.5"
 
@@ -142,6 +157,9 @@ def test_postgres_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) ->
         ("postgresql://h/db?namespace=n&timeout=0", "timeout must be more than 0"),
         ("postgresql://h/db?namespace=n&connect_timeout=3", "sets connect_timeout, which lionmem sets from timeout"),
         ("sqlite:///x.db?busy_timeout=soon", "the sqlite URL option busy_timeout must be a number of seconds"),
+        ("sqlite:///x.db?ttl=1d", "the sqlite URL option ttl must be a number of seconds"),
+        ("sqlite:///x.db?ttl=0", "ttl must be a finite number of seconds above 0, got 0.0"),
+        ("postgresql://h/db?namespace=n&ttl=-5", "ttl must be a finite number of seconds above 0, got -5.0"),
     ],
 )
 def test_malformed_urls_are_refused_before_anything_opens(

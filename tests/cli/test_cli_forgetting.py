@@ -251,3 +251,37 @@ def test_a_serialization_failure_says_to_run_the_command_again(
         "python -m lionmem: error: could not serialize access due to concurrent update (another client changed "
         "a matching item meanwhile; nothing was deleted: run the command again)\n"
     )
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_forget_expired_sweeps_what_expired_and_nothing_else(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp_path / 'm.db'}"
+    else:
+        url = with_namespace(request.getfixturevalue("pg_url"), f"cli-{uuid4().hex[:12]}")
+    items = [MemoryItem(content=f"note {n}") for n in range(5)]
+    fill(url, items)
+
+    async def expiring() -> None:
+        opened = (
+            SQLiteMemoryStore.open(tmp_path / "m.db")
+            if backend == "sqlite"
+            else PostgresMemoryStore.open(request.getfixturevalue("pg_url"), namespace=url.rsplit("=", 1)[1])
+        )
+        async with opened as store:
+            assert await store.expire([items[1].id, items[3].id], at=time.time() - 1) == 2
+            assert await store.expire([items[4].id], ttl=3_600) == 1
+
+    asyncio.run(expiring())
+    assert _contents(capsys, url) == ["note 0", "note 2", "note 4"]  # hidden before the sweep
+    assert run_cli(capsys, "forget", url, "--expired") == (0, "deleted 2 items that had expired\n", "")
+    assert run_cli(capsys, "forget", url, "--expired") == (0, "deleted 0 items that had expired\n", "")
+    assert _contents(capsys, url) == ["note 0", "note 2", "note 4"]
+    for other in (["--dry-run"], ["--tag", "a", "--limit", "0"], ["--older-than", "1d"]):
+        with pytest.raises(SystemExit) as exit_info:
+            run_cli(capsys, "forget", url, "--expired", *other)
+        out, err = capsys.readouterr()
+        assert (exit_info.value.code, out) == (2, "")
+        assert "forget --expired deletes every expired item and takes no other option, got " + other[0] in err

@@ -14,6 +14,7 @@ from typing import Final
 from lionmem.protocols.profile import (
     ContentKind,
     Durability,
+    Expiry,
     FidelityProfile,
     Namespaces,
     Paging,
@@ -29,9 +30,10 @@ DURABLE_PROFILE: Final = FidelityProfile(
     content=ContentKind.JSON_VALUES,
     namespaces=Namespaces.REFERENCE,
     paging=Paging.REFERENCE,
+    expiry=Expiry.REFERENCE,
 )
 """What every store keeping items as these rows promises: the reference's rules,
-namespaces and paging included, except that results are copies, items survive a restart and
+namespaces, paging and expiry included, except that results are copies, items survive a restart and
 content must be a JSON value. Not a dimension of the profile, but a limit all the same: an item may take at
 most `MAX_ITEM_BYTES`."""
 

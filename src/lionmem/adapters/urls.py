@@ -10,8 +10,8 @@
 A SQLite URL takes the `synchronous` (`NORMAL` or `FULL`), `busy_timeout`
 (seconds) and `namespace` options as query parameters; a PostgreSQL URL (also `postgres://`) needs
 `namespace`, takes `timeout` and `statement_timeout` (seconds) and passes its other
-parameters to libpq. Governed by
-[ADR-0098][adr-0098].
+parameters to libpq. Either takes `ttl`, the seconds each item it stores lasts
+([ADR-0105][adr-0105-d2]). Governed by [ADR-0098][adr-0098].
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ __all__ = ["SCHEMES", "item_check", "open_store", "profile_of", "rules_for", "sq
 SCHEMES: Final = ("memory", "sqlite", "postgresql", "postgres")
 """The URL schemes `open_store` knows."""
 
-_SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout", "namespace"})
+_SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout", "namespace", "ttl"})
 
 
 @without_locals_on_refusal
@@ -181,7 +181,7 @@ def _sqlite(
     unknown = sorted(set(options) - _SQLITE_OPTIONS)
     if unknown:
         raise ValueError(f"unknown sqlite URL option {unknown[0]!r}; known: {', '.join(sorted(_SQLITE_OPTIONS))}")
-    settings: dict[str, Any] = _seconds(options, "sqlite", "busy_timeout")
+    settings: dict[str, Any] = _seconds(options, "sqlite", "busy_timeout", "ttl")
     if "synchronous" in options:
         settings["synchronous"] = options["synchronous"].upper()
     if "namespace" in options:
@@ -202,7 +202,7 @@ def _postgres(
     namespace = options.pop("namespace", None)
     if not namespace:
         raise ValueError("a postgresql URL needs ?namespace=NAME, the namespace its items live in")
-    settings: dict[str, Any] = _seconds(options, "postgresql", "timeout", "statement_timeout")
+    settings: dict[str, Any] = _seconds(options, "postgresql", "timeout", "statement_timeout", "ttl")
     try:
         from lionmem.adapters.postgres import PostgresMemoryStore
     except ModuleNotFoundError as exc:

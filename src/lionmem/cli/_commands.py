@@ -28,6 +28,7 @@ from lionmem.cli._input import filters, json_value, pairs, seconds_of, uuid_of
 from lionmem.cli._output import print_items, stdout_takes_any_text
 from lionmem.cli._transfer import CommandError, export, refusals, store_batch
 from lionmem.errors import LionmemError
+from lionmem.protocols.expiry import ExpiringStore
 from lionmem.protocols.forgetting import ErasureWarning, ForgettingStore
 from lionmem.protocols.hybrid import HybridRecalled
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
@@ -164,6 +165,9 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         _refuse_overwriting_the_store(args.url, output)
         return partial(_export, None if everything else query, output)
     if args.command == "forget":
+        if args.expired:
+            _alone_with_expired(args)
+            return _sweep
         older_than = None if args.older_than is None else seconds_of(args.older_than)
         return partial(_forget, query, older_than, args.dry_run)
 
@@ -264,6 +268,30 @@ async def _forget(query: MemoryQuery, older_than: float | None, dry_run: bool, s
     else:
         deleted = await cast(_ForgettingByAge, store).delete_matching(query, created_before=cutoff)
     print(f"deleted {_items(deleted)}")
+    return 0
+
+
+def _alone_with_expired(args: argparse.Namespace) -> None:
+    """Refuse another option beside `forget --expired`: a sweep takes none, and
+    counts nothing before it deletes."""
+    given = {
+        "--text": args.text is not None,
+        "--tag": bool(args.tag),
+        "--filter": bool(args.filter),
+        "--limit": args.limit is not None,
+        "--older-than": args.older_than is not None,
+        "--dry-run": args.dry_run,
+    }
+    named = [name for name, present in given.items() if present]
+    if named:
+        raise ValueError(
+            f"forget --expired deletes every expired item and takes no other option, got {', '.join(named)}"
+        )
+
+
+async def _sweep(store: MemoryStore) -> int:
+    assert isinstance(store, ExpiringStore)  # every store a URL names expires
+    print(f"deleted {_items(await store.sweep())} that had expired")
     return 0
 
 

@@ -24,6 +24,7 @@ from lionmem.adapters.postgres import (
 )
 from lionmem.adapters.postgres import _writes as postgres_writes
 from lionmem.adapters.postgres import schema as postgres_schema
+from lionmem.embedders import HashingEmbedder
 from lionmem.filters import Ge, Gt, In, Le, Lt
 from tests.support.pg_server import fresh_database, lionmem_tables
 from tests.support.postgres_support import SRC, fresh_namespace, open_only, run, with_store
@@ -189,8 +190,29 @@ def test_version_1_is_migrated_to_index_long_tags_by_digest(pg_url: str) -> None
     assert stored == [([postgres_writes.tag_key(long), short],), ([short],)]
 
 
+_TRIGGERS_OF_VERSION_5 = [
+    "DROP TRIGGER lionmem_items_vector_stale ON lionmem_items",
+    "CREATE TRIGGER lionmem_items_vector_stale AFTER UPDATE ON lionmem_items"
+    " FOR EACH ROW EXECUTE FUNCTION lionmem_vectors_stale()",
+    "DROP TRIGGER lionmem_items_vector_missing ON lionmem_items",
+    "CREATE CONSTRAINT TRIGGER lionmem_items_vector_missing AFTER INSERT OR UPDATE ON lionmem_items"
+    " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION lionmem_vector_missing()",
+]
+
+
+def _undo_version_6(conn: psycopg.Connection[Any]) -> None:
+    """Leave a current database as version 5 left it: no expiry, and recall's triggers
+    firing on any change of an item."""
+    conn.execute("ALTER TABLE lionmem_items DROP COLUMN expires_at")  # and its index
+    if conn.execute("SELECT to_regclass('lionmem_unembedded')").fetchone() != (None,):
+        for statement in _TRIGGERS_OF_VERSION_5:
+            conn.execute(statement)
+    conn.execute("UPDATE lionmem_schema SET version = 5")
+
+
 def _undo_version_5(conn: psycopg.Connection[Any]) -> None:
     """Leave a current database as version 4 left it."""
+    _undo_version_6(conn)
     conn.execute("DROP FUNCTION lionmem_terms_drop() CASCADE")  # and its trigger
     conn.execute("DROP TABLE lionmem_terms")
     conn.execute("UPDATE lionmem_schema SET version = 4")
@@ -222,7 +244,7 @@ def test_version_3_is_migrated_to_record_the_embedder(pg_url: str) -> None:
         assert conn.execute("SELECT to_regclass('lionmem_recall')").fetchone() == (None,)
     assert with_store(url, lambda store: store.search(MemoryQuery(filters={"n": 1})), namespace="n") == [item]
     with psycopg.connect(url, autocommit=True) as conn:
-        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)] == [(5,)]
+        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)] == [(6,)]
         assert conn.execute("SELECT count(*) FROM lionmem_recall").fetchall() == [(0,)]
 
 
@@ -235,7 +257,7 @@ def test_version_4_is_migrated_to_index_the_terms_of_every_item(pg_url: str) -> 
         _undo_version_5(conn)
     assert with_store(url, lambda store: store.retrieve(items[1].id), namespace="n") == items[1]
     with psycopg.connect(url, autocommit=True) as conn:
-        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(5,)]
+        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(6,)]
         rows = conn.execute("SELECT term, tf FROM lionmem_terms ORDER BY seq, term").fetchall()
     assert rows == [("4410", 2), ("ticket", 2), ("waits", 1), ("vital", 1), ("ëlan", 1)]
 
@@ -373,3 +395,38 @@ def test_the_plan_uses_the_indexes(pg_url: str) -> None:
     assert "lionmem_items_order" in plans["broad range"] and "Sort" not in plans["broad range"], plans["broad range"]
     assert all(plans[kind].startswith("Limit") for kind in ("range", "text range", "broad range")), plans
     assert "lionmem_meta_numbers" in plans["big range"] and not plans["big range"].startswith("Limit"), plans
+
+
+def test_version_5_is_migrated_to_keep_expiries_and_a_vector_through_a_change_of_expiry(
+    pgvector_server_url: str,
+) -> None:
+    """Version 6 adds each item's expiry, and makes recall's triggers fire on the columns
+    a replacement writes: a change of expiry alone keeps the item's vector, which
+    version 5's triggers dropped, to be made again."""
+    url = fresh_database(pgvector_server_url)
+    embedder = HashingEmbedder(16)
+    items = [MemoryItem(content="kept"), MemoryItem(content="changed")]
+    with_store(url, lambda store: store.store_many(items), namespace="n", embedder=embedder)
+    with psycopg.connect(url, autocommit=True) as conn:
+        _undo_version_6(conn)
+        assert conn.execute("SELECT to_regclass('lionmem_items_expiring')").fetchone() == (None,)
+
+    async def expiring(store: PostgresMemoryStore) -> list[Any]:
+        assert await store.expire([items[0].id], at=time.time() + 3_600) == 1
+        assert await store.persist([items[1].id]) == 1
+        await store.store(items[1].model_copy(update={"content": "changed again"}))
+        return await store.search(MemoryQuery())
+
+    found = with_store(url, expiring, namespace="n", embedder=embedder)
+    assert [i.content for i in found] == ["kept", "changed again"]
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT version FROM lionmem_schema").fetchall() == [(SCHEMA_VERSION,)] == [(6,)]
+        held = conn.execute("SELECT i.id FROM lionmem_vectors AS v JOIN lionmem_items AS i USING (namespace, id)")
+        assert sorted(row[0] for row in held.fetchall()) == sorted(i.id for i in items)
+        # An expiry changed drops no vector, so none waits to be made again; the
+        # replacement wrote its own new vector in its own transaction.
+        assert conn.execute("SELECT id FROM lionmem_unembedded").fetchall() == []
+        assert conn.execute("SELECT expires_at IS NOT NULL FROM lionmem_items ORDER BY seq").fetchall() == [
+            (True,),
+            (False,),
+        ]

@@ -140,10 +140,13 @@ def test_an_equality_or_set_alone_reads_the_first_rows_of_each_value_in_order(pg
                 search = store.search_newest if newest_first else store.search
                 expected = reference.search_newest if newest_first else reference.search
                 assert await search(query) == await expected(query), (query, newest_first)
-                plan = plan_search(store.namespace, query, newest_first=newest_first)
-                statement = plan.statement.as_string()
-                reads = statement.count("FROM lionmem_meta WHERE")
-                assert reads == (reads_of[merged.index(query)] if query in merged else 0), statement
+                for now in (None, 1.0):  # with a time, each read joins its rows to their items' expiry
+                    plan = plan_search(store.namespace, query, newest_first=newest_first, now=now)
+                    statement = plan.statement.as_string()
+                    reads = statement.count("(SELECT m.seq FROM lionmem_meta AS m")
+                    assert reads == (reads_of[merged.index(query)] if query in merged else 0), statement
+                    joined = statement.count("JOIN lionmem_items AS e ON e.namespace = m.namespace")
+                    assert joined == (0 if now is None else reads), statement
 
     with_store(pg_url, body)
 

@@ -265,10 +265,10 @@ def test_a_cancelled_write_is_dropped_before_it_starts_and_finished_whole_after(
         started, go = threading.Event(), threading.Event()
         write = store._connections.worker.write
 
-        def held_write(space: Any, rows: Any, vectors: Any = ()) -> None:
+        def held_write(space: Any, rows: Any, vectors: Any = (), expires: Any = None) -> None:
             started.set()
             go.wait(30)
-            write(space, rows, vectors)
+            write(space, rows, vectors, expires)
 
         store._connections.worker.write = held_write  # type: ignore[method-assign,assignment]
         running = [MemoryItem(content=f"running {n}") for n in range(50)]

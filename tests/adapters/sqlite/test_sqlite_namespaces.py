@@ -323,7 +323,7 @@ def test_a_version_7_file_becomes_the_namespace_default_with_every_item_and_inde
 
     with_store(path, body)
     db = connect(path, isolation_level=None)
-    assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (8,)
+    assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,) == (9,)
     # The number of the 12th item, deleted, is not taken again.
     assert db.execute("SELECT max(seq) FROM items WHERE seq < ?", (1 << SPAN_BITS,)).fetchone() == (13,)
     assert db.execute("SELECT number, name, deleted_up_to FROM lionmem_namespaces ORDER BY number").fetchall() == [

@@ -237,7 +237,7 @@ def test_version_three_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
 
     with_store(path, body)
     db = connect(path)
-    assert db.execute("PRAGMA user_version").fetchone() == (8,) == (SCHEMA_VERSION,)
+    assert db.execute("PRAGMA user_version").fetchone() == (9,) == (SCHEMA_VERSION,)
     # Version 7 filled the term index from the rows already there.
     assert db.execute("SELECT seq, term, tf FROM item_terms").fetchall() == [(seq, "three", 1)]
 

@@ -20,7 +20,7 @@ from lionmem.adapters.postgres._writes import INDEXED_KEY_BYTES, INDEXED_TEXT, T
 from lionmem.protocols.filters import Condition, Ge, Gt, In, Le, Lt
 from lionmem.protocols.memory import MemoryQuery
 
-__all__ = ["Where", "equal_rows", "where_of"]
+__all__ = ["UNEXPIRED", "Where", "equal_rows", "where_of"]
 
 _EXACT_NUMBER = 2**53
 _ORDERS: dict[type[Condition], LiteralString] = {Gt: ">", Ge: ">=", Lt: "<", Le: "<="}
@@ -117,14 +117,18 @@ class Where(NamedTuple):
     """The query left once strings no row can hold are settled."""
 
 
-def where_of(namespace: str, asked: MemoryQuery, after: int = 0) -> Where:
-    """The conditions selecting `namespace`'s rows after position `after` that may
-    match `asked`'s text, tags and filters, and what Python decides on them."""
+def where_of(namespace: str, asked: MemoryQuery, after: int = 0, now: float | None = None) -> Where:
+    """The conditions selecting `namespace`'s rows after position `after`, and with
+    `now` unexpired at it ([ADR-0105][adr-0105-d2]), that may match `asked`'s text, tags
+    and filters, and what Python decides on them."""
     clauses: list[sql.Composable] = [sql.SQL("namespace = %s")]
     params: list[object] = [namespace]
     if after:
         clauses.append(sql.SQL("seq > %s"))
         params.append(after)
+    if now is not None:
+        clauses.append(sql.SQL(UNEXPIRED))
+        params.append(now)
     # PostgreSQL text cannot hold U+0000, so neither can a stored string.
     query = settle_unstorable(asked, allow_nul=False)
     if query is None:
@@ -154,6 +158,10 @@ def where_of(namespace: str, asked: MemoryQuery, after: int = 0) -> Where:
         if narrowing is None or not narrowing.exact:
             recheck.append((key, value))
     return Where(sql.SQL(" AND ").join(clauses), params, recheck, any_tag, query)
+
+
+UNEXPIRED: LiteralString = "(expires_at IS NULL OR expires_at > %s)"
+"""An item's row unexpired at the time its one value gives ([ADR-0105][adr-0105-d2])."""
 
 
 def equal_rows(key: str, value: object) -> tuple[LiteralString, str | Decimal] | None:

@@ -29,18 +29,18 @@ async def delete_where(
 
 
 async def delete_found(
-    conn: psycopg.AsyncConnection[Any], *, namespace: str, query: MemoryQuery, before: float | None
+    conn: psycopg.AsyncConnection[Any], *, namespace: str, query: MemoryQuery, before: float | None, now: float
 ) -> int:
-    """Delete what `search(query)` finds in `namespace`, of the items created before
-    `before` when given, in one repeatable-read transaction: the search and the
+    """Delete what `search(query)` finds in `namespace` at `now`, of the items created
+    before `before` when given, in one repeatable-read transaction: the search and the
     delete read one snapshot, so an item another client changes in between fails the
     call with a serialization failure rather than being deleted unseen."""
     async with snapshot(conn):
         select = partial(fetch, conn, prepare=False)
         if before is None:
-            found = await read_search(namespace, query, select)
+            found = await read_search(namespace, query, select, now)
         else:
-            found = aged_matches(await read_search(namespace, unlimited(query), select), before, query.limit)
+            found = aged_matches(await read_search(namespace, unlimited(query), select, now), before, query.limit)
         if not found:
             return 0
         cursor = await conn.execute(

@@ -43,16 +43,17 @@ def _merged_reads(where: Where, limit: int | None) -> list[tuple[str, LiteralStr
 
 
 def plan_search(
-    namespace: str, asked: MemoryQuery, *, newest_first: bool = False, after: int = 0
+    namespace: str, asked: MemoryQuery, *, newest_first: bool = False, after: int = 0, now: float | None = None
 ) -> Plan[sql.Composed]:
-    """`asked` as SQL over `namespace`'s rows after position `after`, in insertion order
-    or, `newest_first`, the reverse, and what Python decides on them.
+    """`asked` as SQL over `namespace`'s rows after position `after`, and with `now`
+    unexpired at it ([ADR-0105][adr-0105-d2]), in insertion order or, `newest_first`,
+    the reverse, and what Python decides on them.
 
     An equality or `In` filter that is the whole query reads the first `limit` rows
     of each value from `lionmem_meta`'s B-tree, in order, instead of every match from
     the GIN index, which lists them unordered ([ADR-0099][adr-0099-d5])."""
     require_type(asked, "query", MemoryQuery)
-    where = where_of(namespace, asked, after)
+    where = where_of(namespace, asked, after, now)
     direction = sql.SQL(" DESC" if newest_first else "")
     params = list(where.params)
     limit = sql_limit(where.query.limit, where.recheck, where.any_tag)
@@ -60,18 +61,31 @@ def plan_search(
     if reads is not None:
         # Each item has one row a key, holding a number or a string, so distinct reads
         # list distinct items and the join needs no de-duplication.
+        # With a time, each value's rows are held to their items' expiry before the
+        # limit cuts them, so that an expired item takes no unexpired one's place.
         read = sql.SQL(
-            "(SELECT seq FROM lionmem_meta WHERE namespace = %s AND key = %s AND {column} = %s"
-            " ORDER BY seq{direction} LIMIT %s)"
+            "(SELECT m.seq FROM lionmem_meta AS m{expiry} WHERE m.namespace = %s AND m.key = %s AND m.{column} = %s"
+            "{unexpired} ORDER BY m.seq{direction} LIMIT %s)"
         )
-        firsts = [read.format(column=sql.Identifier(column), direction=direction) for _, column, _ in reads]
+        expiry, unexpired = (
+            (sql.SQL(""), sql.SQL(""))
+            if now is None
+            else (
+                sql.SQL(" JOIN lionmem_items AS e ON e.namespace = m.namespace AND e.seq = m.seq"),
+                sql.SQL(" AND (e.expires_at IS NULL OR e.expires_at > %s)"),
+            )
+        )
+        firsts = [
+            read.format(column=sql.Identifier(column), direction=direction, expiry=expiry, unexpired=unexpired)
+            for _, column, _ in reads
+        ]
         statement = sql.SQL(
             "SELECT i.id::text, i.created_at, i.body FROM ({}) AS m"
             " JOIN lionmem_items AS i ON i.namespace = %s AND i.seq = m.seq ORDER BY m.seq{} LIMIT %s"
         ).format(sql.SQL(" UNION ALL ").join(firsts), direction)
         values: list[object] = []
         for key, _, value in reads:
-            values += [namespace, key, value, limit]
+            values += [namespace, key, value, *([] if now is None else [now]), limit]
         return Plan(statement, [*values, namespace, limit], [], frozenset(), True)
     statement = sql.SQL("SELECT id::text, created_at, body FROM lionmem_items WHERE {} ORDER BY seq{}").format(
         where.clause, direction

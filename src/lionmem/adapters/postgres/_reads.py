@@ -20,6 +20,7 @@ from psycopg import sql
 from lionmem.adapters._codec import SHARE_EVERY, Row, decode_in_slices
 from lionmem.adapters._plan import MAX_SQL_LIMIT, Plan, unlimited
 from lionmem.adapters._settling import settled
+from lionmem.adapters.postgres._conditions import UNEXPIRED
 from lionmem.adapters.postgres._planner import plan_search
 from lionmem.adapters.postgres._pool import Connections, fetch, snapshot
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
@@ -41,20 +42,22 @@ __all__ = [
 _FIRST_WINDOW = 64
 
 _PAGE: LiteralString = (
-    "SELECT seq, id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND seq > %s ORDER BY seq LIMIT %s"
+    "SELECT seq, id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND seq > %s AND "
+    + UNEXPIRED
+    + " ORDER BY seq LIMIT %s"
 )
-"""The next page of a scan: `(namespace, after, size)`."""
+"""The next page of a scan: `(namespace, after, now, size)`."""
 
 Execute = Callable[[LiteralString, list[object]], Awaitable[list[tuple[Any, ...]]]]
 """Runs one statement with its values on a connection of the store's, as
 `Connections.execute` does."""
 
 
-async def pages(execute: Execute, namespace: str, size: int, after: int) -> AsyncIterator[list[MemoryItem]]:
-    """Every item of `namespace` after position `after` in insertion order, in lists of
-    at most `size`, each one statement from where the last one ended."""
+async def pages(execute: Execute, namespace: str, size: int, after: int, now: float) -> AsyncIterator[list[MemoryItem]]:
+    """Every item of `namespace` after position `after` unexpired at `now`, in insertion
+    order, in lists of at most `size`, each one statement from where the last one ended."""
     while True:
-        rows = await execute(_PAGE, [namespace, after, size])
+        rows = await execute(_PAGE, [namespace, after, now, size])
         if rows:
             after = rows[-1][0]
             yield await decode_all([row[1:] for row in rows])
@@ -76,10 +79,10 @@ STATS: LiteralString = (
     " pg_total_relation_size('lionmem_items') + pg_total_relation_size('lionmem_meta')"
     " + coalesce(pg_total_relation_size(to_regclass('lionmem_vectors')), 0),"
     " (SELECT version FROM lionmem_schema)"
-    " FROM lionmem_items WHERE namespace = %s"
+    " FROM lionmem_items WHERE namespace = %s AND " + UNEXPIRED
 )
-"""A namespace's count and span, the tables' size and the schema version, in one
-statement, so one snapshot: `(namespace,)`."""
+"""A namespace's count and span of its unexpired items, the tables' size and the schema
+version, in one statement, so one snapshot: `(namespace, now)`."""
 
 
 def stats_of(rows: list[tuple[Any, ...]]) -> StoreStats:
@@ -118,13 +121,13 @@ a transaction, on its one connection."""
 
 
 async def read_search(
-    namespace: str, query: MemoryQuery, select: Select, *, newest_first: bool = False, after: int = 0
+    namespace: str, query: MemoryQuery, select: Select, now: float, *, newest_first: bool = False, after: int = 0
 ) -> list[MemoryItem]:
-    """The items of `namespace` after position `after` matching `query`, its plan run
-    through `select`: whole when SQL decides every predicate or the limit is negative,
-    else in growing prefixes of the ordered rows until they hold `limit` matches or run
-    out."""
-    plan = plan_search(namespace, query, newest_first=newest_first, after=after)
+    """The items of `namespace` after position `after` unexpired at `now` matching
+    `query`, its plan run through `select`: whole when SQL decides every predicate or
+    the limit is negative, else in growing prefixes of the ordered rows until they hold
+    `limit` matches or run out."""
+    plan = plan_search(namespace, query, newest_first=newest_first, after=after, now=now)
     statement, params, limit = plan.statement, plan.params, query.limit
     if plan.pushed or limit < 0:
         return await decode(await select(statement, params), plan, limit)
@@ -139,18 +142,20 @@ async def read_search(
         window = min(window * 4, MAX_SQL_LIMIT)
 
 
-async def count_of(connections: Connections, namespace: str, query: MemoryQuery) -> int:
-    """How many items of `namespace` `query`'s text, tags and filters match: counted by
-    the server when there are none, else found and counted."""
+async def count_of(connections: Connections, namespace: str, query: MemoryQuery, now: float) -> int:
+    """How many items of `namespace` unexpired at `now` `query`'s text, tags and filters
+    match: counted by the server when there are none, else found and counted."""
     if not (query.text or query.tags or query.filters):
-        rows = await connections.execute("SELECT count(*) FROM lionmem_items WHERE namespace = %s", [namespace])
+        rows = await connections.execute(
+            "SELECT count(*) FROM lionmem_items WHERE namespace = %s AND " + UNEXPIRED, [namespace, now]
+        )
         return int(rows[0][0])
-    found = await read_search(namespace, unlimited(query), connections.select)
+    found = await read_search(namespace, unlimited(query), connections.select, now)
     return len(found)
 
 
 async def read_page(
-    conn: psycopg.AsyncConnection[Any], *, namespace: str, query: MemoryQuery, after: int
+    conn: psycopg.AsyncConnection[Any], *, namespace: str, query: MemoryQuery, after: int, now: float
 ) -> tuple[list[MemoryItem], int | None]:
     """The first `query.limit` items of `namespace` after position `after` matching
     `query`, and the position of the last of them when more match after it, read in
@@ -158,7 +163,7 @@ async def read_page(
     size = query.limit
     async with snapshot(conn):
         select = partial(fetch, conn, prepare=False)
-        found = await read_search(namespace, query.model_copy(update={"limit": size + 1}), select, after=after)
+        found = await read_search(namespace, query.model_copy(update={"limit": size + 1}), select, now, after=after)
         if len(found) <= size:
             return found, None
         rows = await fetch(

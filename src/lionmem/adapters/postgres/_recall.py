@@ -12,7 +12,7 @@ Seam for tests: `_recall`, whose `_execute` a test wraps to record the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, LiteralString
 
 import psycopg
@@ -98,11 +98,16 @@ class _Recall:
     candidates: int
     exact: bool
     min_score: float | None
+    now: float
+    """The call's reading of the clock."""
+    expiring: bool = False
+    """Whether an item has expired by `now`: `where` then passes over it."""
 
     @property
     def filtered(self) -> bool:
-        """Whether the recall has tags or filters."""
-        return bool(self.query.tags or self.query.filters)
+        """Whether the recall has tags or filters, or must pass over expired items: then
+        each candidate's row is checked."""
+        return bool(self.query.tags or self.query.filters or self.expiring)
 
     @property
     def rechecked(self) -> bool:
@@ -153,9 +158,10 @@ class PgVectors:
         tags: object,
         filters: object,
         exact: object,
+        now: float,
         min_score: object = None,
     ) -> _Recall:
-        """A recall's arguments, checked, with the query's vector.
+        """A recall's arguments, checked, with the query's vector and the clock's reading.
 
         Raises:
             TypeError, ValueError: as `InMemoryStore.recall` raises them; `exact` is
@@ -170,7 +176,9 @@ class PgVectors:
         floor = check_min_score(min_score)
         vector = await query_vector(self.embedder, query)
         where = where_of(namespace, checked)
-        return _Recall(namespace, pg_vectors(vector)[0], count, where, checked, self.candidates, bool(exact), floor)
+        return _Recall(
+            namespace, pg_vectors(vector)[0], count, where, checked, self.candidates, bool(exact), floor, now
+        )
 
     async def recall(self, conn: psycopg.AsyncConnection[Any], asked: _Recall) -> list[Recalled]:
         """The top `asked.k` ([ADR-0103][adr-0103-d2]): exactly when at most
@@ -178,6 +186,7 @@ class PgVectors:
         exactly over every match if the index kept fewer than `k`. Items waiting for a
         vector are embedded first; a result whose vector was made from another text
         has it made again, and the recall runs again."""
+        asked = await _expiring(conn, asked)
         filled = False
         while True:
             path, rows, missing = await _first(conn, asked)
@@ -220,6 +229,7 @@ class PgVectors:
     async def explain(self, conn: psycopg.AsyncConnection[Any], asked: _Recall) -> str:
         """The path a recall takes first, and the server's plan for the statement
         that ranks, as run: a branch not taken is marked "never executed"."""
+        asked = await _expiring(conn, asked)
         path, _, _ = await _first(conn, asked)
         shape = "every" if asked.exact else "filtered" if asked.filtered else "whole"
         statement, params = _statement(asked, shape, _ef_search(asked))
@@ -227,6 +237,19 @@ class PgVectors:
         ef = None if shape == "every" else _ef_search(asked)
         rows = await (await _execute(conn, analyzed, params, ef)).fetchall()
         return f"path: {path}\n" + "\n".join(str(row[0]) for row in rows)
+
+
+async def _expiring(conn: psycopg.AsyncConnection[Any], asked: _Recall) -> _Recall:
+    """`asked`, held to its items' expiry when an item of the namespace has expired by
+    its time (one probe of the expiry index); else as before, planned once unfiltered."""
+    cursor = await conn.execute(
+        "SELECT EXISTS (SELECT FROM lionmem_items WHERE namespace = %s AND expires_at <= %s)",
+        [asked.namespace, asked.now],
+    )
+    found = await cursor.fetchone()
+    if not (found and found[0]):
+        return asked
+    return replace(asked, where=where_of(asked.namespace, asked.query, now=asked.now), expiring=True)
 
 
 async def _first(conn: psycopg.AsyncConnection[Any], asked: _Recall) -> tuple[str, list[_Row], bool]:

@@ -22,11 +22,11 @@ from lionmem.protocols.memory import MemoryItem
 BATCH_LOCK: LiteralString = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
 
 UPSERT: LiteralString = """
-    INSERT INTO lionmem_items (namespace, id, created_at, body, folded, tags, metadata)
-    VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb)
+    INSERT INTO lionmem_items (namespace, id, created_at, body, folded, tags, metadata, expires_at)
+    VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s)
     ON CONFLICT (namespace, id) DO UPDATE SET
         created_at = excluded.created_at, body = excluded.body, folded = excluded.folded,
-        tags = excluded.tags, metadata = excluded.metadata
+        tags = excluded.tags, metadata = excluded.metadata, expires_at = excluded.expires_at
 """
 
 
@@ -52,9 +52,9 @@ def tag_key(tag: str) -> str:
 
 
 def item_row(namespace: str, item: MemoryItem) -> tuple[object, ...]:
-    """The parameters of `UPSERT`, taken whole now: the metadata is written out here
-    rather than wrapped, so a change to the item before the statement runs reaches
-    neither the body nor the indexed metadata."""
+    """The parameters of `UPSERT` but the expiry, taken whole now: the metadata is
+    written out here rather than wrapped, so a change to the item before the statement
+    runs reaches neither the body nor the indexed metadata."""
     # PostgreSQL text cannot hold U+0000, so such strings are refused up front.
     encoded: EncodedItem = encode_item(item, allow_nul=False)
     return (
@@ -74,16 +74,18 @@ async def write_batch(
     namespace: str,
     rows: list[tuple[object, ...]],
     lock_key: int,
+    expires: float | None = None,
     vectors: tuple[LiteralString, list[dict[str, object]]] | None = None,
 ) -> None:
-    """Insert or replace `rows` in one transaction on `conn`, holding the namespace's
-    batch lock, the advisory lock `(lock_key, hashtext(namespace))`; with `vectors`,
-    a statement and its rows, the items' vectors after them."""
+    """Insert or replace `rows` (`item_row`'s) in one transaction on `conn`, each
+    expiring at `expires` (never, for `None`), holding the namespace's batch lock, the
+    advisory lock `(lock_key, hashtext(namespace))`; with `vectors`, a statement and
+    its rows, the items' vectors after them."""
     async with conn.transaction(), conn.cursor() as cursor:
         # Two batches sharing ids could lock those rows in opposite orders and
         # deadlock; one batch per namespace at a time cannot.
         await cursor.execute(BATCH_LOCK, [lock_key, namespace])
-        await cursor.executemany(UPSERT, rows)
+        await cursor.executemany(UPSERT, [(*row, expires) for row in rows])
         await write_terms(cursor, namespace, rows)
         if vectors is not None:
             await cursor.executemany(*vectors)

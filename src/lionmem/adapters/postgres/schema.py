@@ -27,7 +27,7 @@ from lionmem.protocols.recall import Embedder
 
 __all__ = ["SCHEMA_VERSION"]
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 """The schema this code writes, recorded in `lionmem_schema.version`."""
 LOCK_KEY = 0x4C4D454D  # "LMEM": serialises schema work across every process
 
@@ -155,6 +155,26 @@ async def _index_terms(conn: psycopg.AsyncConnection[Any]) -> None:
             )
 
 
+_EXPIRY: list[LiteralString] = [
+    "ALTER TABLE lionmem_items ADD COLUMN expires_at double precision",
+    "CREATE INDEX lionmem_items_expiring ON lionmem_items (namespace, expires_at) WHERE expires_at IS NOT NULL",
+]
+"""Version 6: an item's expiry, UTC seconds or NULL for none ([ADR-0105][adr-0105-d2]),
+and the index a sweep finds what expired by. Adding a column rewrites no row."""
+
+
+async def _expiry(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Version 6: the expiry column and its index and, where recall's tables are, its
+    triggers made again to ignore a change of expiry alone, which leaves an item's
+    vector as good as it was."""
+    for statement in _EXPIRY:
+        await conn.execute(statement)
+    queued = await (await conn.execute("SELECT to_regclass('lionmem_unembedded') IS NOT NULL")).fetchone()
+    if queued and queued[0]:
+        for statement in (*_STALE, *_QUEUE_TRIGGER):
+            await conn.execute(statement)
+
+
 async def _index_values(conn: psycopg.AsyncConnection[Any]) -> None:
     """Version 3: the `lionmem_meta` table and its triggers, and its rows for the
     items already stored."""
@@ -235,6 +255,7 @@ async def migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
             await _index_values(conn)
             await conn.execute(_RECALL)
             await _index_terms(conn)
+            await _expiry(conn)
             try:
                 async with conn.transaction():
                     await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
@@ -249,7 +270,9 @@ async def migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
                 await _index_values(conn)
             if version < 4:
                 await conn.execute(_RECALL)
-            await _index_terms(conn)
+            if version < 5:
+                await _index_terms(conn)
+            await _expiry(conn)
             await conn.execute("UPDATE lionmem_schema SET version = %s", [SCHEMA_VERSION])
         indexed = await (
             await conn.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'lionmem_items_text'")
@@ -258,6 +281,9 @@ async def migrate(conn: psycopg.AsyncConnection[Any], create: bool) -> bool:
 
 
 # -- recall's tables ---------------------------------------------------------------
+_ITEM_COLUMNS: LiteralString = "created_at, body, folded, tags, metadata"
+"""The columns a replacement writes: a change of them may change what is embedded.
+An item's expiry is not among them (version 6)."""
 
 GRAPH: Final = (16, 128)
 """The HNSW index's `m` and `ef_construction`: a graph built with 128 candidates a step
@@ -286,11 +312,15 @@ _STALE: list[LiteralString] = [
     "CREATE OR REPLACE FUNCTION lionmem_vectors_stale() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN"
     " DELETE FROM lionmem_vectors WHERE namespace = OLD.namespace AND id = OLD.id; RETURN NULL; END $body$",
     "DROP TRIGGER IF EXISTS lionmem_items_vector_stale ON lionmem_items",
-    "CREATE TRIGGER lionmem_items_vector_stale AFTER UPDATE ON lionmem_items"
+    "CREATE TRIGGER lionmem_items_vector_stale AFTER UPDATE OF " + _ITEM_COLUMNS + " ON lionmem_items"
     " FOR EACH ROW EXECUTE FUNCTION lionmem_vectors_stale()",
 ]
-_QUEUE: list[LiteralString] = [
+_QUEUE_TRIGGER: list[LiteralString] = [
     "DROP TRIGGER IF EXISTS lionmem_items_vector_missing ON lionmem_items",
+    "CREATE CONSTRAINT TRIGGER lionmem_items_vector_missing AFTER INSERT OR UPDATE OF " + _ITEM_COLUMNS + ""
+    " ON lionmem_items DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION lionmem_vector_missing()",
+]
+_QUEUE: list[LiteralString] = [
     "CREATE TABLE lionmem_unembedded (namespace text NOT NULL, id uuid NOT NULL, PRIMARY KEY (namespace, id),"
     " FOREIGN KEY (namespace, id) REFERENCES lionmem_items (namespace, id) ON DELETE CASCADE)",
     "CREATE OR REPLACE FUNCTION lionmem_vector_missing() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN"
@@ -298,8 +328,7 @@ _QUEUE: list[LiteralString] = [
     " AND NOT EXISTS (SELECT FROM lionmem_vectors WHERE namespace = NEW.namespace AND id = NEW.id) THEN"
     " INSERT INTO lionmem_unembedded (namespace, id) VALUES (NEW.namespace, NEW.id) ON CONFLICT DO NOTHING;"
     " END IF; RETURN NULL; END $body$",
-    "CREATE CONSTRAINT TRIGGER lionmem_items_vector_missing AFTER INSERT OR UPDATE ON lionmem_items"
-    " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION lionmem_vector_missing()",
+    *_QUEUE_TRIGGER,
     # The items no vector was made for, or none whose text is known: vectors of
     # version 4 kept no digest, and are made again.
     "INSERT INTO lionmem_unembedded (namespace, id) SELECT namespace, id FROM lionmem_items AS i"

@@ -7,36 +7,39 @@ string and the pool. Governed by [ADR-0097][adr-0097].
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
-from datetime import datetime
+import time
+from collections.abc import Iterable, Sequence
 from functools import partial
-from typing import Any, LiteralString, TypeVar
+from typing import Any, TypeVar
 from uuid import UUID
 
 from psycopg import sql
 
-from lionmem._internal.arguments import as_batch, as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
+from lionmem._internal.arguments import as_batch, as_uuid
 from lionmem._internal.tracebacks import without_locals_on_refusal
 from lionmem.adapters._codec import decode_item, encode_batch
+from lionmem.adapters._expiring import NEVER, ExpiringRows, Lifetime
 from lionmem.adapters._profiles import PGVECTOR_PROFILE, POSTGRES_PROFILE
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
 from lionmem.adapters.postgres._backfill import VECTOR_UPSERT
-from lionmem.adapters.postgres._deletes import delete_found, delete_where
+from lionmem.adapters.postgres._conditions import UNEXPIRED
 from lionmem.adapters.postgres._dsn import redacted
+from lionmem.adapters.postgres._forgetting import Forgetting
 from lionmem.adapters.postgres._opening import opened
 from lionmem.adapters.postgres._planner import plan_search
 from lionmem.adapters.postgres._pool import Connections
-from lionmem.adapters.postgres._reads import NAMESPACES, STATS, count_of, pages, read_page, read_search, stats_of
+from lionmem.adapters.postgres._reads import NAMESPACES, STATS, read_page, read_search, stats_of
 from lionmem.adapters.postgres._recall import CANDIDATES, PgVectors, recalling
 from lionmem.adapters.postgres._settings import open_settings
 from lionmem.adapters.postgres._terms import TermReads
 from lionmem.adapters.postgres._verify import problems
 from lionmem.adapters.postgres._writes import UPSERT, item_row, write_batch
 from lionmem.adapters.postgres.schema import LOCK_KEY
+from lionmem.protocols.expiry import Clock
 from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.namespaces import check_namespace
-from lionmem.protocols.paging import Page, check_page, cursor_of, position_of
+from lionmem.protocols.paging import Page, check_page, cursor_of
 from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
 from lionmem.protocols.verifying import Verification
@@ -46,7 +49,7 @@ __all__ = ["PGVECTOR_PROFILE", "POSTGRES_PROFILE", "PostgresMemoryStore"]
 T = TypeVar("T")
 
 
-class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
+class PostgresMemoryStore(HybridRecall, TermReads, Forgetting, ExpiringRows, ClosesOnExit):
     """A `MemoryStore` in PostgreSQL, bound to one namespace of one database.
 
     Every process that opens the same database and namespace shares the items; two
@@ -85,7 +88,14 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         ```
     """
 
-    def __init__(self, connections: Connections, namespace: str, trigram: bool, vectors: PgVectors | None) -> None:
+    def __init__(
+        self,
+        connections: Connections,
+        namespace: str,
+        trigram: bool,
+        vectors: PgVectors | None,
+        lifetime: Lifetime = NEVER,
+    ) -> None:
         """Use [`open`][lionmem.adapters.postgres.PostgresMemoryStore.open] instead."""
         # Seam for tests: `_connections`, whose pool the tests hold and run statements on.
         self._connections = connections
@@ -94,6 +104,7 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         self.trigram = trigram
         """Whether text search can use a `pg_trgm` index (else it scans)."""
         self._vectors = vectors
+        self._lifetime = lifetime
 
     @classmethod
     @without_locals_on_refusal
@@ -111,6 +122,9 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         text_of: TextOf | None = None,
         reembed: bool = False,
         candidates: int = CANDIDATES,
+        ttl: float | None = None,
+        refresh_on_read: bool = False,
+        clock: Clock = time.time,
     ) -> PendingOpen[PostgresMemoryStore]:
         """Connect, create or check the schema, and bind the store to `namespace`.
 
@@ -124,13 +138,17 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         `embedder`, the store embeds what it writes (`text_of(item)`, or
         `str(item.content)`) and what the namespace holds without a vector, and can
         recall, asking the HNSW index for `candidates` ([ADR-0103][adr-0103-d3]).
+        With a `ttl`, each item stored expires `ttl` seconds after, by `clock`; with
+        `refresh_on_read` too, a read moves the expiry of what it returns to `ttl` from
+        then ([ADR-0105][adr-0105-d2]).
 
         Raises:
             ValueError: an invalid namespace, pool size or connection string (a
                 value libpq refuses, such as `sslmode=bogus`, included), a
                 connection string that sets either timeout, or `candidates` not from
                 1 to 1,000.
-            TypeError: an argument of the wrong type.
+            TypeError: an argument of the wrong type; for the expiry settings, see
+                [`check_expiring`][lionmem.protocols.expiry.check_expiring].
             IncompatibleDatabaseError: the database's encoding is not UTF8, or its
                 schema is newer than this lionmem.
             MissingSchemaError: with `create=False`, the database has no schema.
@@ -151,7 +169,8 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
             candidates,
             reembed,
         )
-        return PendingOpen(partial(opened, cls, settings))
+        lifetime = Lifetime.of(ttl, refresh_on_read, clock)
+        return PendingOpen(partial(opened, partial(cls, lifetime=lifetime), settings))
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
@@ -160,12 +179,14 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
     # -- namespaces: the optional extension of ADR-0105 --------------------------------
 
     def in_namespace(self, namespace: str) -> PostgresMemoryStore:
-        """The store of `namespace` in this database, on this store's pool and embedder.
+        """The store of `namespace` in this database, on this store's pool, embedder and
+        expiry settings.
 
         Raises:
             TypeError, ValueError: as [`check_namespace`][lionmem.protocols.namespaces.check_namespace].
         """
-        return PostgresMemoryStore(self._connections, check_namespace(namespace), self.trigram, self._vectors)
+        name = check_namespace(namespace)
+        return PostgresMemoryStore(self._connections, name, self.trigram, self._vectors, self._lifetime)
 
     async def namespaces(self) -> list[str]:
         """The namespaces of this database that hold an item, by name ([ADR-0105][adr-0105-d1])."""
@@ -203,7 +224,7 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         row = item_row(self.namespace, item)
         self._connections.writable()
         if self._vectors is None:
-            await self._connections.execute(UPSERT, row)
+            await self._connections.execute(UPSERT, (*row, self._lifetime.expires(self._lifetime.clock())))
         else:
             await self._write([row], [item])
         return item.id
@@ -229,7 +250,10 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         """Write `rows` in one transaction, and the vectors of `items` with them."""
         self._connections.writable()
         vectors = None if self._vectors is None else (VECTOR_UPSERT, await self._vectors.rows(self.namespace, items))
-        write = partial(write_batch, namespace=self.namespace, rows=rows, lock_key=LOCK_KEY, vectors=vectors)
+        expires = self._lifetime.expires(self._lifetime.clock())
+        write = partial(
+            write_batch, namespace=self.namespace, rows=rows, lock_key=LOCK_KEY, expires=expires, vectors=vectors
+        )
         await self._connections.on_connection(write)
 
     async def retrieve(self, item_id: UUID) -> MemoryItem | None:
@@ -242,11 +266,12 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
             TypeError: `item_id` is neither a UUID nor a string.
         """
         item_id = as_uuid(item_id, "item_id")
+        now = self._lifetime.clock()
         rows = await self._connections.execute(
-            "SELECT id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND id = %s",
-            (self.namespace, item_id),
+            "SELECT id::text, created_at, body FROM lionmem_items WHERE namespace = %s AND id = %s AND " + UNEXPIRED,
+            (self.namespace, item_id, now),
         )
-        return decode_item(*rows[0]) if rows else None
+        return (await self._refreshed(now, [decode_item(*rows[0])]))[0] if rows else None
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         """Return copies of the items matching `query`, in insertion order.
@@ -254,7 +279,8 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
         """
-        return await read_search(self.namespace, query, self._connections.select)
+        now = self._lifetime.clock()
+        return await self._refreshed(now, await read_search(self.namespace, query, self._connections.select, now))
 
     async def search_page(self, query: MemoryQuery, after: str | None = None) -> Page:
         """Copies of the first `query.limit` items of this namespace matching `query`
@@ -265,9 +291,10 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
             TypeError, ValueError: as [`check_page`][lionmem.protocols.paging.check_page].
         """
         _, start = check_page(query, after)
-        reading = partial(read_page, namespace=self.namespace, query=query, after=start)
+        now = self._lifetime.clock()
+        reading = partial(read_page, namespace=self.namespace, query=query, after=start, now=now)
         found, last = await self._connections.on_connection(reading)
-        return Page(found, None if last is None else cursor_of(last))
+        return Page(await self._refreshed(now, found), None if last is None else cursor_of(last))
 
     async def search_newest(self, query: MemoryQuery) -> list[MemoryItem]:
         """Copies of the items matching `query`, the last in insertion order first, cut
@@ -277,76 +304,26 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         Raises:
             TypeError: `query` is not a `MemoryQuery`.
         """
-        return await read_search(self.namespace, query, self._connections.select, newest_first=True)
+        now = self._lifetime.clock()
+        found = await read_search(self.namespace, query, self._connections.select, now, newest_first=True)
+        return await self._refreshed(now, found)
 
-    # -- forgetting: the optional extension of ADR-0100 --------------------------------
+    # -- expiry: the optional extension of ADR-0105, its writes --------------------------
 
-    async def delete(self, item_id: UUID) -> bool:
-        """Delete the item with `item_id` in this namespace; return whether there was one.
-
-        Storing an item with that id afterwards adds it at the end of the order.
-        What the server keeps of it, and for how long, is in [ADR-0100][adr-0100].
-
-        Raises:
-            ValueError: `item_id` is a string that is not a UUID.
-            TypeError: `item_id` is neither a UUID nor a string.
-        """
-        key = as_uuid(item_id, "item_id")
-        return await self._delete("id = %s", [key]) > 0
-
-    async def delete_many(self, item_ids: Iterable[UUID]) -> int:
-        """Delete the items with these ids in one statement; return how many there were.
-
-        Raises:
-            TypeError: `item_ids` is a string or not iterable, or holds something
-                that is neither a UUID nor a string; nothing is deleted.
-            ValueError: `item_ids` holds a string that is not a UUID; nothing is
-                deleted.
-        """
-        keys = as_uuids(item_ids, "item_ids")
-        return await self._delete("id = ANY(%s)", [keys]) if keys else 0
-
-    async def delete_matching(self, query: MemoryQuery, *, created_before: float | datetime | None = None) -> int:
-        """Delete exactly the items `search(query)` would return, `limit` included,
-        in one transaction; return how many ([ADR-0100][adr-0100]). With
-        `created_before`, of the items created before it.
-
-        The search and the delete read one snapshot (repeatable read): an item another
-        client changes in between fails the call rather than being deleted unseen.
-
-        Raises:
-            TypeError: `query` is not a `MemoryQuery`, or `created_before` is neither
-                a number nor a datetime.
-            ValueError: `created_before` is NaN or infinite.
-            psycopg.errors.SerializationFailure: another client changed a found
-                item meanwhile; nothing is deleted, and the call may be retried.
-        """
-        require_type(query, "query", MemoryQuery)
-        before = None if created_before is None else as_cutoff(created_before, "created_before")
+    async def _set_expiry(self, now: float, keys: list[str], at: float | None, *, refresh: bool) -> int:
         self._connections.writable()
-        return await self._connections.on_connection(
-            partial(delete_found, namespace=self.namespace, query=query, before=before)
+        unexpired = "expires_at > %s" if refresh else UNEXPIRED
+        rows = await self._connections.execute(
+            "WITH changed AS (UPDATE lionmem_items SET expires_at = %s WHERE namespace = %s AND id = ANY(%s::uuid[])"
+            " AND " + unexpired + " RETURNING 1) SELECT count(*) FROM changed",
+            [at, self.namespace, keys, now],
         )
+        return int(rows[0][0])
 
-    async def count(self, query: MemoryQuery) -> int:
-        """The number of items in this namespace that `query`'s text, tags and filters
-        match; `limit` is not applied.
+    async def _sweep(self, now: float) -> int:
+        return await self._delete("expires_at <= %s", [now])
 
-        Raises:
-            TypeError: `query` is not a `MemoryQuery`.
-        """
-        require_type(query, "query", MemoryQuery)
-        return await count_of(self._connections, self.namespace, query)
-
-    async def delete_created_before(self, cutoff: float | datetime) -> int:
-        """Delete every item in this namespace whose `created_at` is before `cutoff`,
-        in one statement; return how many.
-
-        Raises:
-            TypeError: `cutoff` is neither a number nor a datetime.
-            ValueError: `cutoff` is NaN or infinite.
-        """
-        return await self._delete("created_at < %s", [as_cutoff(cutoff, "cutoff")])
+    # -- checks and sizes: the optional extensions of ADR-0096 and ADR-0100 ----------------
 
     async def verify(self) -> Verification:
         """Check this namespace whole: the schema and its indexes, the metadata values
@@ -366,29 +343,7 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         `created_at`, read in one statement ([ADR-0100][adr-0100-d9]). The tables,
         and so their size, are every namespace's.
         """
-        return stats_of(await self._connections.execute(STATS, [self.namespace]))
-
-    def scan(self, batch_size: int = 500, *, after: str | None = None) -> AsyncIterator[list[MemoryItem]]:
-        """Copies of every item in this namespace (after the cursor `after` of
-        `search_page`, if given), in insertion order, in lists of at most `batch_size`.
-
-        Each list is one query, from where the last one ended; an item written while a
-        scan runs is in it if it comes after that point, and a replacement keeps its
-        place, so no item comes twice.
-
-        Raises:
-            TypeError: `batch_size` is not an int, or `after` neither a str nor `None`.
-            ValueError: `batch_size` is less than 1, or `after` is not a cursor.
-            StoreClosedError: the store is closed (raised by the first list).
-        """
-        size, start = as_batch_size(batch_size), position_of(after)
-        return pages(self._connections.execute, self.namespace, size, start)
-
-    async def _delete(self, where: LiteralString, params: list[object]) -> int:
-        self._connections.writable()
-        return await self._connections.on_connection(
-            partial(delete_where, namespace=self.namespace, where=where, params=params)
-        )
+        return stats_of(await self._connections.execute(STATS, [self.namespace, self._lifetime.clock()]))
 
     # -- recall: the optional extension of ADR-0102, with pgvector (ADR-0103) ------------
 
@@ -422,8 +377,11 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
                 is not a bool.
         """
         vectors = recalling(self._vectors)
-        asked = await vectors.asked(self.namespace, query, k, tags, filters, exact, min_score)
-        return await self._connections.on_connection(partial(vectors.recall, asked=asked))
+        now = self._lifetime.clock()
+        asked = await vectors.asked(self.namespace, query, k, tags, filters, exact, now, min_score)
+        found = await self._connections.on_connection(partial(vectors.recall, asked=asked))
+        await self._refreshed(now, [hit.item for hit in found])
+        return found
 
     async def explain_recall(
         self,
@@ -439,12 +397,12 @@ class PostgresMemoryStore(HybridRecall, TermReads, ClosesOnExit):
         tags or filters, the branch not taken is marked "never executed"
         ([ADR-0103][adr-0103-d2])."""
         vectors = recalling(self._vectors)
-        asked = await vectors.asked(self.namespace, query, k, tags, filters, exact)
+        asked = await vectors.asked(self.namespace, query, k, tags, filters, exact, self._lifetime.clock())
         return await self._connections.on_connection(partial(vectors.explain, asked=asked))
 
     async def explain(self, query: MemoryQuery, *, newest_first: bool = False) -> str:
         """The server's plan for `query`, as `EXPLAIN` prints it: for `search`, or with
         `newest_first` for `search_newest`."""
-        plan = plan_search(self.namespace, query, newest_first=newest_first)
+        plan = plan_search(self.namespace, query, newest_first=newest_first, now=self._lifetime.clock())
         rows = await self._connections.select(sql.SQL("EXPLAIN ") + plan.statement, plan.params)
         return "\n".join(str(row[0]) for row in rows)

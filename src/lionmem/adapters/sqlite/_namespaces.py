@@ -18,12 +18,24 @@ a trillion items in each of eight million namespaces in SQLite's 63 bits."""
 
 
 class Span(NamedTuple):
-    """The sequence numbers one namespace owns, `first` to `last` inclusive."""
+    """The sequence numbers one namespace owns, `first` to `last` inclusive, as one call
+    reads them."""
 
     number: int
     """The namespace's number in `lionmem_namespaces`; -1 for one not in the file."""
     first: int
     last: int
+    now: float | None = None
+    """The call's reading of the clock when some item of the namespace has expired by
+    it, so that reads must pass over the items expiring at or before it; `None` when
+    none has ([ADR-0105][adr-0105-d2])."""
+
+    def live(self, alias: str = "items") -> tuple[str, list[object]]:
+        """The SQL (from ` AND`) and values that pass over the items of `alias` expired
+        at `now`: none when nothing has expired."""
+        if self.now is None:
+            return "", []
+        return f" AND ({alias}.expires_at IS NULL OR {alias}.expires_at > ?)", [self.now]
 
 
 NOTHING: Final = Span(-1, 1, 0)
@@ -36,25 +48,44 @@ def span_of(number: int) -> Span:
 
 
 class Space:
-    """One store's namespace: its name, and its span once the file holds it.
+    """One store's namespace: its name, its span once the file holds it and, for one
+    call, the call's reading of the clock.
 
     A namespace enters the file with the first write to it, so that opening one to
     read writes nothing; its number never changes after, and is kept once read.
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, now: float | None = None, known: list[Span] | None = None) -> None:
         self.name: str = name
         """The namespace's name."""
-        self._span: Span | None = None
+        self.now = now
+        """The clock's one reading for the call this space is handed to, if any."""
+        self._known: list[Span] = [] if known is None else known  # shared with `at`'s copies
 
-    def span(self, db: sqlite3.Connection) -> Span:
-        """The namespace's span as `db` sees it: `NOTHING` while it is not in the file."""
-        if self._span is None:
+    def at(self, now: float) -> Space:
+        """This namespace for one call that read the clock at `now`."""
+        return Space(self.name, now, self._known)
+
+    def known(self, db: sqlite3.Connection) -> Span:
+        """The namespace's span as `db` sees it, whatever has expired: `NOTHING` while it
+        is not in the file."""
+        if not self._known:
             row = db.execute("SELECT number FROM lionmem_namespaces WHERE name = ?", (self.name,)).fetchone()
             if row is None:
                 return NOTHING
-            self._span = span_of(row[0])
-        return self._span
+            self._known.append(span_of(row[0]))
+        return self._known[0]
+
+    def span(self, db: sqlite3.Connection) -> Span:
+        """The namespace's span as `db` sees it, with the call's `now` when some item has
+        expired by it: one probe of the expiry index ([ADR-0105][adr-0105-d2])."""
+        span = self.known(db)
+        if self.now is None or span is NOTHING:
+            return span
+        expired = db.execute(
+            f"SELECT 1 FROM items WHERE seq >> {SPAN_BITS} = ? AND expires_at <= ? LIMIT 1", (span.number, self.now)
+        ).fetchone()
+        return span if expired is None else span._replace(now=self.now)
 
     def claim(self, db: sqlite3.Connection) -> Span:
         """The namespace's span, entering it in the file if it is not there yet, in the
@@ -64,7 +95,7 @@ class Space:
         Raises:
             ValueError: the file holds as many namespaces as there is room for.
         """
-        span = self.span(db)
+        span = self.known(db)
         if span is not NOTHING:
             return span
         (number,) = db.execute("SELECT coalesce(max(number), -1) + 1 FROM lionmem_namespaces").fetchone()

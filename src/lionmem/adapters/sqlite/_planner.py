@@ -220,6 +220,10 @@ class _Where:
         first = "items.seq BETWEEN ? AND ?" if driver is None else driver.condition
         self.clauses = [first, *clauses.sql]
         self.params = [*([span.first, span.last] if driver is None else driver.params), *clauses.params]
+        live, now = span.live()
+        if live:  # an item of the span has expired: each row's expiry is checked too
+            self.clauses.append(live.removeprefix(" AND "))
+            self.params += now
 
     @property
     def sql(self) -> str:
@@ -280,7 +284,8 @@ def _walk_is_cheaper(count: Count, driver: _Driver, walk: _Where, limit: int, ne
     if count(f"SELECT count(*) FROM ({driver.entries} LIMIT ?)", [*driver.params, enough]) < enough:
         return False
     first = (
-        f"SELECT seq, folded FROM items WHERE seq BETWEEN ? AND ? ORDER BY items.seq{' DESC' if newest_first else ''}"
+        "SELECT seq, folded, expires_at FROM items WHERE seq BETWEEN ? AND ?"
+        f" ORDER BY items.seq{' DESC' if newest_first else ''}"
         " LIMIT ?"
     )
     found = count(

@@ -272,14 +272,15 @@ class Vectors:
         decoded."""
         from lionmem._internal.vectors import best
 
-        cached = self._current(db, space.span(db))
+        span = space.span(db)
+        cached = self._current(db, span)
         if not len(cached.seqs):
             return []
         prefix = k
         if matching is not None:
-            share = _share(db, cached.sample, matching.where)
+            share = _share(db, cached.sample, matching.where, span)
             if share * len(cached.seqs) <= _most(len(cached.seqs), k):
-                narrowed = self._narrowed(db, cached, query, matching, k)
+                narrowed = self._narrowed(db, cached, query, matching, k, span)
                 if narrowed is not None:
                     return narrowed
             # Enough rows that the share the sample saw likely holds k matches.
@@ -294,13 +295,13 @@ class Vectors:
         while True:
             # A longer prefix begins with the shorter one: only its new rows are read.
             rows = best(scores, prefix)[asked:]
-            if where is not None:  # the rows the conditions select, decoding none
-                chosen = _selected(db, [int(cached.seqs[row]) for row in rows], where)
+            if where is not None:  # the unexpired rows the conditions select, decoding none
+                chosen = _selected(db, [int(cached.seqs[row]) for row in rows], where, span)
                 rows = [row for row in rows if int(cached.seqs[row]) in chosen]
                 if keep is None:  # every row selected matches: read only those needed
                     rows = rows[: k - len(found)]
             seqs = [int(cached.seqs[row]) for row in rows]
-            items = _items(db, seqs)  # an item deleted since the matrix was read is gone
+            items = _items(db, seqs, span)  # an item deleted since the matrix was read, or expired, is gone
             found += [
                 (items[seq], float(scores[row]), cached.digests[row])
                 for seq, row in zip(seqs, rows, strict=True)
@@ -311,7 +312,7 @@ class Vectors:
             asked, prefix = prefix, min(len(scores), prefix * 8)
 
     def _narrowed(
-        self, db: sqlite3.Connection, cached: _Cached, query: Matrix, matching: Matching, k: int
+        self, db: sqlite3.Connection, cached: _Cached, query: Matrix, matching: Matching, k: int, span: Span
     ) -> _Found | None:
         """The top `k` among the items `matching` selects, scoring only their vectors,
         then reading them best first until `k` meet Python's rules too; `None` when
@@ -335,7 +336,7 @@ class Vectors:
         found: _Found = []
         for start in range(0, len(order), step):
             chosen = order[start : start + step]
-            read = _items(db, [int(cached.seqs[held[n]]) for n in chosen])
+            read = _items(db, [int(cached.seqs[held[n]]) for n in chosen], span)
             found += [
                 (item, float(scores[n]), cached.digests[held[n]])
                 for n in chosen
@@ -386,12 +387,12 @@ def _most(count: int, k: int) -> int:
     return min(count // 20, _MOST_NARROWED) + k
 
 
-def _share(db: sqlite3.Connection, sample: list[int], where: Conditions) -> float:
+def _share(db: sqlite3.Connection, sample: list[int], where: Conditions, span: Span) -> float:
     """The share of the rows at `sample` that `where` selects: an estimate of the
     share of the file, since asking SQL for the first 2,000 matches of a filter that
     keeps the newest twentieth of 100,000 rows read 95,000 of them, and doubled the
     recall's time."""
-    return len(_selected(db, sample, where)) / len(sample)
+    return len(_selected(db, sample, where, span)) / len(sample)
 
 
 def _rows_of(db: sqlite3.Connection, space: Space, ids: list[str]) -> list[_Row]:
@@ -406,26 +407,31 @@ def _rows_of(db: sqlite3.Connection, space: Space, ids: list[str]) -> list[_Row]
     return rows
 
 
-def _items(db: sqlite3.Connection, seqs: list[int]) -> dict[int, MemoryItem]:
-    """The items at `seqs` that still exist, by position."""
+def _items(db: sqlite3.Connection, seqs: list[int], span: Span) -> dict[int, MemoryItem]:
+    """The items at `seqs` that still exist, unexpired as `span` reads, by position."""
+    live, now = span.live()
     found: dict[int, MemoryItem] = {}
     for start in range(0, len(seqs), 500):
         chunk = seqs[start : start + 500]
         marks = ", ".join("?" * len(chunk))
         rows: list[Any] = db.execute(
-            f"SELECT seq, id, created_at, body FROM items WHERE seq IN ({marks})", chunk
+            f"SELECT seq, id, created_at, body FROM items WHERE seq IN ({marks}){live}", [*chunk, *now]
         ).fetchall()
         found.update(zip((row[0] for row in rows), decode_in_slices([row[1:] for row in rows]), strict=True))
     return found
 
 
-def _selected(db: sqlite3.Connection, seqs: list[int], where: Conditions) -> set[int]:
-    """Those of `seqs` whose rows `where` selects."""
+def _selected(db: sqlite3.Connection, seqs: list[int], where: Conditions, span: Span) -> set[int]:
+    """Those of `seqs` whose rows `where` selects, unexpired as `span` reads: each an
+    item the ranking may take, so that it cuts at `k` without passing over one."""
+    live, now = span.live()
     chosen: set[int] = set()
     for start in range(0, len(seqs), 500):
         chunk = seqs[start : start + 500]
         marks = ", ".join("?" * len(chunk))
-        rows = db.execute(f"SELECT seq FROM items WHERE seq IN ({marks}){where.sql}", [*chunk, *where.params])
+        rows = db.execute(
+            f"SELECT seq FROM items WHERE seq IN ({marks}){where.sql}{live}", [*chunk, *where.params, *now]
+        )
         chosen.update(row[0] for row in rows)
     return chosen
 
@@ -435,9 +441,10 @@ def _tagged_ids(db: sqlite3.Connection, span: Span, tags: list[str], limit: int)
     order."""
     wanted = sorted(set(tags))
     marks = ", ".join("?" * len(wanted))
+    live, now = span.live("i")
     rows = db.execute(
         f"SELECT i.id FROM items i WHERE i.seq IN (SELECT seq FROM item_tags WHERE tag IN ({marks})"
-        " AND seq BETWEEN ? AND ?) ORDER BY i.seq LIMIT ?",
-        [*wanted, span.first, span.last, limit],
+        f" AND seq BETWEEN ? AND ?){live} ORDER BY i.seq LIMIT ?",
+        [*wanted, span.first, span.last, *now, limit],
     ).fetchall()
     return [row[0] for row in rows]

@@ -31,7 +31,7 @@ EXPECTED = {
         "item_terms",
         "lionmem_namespaces",
     ),
-    "index": ("item_tags_by_tag", "item_meta_by_value", "items_by_id"),
+    "index": ("item_tags_by_tag", "item_meta_by_value", "items_by_id", "items_expiring"),
     "trigger": ("item_vectors_follow_items", "item_vectors_stale"),
 }
 """The schema objects of the current version, by kind."""

@@ -17,7 +17,7 @@ from lionmem.adapters._plan import unlimited
 from lionmem.adapters._settling import aged_matches, settled
 from lionmem.adapters.sqlite._checkpoint import Checkpoints
 from lionmem.adapters.sqlite._files import damage, log_files
-from lionmem.adapters.sqlite._namespaces import Space, Span, names
+from lionmem.adapters.sqlite._namespaces import SPAN_BITS, Space, Span, names
 from lionmem.adapters.sqlite._planner import COLUMNS, plan_search
 from lionmem.adapters.sqlite._verify import missing_schema, problems
 from lionmem.adapters.sqlite._writes import Write, delete_rows, put, put_many, write_transaction
@@ -68,16 +68,23 @@ class Worker:
         if self.damaged is not None:
             raise DatabaseCorruptError(f"refusing to write: {self.damaged}")
 
-    def write(self, space: Space, writes: Sequence[Write], vectors: Sequence[tuple[bytes, bytes, str]] = ()) -> None:
-        """Store `writes` in `space`, and the `(vector, digest, id)` rows of a store that
-        recalls, in one transaction, then ask for a checkpoint if it is due."""
+    def write(
+        self,
+        space: Space,
+        writes: Sequence[Write],
+        vectors: Sequence[tuple[bytes, bytes, str]] = (),
+        expires: float | None = None,
+    ) -> None:
+        """Store `writes` in `space`, each expiring at `expires` (never, for `None`), and
+        the `(vector, digest, id)` rows of a store that recalls, in one transaction, then
+        ask for a checkpoint if it is due."""
         self._writable()
         with write_transaction(self.db):
             span = space.claim(self.db)
             if len(writes) == 1:
-                put(self.db, span, writes[0])
+                put(self.db, span, writes[0], expires)
             else:
-                put_many(self.db, span, writes)
+                put_many(self.db, span, writes, expires)
             if vectors:
                 self.db.executemany(
                     "INSERT OR REPLACE INTO item_vectors (seq, vector, digest)"
@@ -153,8 +160,9 @@ class Worker:
         """How many items of `space` `query`'s predicates match, its limit left out."""
         if not (query.text or query.tags or query.filters):
             span = space.span(self.db)
+            live, now = span.live()
             (counted,) = self.db.execute(
-                "SELECT count(*) FROM items WHERE seq BETWEEN ? AND ?", (span.first, span.last)
+                f"SELECT count(*) FROM items WHERE seq BETWEEN ? AND ?{live}", (span.first, span.last, *now)
             ).fetchone()
             return int(counted)
         return len(self.search(space, unlimited(query)))
@@ -164,12 +172,13 @@ class Worker:
         order, each with how often: one probe of the term index a term
         ([ADR-0104][adr-0104])."""
         span = space.span(self.db)
+        live, now = span.live("i")
         found: list[list[tuple[MemoryItem, int]]] = []
         for term in terms:
             rows = self.db.execute(
                 "SELECT t.tf, i.id, i.created_at, i.body FROM item_terms t JOIN items i ON i.seq = t.seq"
-                " WHERE t.term = ? AND t.seq BETWEEN ? AND ? ORDER BY t.seq LIMIT ?",
-                (term, span.first, span.last, limit),
+                f" WHERE t.term = ? AND t.seq BETWEEN ? AND ?{live} ORDER BY t.seq LIMIT ?",
+                (term, span.first, span.last, *now, limit),
             ).fetchall()
             found.append(list(zip(decode_in_slices([row[1:] for row in rows]), [row[0] for row in rows], strict=True)))
         return found
@@ -177,9 +186,10 @@ class Worker:
     def count_up_to(self, space: Space, most: int) -> int:
         """How many items `space` holds, counted up to `most`."""
         span = space.span(self.db)
+        live, now = span.live()
         (counted,) = self.db.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM items WHERE seq BETWEEN ? AND ? LIMIT ?)",
-            (span.first, span.last, most),
+            f"SELECT count(*) FROM (SELECT 1 FROM items WHERE seq BETWEEN ? AND ?{live} LIMIT ?)",
+            (span.first, span.last, *now, most),
         ).fetchone()
         return int(counted)
 
@@ -187,9 +197,10 @@ class Worker:
         """The next `size` items of `space` after position `after`, and the position
         they end at."""
         span = space.span(self.db)
+        live, now = span.live()
         rows = self.db.execute(
-            "SELECT seq, id, created_at, body FROM items WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
-            (max(after, span.first - 1), span.last, size),
+            f"SELECT seq, id, created_at, body FROM items WHERE seq > ? AND seq <= ?{live} ORDER BY seq LIMIT ?",
+            (max(after, span.first - 1), span.last, *now, size),
         ).fetchall()
         return (rows[-1][0] if rows else after), decode_in_slices([row[1:] for row in rows])
 
@@ -200,10 +211,11 @@ class Worker:
     def stats(self, space: Space) -> StoreStats:
         """The count, span and version in one statement each, and the files' size."""
         span = space.span(self.db)
+        live, now = span.live()
         # One statement, so one snapshot of the count and the span.
         items, oldest, newest = self.db.execute(
-            f"SELECT count(*), min({CREATED_AT}), max({CREATED_AT}) FROM items WHERE seq BETWEEN ? AND ?",
-            (span.first, span.last),
+            f"SELECT count(*), min({CREATED_AT}), max({CREATED_AT}) FROM items WHERE seq BETWEEN ? AND ?{live}",
+            (span.first, span.last, *now),
         ).fetchone()
         (version,) = self.db.execute("PRAGMA user_version").fetchone()
         # Not the log's index (-shm): a fixed-size map of the log shared in memory,
@@ -244,6 +256,34 @@ class Worker:
         self._writable()
         with write_transaction(self.db):
             return self._deleted(delete_rows(self.db, space.span(self.db), where, params))
+
+    def expire(self, space: Space, keys: Sequence[str], at: float | None, *, refresh: bool = False) -> int:
+        """Make the unexpired items of `space` with these ids expire `at` (never, for
+        `None`), in one transaction; `refresh`: only those that have an expiry. Return
+        how many there were ([ADR-0105][adr-0105-d2])."""
+        self._writable()
+        changed = 0
+        with write_transaction(self.db):
+            span = space.known(self.db)
+            unexpired = "expires_at > ?" if refresh else "(expires_at IS NULL OR expires_at > ?)"
+            for start in range(0, len(keys), _IDS_AT_ONCE):
+                chunk = list(keys[start : start + _IDS_AT_ONCE])
+                changed += self.db.execute(
+                    f"UPDATE items SET expires_at = ? WHERE id IN ({', '.join('?' * len(chunk))})"
+                    f" AND seq BETWEEN ? AND ? AND {unexpired}",
+                    [at, *chunk, span.first, span.last, space.now],
+                ).rowcount
+        self.checkpoints.wrote(changed, self.db)
+        return changed
+
+    def sweep(self, space: Space) -> int:
+        """Delete the items of `space` expired at the call's reading of the clock, in one
+        transaction; return how many ([ADR-0105][adr-0105-d2])."""
+        self._writable()
+        with write_transaction(self.db):
+            span = space.known(self.db)
+            expired = f"seq IN (SELECT seq FROM items WHERE seq >> {SPAN_BITS} = ? AND expires_at <= ?)"
+            return self._deleted(delete_rows(self.db, span, expired, [span.number, space.now]))
 
     def _delete_keys(self, span: Span, keys: list[UUID]) -> int:
         deleted = 0
@@ -293,8 +333,9 @@ class Worker:
 def item_row(space: Space, key: str, db: sqlite3.Connection) -> tuple[str, float | bytes, str] | None:
     """The columns `decode_item` takes of the item `key` of `space`, or `None`: a read
     on any connection, `retrieve`'s on the read-only one."""
-    span = space.span(db)
+    span = space.known(db)
+    live, now = span._replace(now=space.now).live()  # one row: its expiry is checked without a probe
     row: tuple[str, float | bytes, str] | None = db.execute(
-        f"SELECT {COLUMNS} FROM items WHERE id = ? AND seq BETWEEN ? AND ?", (key, span.first, span.last)
+        f"SELECT {COLUMNS} FROM items WHERE id = ? AND seq BETWEEN ? AND ?{live}", (key, span.first, span.last, *now)
     ).fetchone()
     return row

@@ -116,10 +116,10 @@ def write_transaction(db: sqlite3.Connection) -> Generator[None, None, None]:
 _IDS_A_QUERY = 500
 
 
-def put_many(db: sqlite3.Connection, span: Span, writes: Sequence[Write]) -> None:
-    """Insert or replace `writes` in `span`'s namespace as `put` would one by one, in
-    one transaction the caller holds: one statement a table for the items not stored
-    yet.
+def put_many(db: sqlite3.Connection, span: Span, writes: Sequence[Write], expires: float | None) -> None:
+    """Insert or replace `writes` in `span`'s namespace as `put` would one by one, each
+    expiring at `expires` (never, for `None`), in one transaction the caller holds: one
+    statement a table for the items not stored yet.
 
     An item already stored is replaced in place by `put`. A new id takes the next
     sequence number at its first write in the batch, holding its last write, as the
@@ -140,21 +140,22 @@ def put_many(db: sqlite3.Connection, span: Span, writes: Sequence[Write]) -> Non
     fresh: dict[str, Write] = {}
     for write in writes:
         if write.columns[0] in stored:
-            put(db, span, write)
+            put(db, span, write, expires)
         else:
             fresh[write.columns[0]] = write  # the first write's place, the last one's values
     if not fresh:
         return
     numbered = list(enumerate(fresh.values(), start=allocate(db, span, len(fresh))))
     db.executemany(
-        "INSERT INTO items (seq, id, created_at, body, folded) VALUES (?, ?, ?, ?, ?)",
-        [(seq, *write.columns) for seq, write in numbered],
+        "INSERT INTO items (seq, id, created_at, body, folded, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+        [(seq, *write.columns, expires) for seq, write in numbered],
     )
     index(db, [(seq, write.columns[3], write.tags, write.meta) for seq, write in numbered])
 
 
-def put(db: sqlite3.Connection, span: Span, write: Write) -> None:
-    """Insert or replace one item of `span`'s namespace in place, with its index rows."""
+def put(db: sqlite3.Connection, span: Span, write: Write, expires: float | None) -> None:
+    """Insert or replace one item of `span`'s namespace in place, with its index rows,
+    expiring at `expires` (never, for `None`)."""
     item_id, *values = write.columns
     found = db.execute(
         "SELECT seq, folded FROM items WHERE id = ? AND seq BETWEEN ? AND ?", (item_id, span.first, span.last)
@@ -162,10 +163,14 @@ def put(db: sqlite3.Connection, span: Span, write: Write) -> None:
     if found is None:
         seq = allocate(db, span, 1)
         db.execute(
-            "INSERT INTO items (seq, id, created_at, body, folded) VALUES (?, ?, ?, ?, ?)", (seq, *write.columns)
+            "INSERT INTO items (seq, id, created_at, body, folded, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (seq, *write.columns, expires),
         )
     else:
         seq, old_folded = found
-        db.execute("UPDATE items SET created_at = ?, body = ?, folded = ? WHERE seq = ?", (*values, seq))
+        db.execute(
+            "UPDATE items SET created_at = ?, body = ?, folded = ?, expires_at = ? WHERE seq = ?",
+            (*values, expires, seq),
+        )
         _unindex(db, seq, old_folded)
     index(db, [(seq, write.columns[3], write.tags, write.meta)])

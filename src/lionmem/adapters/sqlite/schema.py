@@ -23,7 +23,7 @@ __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION"]
 APPLICATION_ID: Final = 0x4C4D454D
 """`PRAGMA application_id` of a lionmem database ("LMEM")."""
 
-SCHEMA_VERSION: Final = 8
+SCHEMA_VERSION: Final = 9
 """The schema this code writes; `PRAGMA user_version` of a current database."""
 
 _ITEMS_V1 = """
@@ -156,6 +156,15 @@ def _version_8(db: sqlite3.Connection) -> None:
     db.execute(_VECTORS_GO_STALE)
 
 
+def _version_9(db: sqlite3.Connection) -> None:
+    """Expiry ([ADR-0105][adr-0105-d2]): an item's expiry, UTC seconds or NULL for none,
+    and an index of the items that have one by namespace, so that a read asks at once
+    whether anything of its namespace has expired, and a sweep finds what has. Adding
+    a column rewrites no row."""
+    db.execute("ALTER TABLE items ADD COLUMN expires_at REAL")
+    db.execute(f"CREATE INDEX items_expiring ON items (seq >> {SPAN_BITS}, expires_at) WHERE expires_at IS NOT NULL")
+
+
 MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
     1: _version_1,
     2: _version_2,
@@ -165,6 +174,7 @@ MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
     6: _version_6,
     7: _version_7,
     8: _version_8,
+    9: _version_9,
 }
 """Each step moves a database from the previous version to this one, inside the
 transaction that records the new `user_version`."""

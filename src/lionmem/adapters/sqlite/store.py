@@ -9,32 +9,35 @@ checkpoint thread, the file checks and the connections. Governed by
 
 from __future__ import annotations
 
+import time
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 from uuid import UUID
 
-from lionmem._internal.arguments import as_batch, as_batch_size, as_cutoff, as_uuid, as_uuids, require_type
+from lionmem._internal.arguments import as_batch, as_uuid, require_type
 from lionmem._internal.timeouts import milliseconds
 from lionmem.adapters._codec import decode_item, encode_batch
+from lionmem.adapters._expiring import NEVER, ExpiringRows, Lifetime
 from lionmem.adapters._profiles import SQLITE_PROFILE
 from lionmem.adapters.lifecycle import ClosesOnExit, PendingOpen
 from lionmem.adapters.sqlite._connections import Connections
 from lionmem.adapters.sqlite._files import database_path
+from lionmem.adapters.sqlite._forgetting import ForgettingOnWorker
 from lionmem.adapters.sqlite._namespaces import Space
 from lionmem.adapters.sqlite._opening import opened
 from lionmem.adapters.sqlite._recall import Vectors, recall_settings
-from lionmem.adapters.sqlite._worker import CREATED_AT, item_row
+from lionmem.adapters.sqlite._worker import item_row
 from lionmem.adapters.sqlite._writes import Write
 from lionmem.errors import NoEmbedderError
+from lionmem.protocols.expiry import Clock
 from lionmem.protocols.forgetting import ErasureWarning
 from lionmem.protocols.hybrid import HybridRecall
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.namespaces import DEFAULT_NAMESPACE, check_namespace
-from lionmem.protocols.paging import Page, check_page, cursor_of, position_of
+from lionmem.protocols.paging import Page, check_page, cursor_of
 from lionmem.protocols.recall import Embedder, Recalled, TextOf
 from lionmem.protocols.stats import StoreStats
 from lionmem.protocols.verifying import Verification
@@ -45,7 +48,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
+class SQLiteMemoryStore(HybridRecall, ForgettingOnWorker, ExpiringRows, ClosesOnExit):
     """A `MemoryStore` in one SQLite file, opened explicitly on a path you choose.
 
     Follows the reference's rules (insertion order with replace in place, the
@@ -86,7 +89,13 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         ```
     """
 
-    def __init__(self, connections: Connections, vectors: Vectors | None = None, space: Space | None = None) -> None:
+    def __init__(
+        self,
+        connections: Connections,
+        vectors: Vectors | None = None,
+        space: Space | None = None,
+        lifetime: Lifetime = NEVER,
+    ) -> None:
         """Use [`open`][lionmem.adapters.sqlite.SQLiteMemoryStore.open] instead."""
         self.path: Path = connections.path
         """The database file."""
@@ -96,6 +105,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         self._vectors = vectors
         # Seam for tests: `_space`, the namespace the tests hand to the worker's calls.
         self._space = Space(DEFAULT_NAMESPACE) if space is None else space
+        self._lifetime = lifetime
 
     @property
     def namespace(self) -> str:
@@ -104,7 +114,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
 
     def in_namespace(self, namespace: str) -> SQLiteMemoryStore:
         """The store of `namespace` in this file, on this store's connections, with its
-        embedder: closing either closes both. The namespace enters the file with its
+        embedder and expiry settings: closing either closes both. The namespace enters the file with its
         first item.
 
         Raises:
@@ -113,10 +123,11 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
                 [`check_namespace`][lionmem.protocols.namespaces.check_namespace]).
         """
         vectors = None if self._vectors is None else Vectors(self._vectors.embedder, self._vectors.text_of)
-        return SQLiteMemoryStore(self._connections, vectors, Space(check_namespace(namespace)))
+        return SQLiteMemoryStore(self._connections, vectors, Space(check_namespace(namespace)), self._lifetime)
 
     async def _on_worker(self, call: Callable[Concatenate[Space, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
-        return await self._connections.on_writer(call, self._space, *args, **kwargs)
+        """`call` on the worker thread, given this namespace at the clock's one reading."""
+        return await self._connections.on_writer(call, self._space.at(self._lifetime.clock()), *args, **kwargs)
 
     async def namespaces(self) -> list[str]:
         """The namespaces of this file that hold an item, by name."""
@@ -134,6 +145,9 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         text_of: TextOf | None = None,
         reembed: bool = False,
         namespace: str = DEFAULT_NAMESPACE,
+        ttl: float | None = None,
+        refresh_on_read: bool = False,
+        clock: Clock = time.time,
     ) -> PendingOpen[SQLiteMemoryStore]:
         """Open (creating or migrating) the database at `path`.
 
@@ -153,12 +167,15 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         ([ADR-0102][adr-0102-d4]). The store reads and writes `namespace` of the file
         ([ADR-0105][adr-0105-d1]); the file's other namespaces are the same store
         [`in_namespace`][lionmem.adapters.sqlite.SQLiteMemoryStore.in_namespace].
+        With a `ttl`, each item stored expires `ttl` seconds after, by `clock`; with
+        `refresh_on_read` too, a read moves the expiry of what it returns to `ttl` from
+        then ([ADR-0105][adr-0105-d2]).
 
         Raises:
             ValueError: `path` is empty, holds a NUL, ends with a separator, or is
                 `":memory:"` (each connection would get its own database;
                 `InMemoryStore` is the store for memory that ends with the process),
-                or a bad setting or namespace.
+                or a bad setting, namespace or `ttl`.
             IncompatibleDatabaseError: the file is not a lionmem database, or is newer,
                 or is damaged, or holds tables that are not those of the version it
                 records; or `path` is a directory, a device, a pipe or a socket. The
@@ -172,7 +189,8 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
                 writes all of them, even to read. The message names which.
             TypeError: `path` is neither a str nor a path, `busy_timeout` is not a
                 number, `create` or `reembed` is not a bool, `embedder` is not an
-                `Embedder`, `text_of` not callable, or `namespace` not a str.
+                `Embedder`, `text_of` not callable, `namespace` not a str, or
+                an expiry setting is not one (see [`check_expiring`][lionmem.protocols.expiry.check_expiring]).
             EmbedderMismatchError: the file's vectors were made by another embedder.
         """
         named = database_path(path)
@@ -182,7 +200,8 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         require_type(create, "create", bool)
         vectors = recall_settings(embedder, text_of, reembed)
         space = Space(check_namespace(namespace))
-        return PendingOpen(partial(opened, cls, named, busy_ms, synchronous, create, vectors, reembed, space))
+        make = partial(cls, lifetime=Lifetime.of(ttl, refresh_on_read, clock))
+        return PendingOpen(partial(opened, make, named, busy_ms, synchronous, create, vectors, reembed, space))
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
@@ -225,7 +244,7 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         """
         write = Write.of(item)
         vectors = [] if self._vectors is None else await self._vectors.embedded([item])
-        await self._on_worker(self._connections.worker.write, [write], vectors)
+        await self._write([write], vectors)
         return item.id
 
     async def store_many(self, items: Iterable[MemoryItem]) -> list[UUID]:
@@ -243,8 +262,15 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         batch = as_batch(items, MemoryItem)
         writes = await encode_batch(batch, Write.of)
         vectors = [] if self._vectors is None else await self._vectors.embedded(batch)
-        await self._on_worker(self._connections.worker.write, writes, vectors)
+        await self._write(writes, vectors)
         return [item.id for item in batch]
+
+    async def _write(self, writes: list[Write], vectors: list[tuple[bytes, bytes, str]]) -> None:
+        now = self._lifetime.clock()
+        worker = self._connections.worker
+        await self._connections.on_writer(
+            worker.write, self._space.at(now), writes, vectors, self._lifetime.expires(now)
+        )
 
     async def optimize(self) -> None:
         """Merge the text index into one segment, in one transaction.
@@ -270,8 +296,9 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
             TypeError: `item_id` is neither a UUID nor a string.
         """
         key = str(as_uuid(item_id, "item_id"))
-        row = self._connections.read(partial(item_row, self._space, key))
-        return None if row is None else decode_item(*row)
+        now = self._lifetime.clock()
+        row = self._connections.read(partial(item_row, self._space.at(now), key))
+        return None if row is None else (await self._refreshed(now, [decode_item(*row)]))[0]
 
     async def search(self, query: MemoryQuery) -> list[MemoryItem]:
         """Return copies of the items matching `query`, in insertion order.
@@ -300,12 +327,18 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
             TypeError, ValueError: as [`check_page`][lionmem.protocols.paging.check_page].
         """
         _, start = check_page(query, after)
-        found, last = await self._on_worker(self._connections.worker.search_page, query, start)
-        return Page(found, None if last is None else cursor_of(last))
+        now = self._lifetime.clock()
+        found, last = await self._connections.on_writer(
+            self._connections.worker.search_page, self._space.at(now), query, start
+        )
+        return Page(await self._refreshed(now, found), None if last is None else cursor_of(last))
 
     async def _search(self, query: MemoryQuery, *, newest_first: bool) -> list[MemoryItem]:
         require_type(query, "query", MemoryQuery)
-        return await self._on_worker(self._connections.worker.search, query, newest_first=newest_first)
+        now = self._lifetime.clock()
+        worker = self._connections.worker
+        found = await self._connections.on_writer(worker.search, self._space.at(now), query, newest_first=newest_first)
+        return await self._refreshed(now, found)
 
     # -- recall: the optional extension of ADR-0102 -----------------------------------
 
@@ -335,49 +368,22 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         """
         if self._vectors is None:
             raise NoEmbedderError(f"the SQLiteMemoryStore on {self.path} was opened without an embedder")
-        return await self._vectors.recall(self._connections, self._space, query, k, tags, filters, min_score)
+        now = self._lifetime.clock()
+        found = await self._vectors.recall(self._connections, self._space.at(now), query, k, tags, filters, min_score)
+        await self._refreshed(now, [hit.item for hit in found])
+        return found
 
-    # -- forgetting: the optional extension of ADR-0100 --------------------------------
+    # -- expiry: the optional extension of ADR-0105, its writes --------------------------
 
-    async def delete(self, item_id: UUID) -> bool:
-        """Delete the item with `item_id`; return whether there was one.
+    async def _set_expiry(self, now: float, keys: list[str], at: float | None, *, refresh: bool) -> int:
+        return await self._connections.on_writer(
+            self._connections.worker.expire, self._space.at(now), keys, at, refresh=refresh
+        )
 
-        Its bytes leave the file by the time the store is closed ([ADR-0100][adr-0100]).
-        Storing an item with that id afterwards adds it at the end of the order.
+    async def _sweep(self, now: float) -> int:
+        return await self._connections.on_writer(self._connections.worker.sweep, self._space.at(now))
 
-        Raises:
-            ValueError: `item_id` is a string that is not a UUID.
-            TypeError: `item_id` is neither a UUID nor a string.
-        """
-        key = as_uuid(item_id, "item_id")
-        return bool(await self._on_worker(self._connections.worker.delete_ids, [key]))
-
-    async def delete_many(self, item_ids: Iterable[UUID]) -> int:
-        """Delete the items with these ids in one transaction; return how many there were.
-
-        Raises:
-            TypeError: `item_ids` is a string or not iterable, or holds something
-                that is neither a UUID nor a string; nothing is deleted.
-            ValueError: `item_ids` holds a string that is not a UUID; nothing is
-                deleted.
-        """
-        keys = as_uuids(item_ids, "item_ids")
-        return await self._on_worker(self._connections.worker.delete_ids, keys)
-
-    async def delete_matching(self, query: MemoryQuery, *, created_before: float | datetime | None = None) -> int:
-        """Delete exactly the items `search(query)` would return, `limit` included,
-        in one transaction; return how many ([ADR-0100][adr-0100]). With
-        `created_before`, of the items created before it, decided in the same
-        transaction.
-
-        Raises:
-            TypeError: `query` is not a `MemoryQuery`, or `created_before` is neither
-                a number nor a datetime.
-            ValueError: `created_before` is NaN or infinite.
-        """
-        require_type(query, "query", MemoryQuery)
-        before = None if created_before is None else as_cutoff(created_before, "created_before")
-        return await self._on_worker(self._connections.worker.delete_matching, query, before)
+    # -- the rest of the extensions of ADR-0100 and ADR-0104 -----------------------
 
     async def holding(self, terms: list[str], limit: int) -> list[list[tuple[MemoryItem, int]]]:
         """For each of `terms`, the first `limit` items holding it, in insertion order,
@@ -387,27 +393,6 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
     async def count_up_to(self, most: int) -> int:
         """How many items the store holds, counted up to `most` ([ADR-0104][adr-0104])."""
         return await self._on_worker(self._connections.worker.count_up_to, most)
-
-    async def count(self, query: MemoryQuery) -> int:
-        """The number of items `query`'s text, tags and filters match; `limit` is
-        not applied.
-
-        Raises:
-            TypeError: `query` is not a `MemoryQuery`.
-        """
-        require_type(query, "query", MemoryQuery)
-        return await self._on_worker(self._connections.worker.count, query)
-
-    async def delete_created_before(self, cutoff: float | datetime) -> int:
-        """Delete every item whose `created_at` is before `cutoff`, in one
-        transaction; return how many.
-
-        Raises:
-            TypeError: `cutoff` is neither a number nor a datetime.
-            ValueError: `cutoff` is NaN or infinite.
-        """
-        before = as_cutoff(cutoff, "cutoff")
-        return await self._on_worker(self._connections.worker.delete_where, f"{CREATED_AT} < ?", [before])
 
     async def stats(self) -> StoreStats:
         """The number of items of this namespace and the span of their `created_at`,
@@ -423,28 +408,3 @@ class SQLiteMemoryStore(HybridRecall, ClosesOnExit):
         text_of = None if self._vectors is None else self._vectors.text_of
         damage, stale = await self._connections.on_writer(self._connections.worker.verify, text_of)
         return Verification(tuple(damage), tuple(stale))
-
-    def scan(self, batch_size: int = 500, *, after: str | None = None) -> AsyncIterator[list[MemoryItem]]:
-        """Copies of every item (after the cursor `after` of `search_page`, if given),
-        in insertion order, in lists of at most `batch_size`.
-
-        Each list is one read, from where the last one ended; an item written while a
-        scan runs is in it if it comes after that point, and a replacement keeps its
-        place, so no item comes twice.
-
-        Raises:
-            TypeError: `batch_size` is not an int, or `after` neither a str nor `None`.
-            ValueError: `batch_size` is less than 1, or `after` is not a cursor.
-            StoreClosedError: the store is closed (raised by the first list).
-            RuntimeError: called in a process forked from the one that opened
-                the store (raised by the first list).
-        """
-        return self._pages(as_batch_size(batch_size), position_of(after))
-
-    async def _pages(self, size: int, after: int) -> AsyncIterator[list[MemoryItem]]:
-        while True:
-            after, items = await self._on_worker(self._connections.worker.page, after, size)
-            if items:
-                yield items
-            if len(items) < size:
-                return
