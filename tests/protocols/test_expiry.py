@@ -95,19 +95,37 @@ def test_a_cancelled_block_cancels_the_sweeper_and_stays_cancelled() -> None:
     asyncio.run(body())
 
 
-def test_expiries_keep_their_heap_small_and_their_soonest_on_top() -> None:
+def test_expiries_keep_their_times_small_and_their_soonest_on_top() -> None:
     expiries = Expiries()
     ids = [uuid4() for _ in range(10)]
     for round_ in range(100):  # each set leaves a stale entry behind
         expiries.set(ids, 2_000.0 + round_)
-    assert len(expiries._heap) <= 2 * len(ids) + 64
-    assert expiries.expired(2_098.0) == frozenset()
-    assert expiries.expired(2_099.0) == frozenset(ids)
-    assert expiries.expired(2_098.5) == frozenset()  # a clock that goes back sees them unexpired
-    assert expiries.expired(2_099.0) == frozenset(ids)
+    assert len(expiries._times) <= 2 * len(ids) + 64
+    assert not expiries.expired(2_098.0)
+    assert set(expiries.expired(2_099.0).values()) == set(ids)
+    assert not expiries.expired(2_098.5)  # a clock that goes back sees them unexpired
+    assert set(expiries.expired(2_099.0).values()) == set(ids)
     expiries.set(ids[:3], None)
     expiries.drop(ids[3:5])
-    assert expiries.expired(3_000.0) == frozenset(ids[5:])
+    assert set(expiries.expired(3_000.0).values()) == set(ids[5:])
     expiries.set(ids[5:6], 5_000.0)  # an expired item given a later expiry, as storing it again does
-    assert expiries.expired(3_000.0) == frozenset(ids[6:])
+    assert set(expiries.expired(3_000.0).values()) == set(ids[6:])
     assert not Expiries() and expiries and expiries.at(ids[0]) is None and expiries.at(ids[9]) == 2_099.0
+
+
+def test_the_first_items_pass_over_those_expired_wherever_they_are() -> None:
+    """With the expired items all at the front, a search without predicates reads a
+    growing prefix until it holds its limit; with them spread, one prefix a few longer."""
+
+    async def body() -> None:
+        clock = Clock()
+        store = InMemoryStore(clock=clock)
+        items = [MemoryItem(content=f"note {n}") for n in range(300)]
+        await store.store_many(items)
+        await store.expire([i.id for i in items[:200]], at=clock.now)
+        assert await store.search(MemoryQuery(limit=10)) == items[200:210]
+        assert await store.search(MemoryQuery(limit=-95)) == items[200:205]
+        assert await store.search(MemoryQuery(limit=1_000)) == items[200:]
+        assert await store.search(MemoryQuery(limit=0)) == []
+
+    asyncio.run(body())

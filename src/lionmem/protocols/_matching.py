@@ -10,9 +10,8 @@ chunk's edge.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from collections.abc import Set as AbstractSet
-from uuid import UUID
 
+from lionmem.protocols._expiries import NOTHING_HIDDEN, Hidden
 from lionmem.protocols.generic.pile import Pile
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 from lionmem.protocols.rules import with_any_tag, with_filters
@@ -20,21 +19,31 @@ from lionmem.protocols.rules import with_any_tag, with_filters
 __all__ = ["Predicate", "first", "matches", "predicates", "scan"]
 
 
-async def scan(snapshot: list[MemoryItem], size: int, expired: AbstractSet[UUID]) -> AsyncIterator[list[MemoryItem]]:
+async def scan(snapshot: list[MemoryItem], size: int, expired: Hidden) -> AsyncIterator[list[MemoryItem]]:
     """The items of `snapshot` but the `expired` ones, in lists of at most `size`."""
     if expired:
-        snapshot = [i for i in snapshot if i.id not in expired]
+        gone = expired.objects
+        snapshot = [i for i in snapshot if id(i) not in gone]
     for start in range(0, len(snapshot), size):
         yield snapshot[start : start + size]
 
 
-def first(items: Pile[MemoryItem], limit: int, expired: AbstractSet[UUID]) -> list[MemoryItem]:
-    """`items.values()[:limit]` but the `expired` ones: with a limit of at least 0, no
-    more items read than the limit and as many as have expired."""
+def first(items: Pile[MemoryItem], limit: int, expired: Hidden) -> list[MemoryItem]:
+    """`items.values()[:limit]` but the `expired` ones. With a limit of at least 0, the
+    first items are read a growing prefix at a time, until one holds `limit` unexpired
+    or every item is read: a few more than `limit` when the expired are spread out."""
     if not expired:
         return items.values(limit)
-    read = items.values(limit + len(expired) if limit >= 0 else None)
-    return [i for i in read if i.id not in expired][:limit]
+    gone = expired.objects
+    if limit < 0:
+        return [i for i in items.values() if id(i) not in gone][:limit]
+    size = limit + _SPARE
+    while True:
+        read = items.values(size)
+        live = [i for i in read if id(i) not in gone]
+        if len(live) >= limit or len(read) < size:
+            return live[:limit]
+        size *= 4
 
 
 def matches(snapshot: list[MemoryItem], groups: list[Predicate], limit: int | None) -> list[MemoryItem]:
@@ -59,10 +68,13 @@ def matches(snapshot: list[MemoryItem], groups: list[Predicate], limit: int | No
 
 MIN_CHUNK = 512
 
+_SPARE = 32
+"""Items read past `limit` at first, for the expired among them."""
+
 Predicate = Callable[[list[MemoryItem]], list[MemoryItem]]
 
 
-def predicates(query: MemoryQuery, expired: AbstractSet[UUID] = frozenset()) -> list[Predicate]:
+def predicates(query: MemoryQuery, expired: Hidden = NOTHING_HIDDEN) -> list[Predicate]:
     """The non-empty predicate groups of `query`, in the order they apply, then one
     that drops the `expired` items when there are any ([ADR-0105][adr-0105-d2]): last,
     so that it reads only what the others kept."""
@@ -77,5 +89,6 @@ def predicates(query: MemoryQuery, expired: AbstractSet[UUID] = frozenset()) -> 
         conditions = list(query.filters.items())
         groups.append(lambda part: with_filters(part, conditions))
     if expired:
-        groups.append(lambda part: [i for i in part if i.id not in expired])
+        gone = expired.objects
+        groups.append(lambda part: [i for i in part if id(i) not in gone])
     return groups

@@ -13,7 +13,6 @@ applying tags, `_tagged`, read to show that no tag outlives its last item, and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from collections.abc import Set as AbstractSet
 from itertools import islice
 from typing import TYPE_CHECKING, cast
 from uuid import UUID
@@ -26,6 +25,7 @@ from lionmem.protocols.hybrid import term_counts
 from lionmem.protocols.recall import Embedder
 
 if TYPE_CHECKING:
+    from lionmem.protocols._expiries import Expired
     from lionmem.protocols.memory import MemoryItem
 
 __all__ = ["VectorIndex"]
@@ -142,13 +142,13 @@ class VectorIndex:
             if not ids:
                 del self._holders[term]
 
-    def holding(self, term: str, limit: int, expired: AbstractSet[UUID] = frozenset()) -> list[tuple[MemoryItem, int]]:
+    def holding(self, term: str, limit: int, expired: Expired | None = None) -> list[tuple[MemoryItem, int]]:
         """The items that hold `term` among the terms they were stored with, each with
         how often: all of them in insertion order when at most `limit` do, or else
         `limit` of them ([ADR-0104][adr-0104]); none of the `expired` ones."""
         ids = self._holders.get(term, set())
         if expired:
-            ids = {item_id for item_id in ids if item_id not in expired}
+            ids = {item_id for item_id in ids if item_id.int not in expired}
         chosen = islice(ids, limit) if len(ids) > limit else ids
         found: list[tuple[MemoryItem, int]] = []
         for row in sorted(self._rows[item_id] for item_id in chosen):

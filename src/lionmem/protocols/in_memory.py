@@ -106,7 +106,7 @@ class InMemoryStore(HybridRecall):
         if embedder is not None or text_of is not None:
             self._index = _index_for(embedder, text_of)
         self._namespace = check_namespace(namespace)
-        self._life = Lifetimes(*check_expiring(ttl, refresh_on_read, clock))
+        self._life = Lifetimes(self._items, *check_expiring(ttl, refresh_on_read, clock))
         self._order = Positions()  # Seam for tests: `_order`, read to show storing keeps none until paged.
         # Each namespace's items, index, order and expiries, shared by every store on
         # it (not the stores, which would make a cycle). Seam for tests: `_shelf`, `_life`.
@@ -131,9 +131,9 @@ class InMemoryStore(HybridRecall):
         sibling = InMemoryStore(embedder=self.embedder, text_of=self._text_of, namespace=name)
         if name in self._shelf:
             sibling._items, sibling._index, sibling._order, expiries = self._shelf[name]
-            sibling._life = self._life.sibling(expiries)
+            sibling._life = self._life.sibling(expiries, sibling._items)
         else:
-            sibling._life = self._life.sibling(None)
+            sibling._life = self._life.sibling(None, sibling._items)
             self._shelf[name] = (sibling._items, sibling._index, sibling._order, sibling._life.expiries)
         sibling._shelf = self._shelf
         return sibling
@@ -285,7 +285,7 @@ class InMemoryStore(HybridRecall):
         An item's terms are read when it is stored, as its vector is.
         """
         index, expired = self._recalling(), self._life.expired()[1]
-        return [index.holding(term, limit, expired) for term in terms]
+        return [index.holding(term, limit, expired.ids) for term in terms]
 
     async def count_up_to(self, most: int) -> int:
         """How many items the store holds, counted up to `most` ([ADR-0104][adr-0104])."""
@@ -332,7 +332,7 @@ class InMemoryStore(HybridRecall):
 
     async def sweep(self) -> int:
         """Delete every expired item of this namespace in one step; return how many."""
-        return len(self._forgot(self._items.exclude_ids(list(self._life.expired()[1]))))
+        return len(self._forgot(self._items.exclude_ids(self._life.expiries.take_expired(self._life.clock()))))
 
     # -- paging: the optional extension of ADR-0105 --------------------------------
 
