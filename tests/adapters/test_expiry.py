@@ -61,7 +61,7 @@ def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
             else:  # the same database, with these settings
                 store = InMemoryStore(embedder=embedder, **settings)
                 store._items, store._index, store._order, expiries = shelf[0]._shelf["default"]
-                store._life = store._life.sibling(expiries)
+                store._life = store._life.sibling(expiries, store._items)
                 yield store
 
         return memory

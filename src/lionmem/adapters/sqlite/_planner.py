@@ -219,16 +219,14 @@ class _Where:
         # A driver reads only the span; without one, the items' own key is read so.
         first = "items.seq BETWEEN ? AND ?" if driver is None else driver.condition
         self.clauses = [first, *clauses.sql]
-        self.params = [*([span.first, span.last] if driver is None else driver.params), *clauses.params]
-        live, now = span.live()
-        if live:  # an item of the span has expired: each row's expiry is checked too
-            self.clauses.append(live.removeprefix(" AND "))
-            self.params += now
+        # When an item of the span has expired, each row's expiry is checked last.
+        self.live, self.now = span.live()
+        self.params = [*([span.first, span.last] if driver is None else driver.params), *clauses.params, *self.now]
 
     @property
     def sql(self) -> str:
         """The `WHERE` clause."""
-        return " WHERE " + " AND ".join(self.clauses)
+        return " WHERE " + " AND ".join(self.clauses) + self.live
 
     def merges(self, any_tag: frozenset[str]) -> bool:
         """Whether the driver's reads, one for each tag or value, decide the search
@@ -246,10 +244,16 @@ class _Where:
         direction = " DESC" if newest_first else ""
         limit = sql_limit(self.limit, self.recheck, any_tag)
         if driver is not None and self.merges(any_tag):
-            firsts = [f"SELECT seq FROM ({read} ORDER BY seq{direction} LIMIT ?)" for read, _ in driver.reads]
+            firsts: list[str] = []
+            params: list[object] = []
+            for read, values in driver.reads:
+                if self.live:  # each read's entries held to their items' expiry before its limit
+                    unexpired = self.live.removeprefix(" AND ")
+                    read = f"SELECT r.seq AS seq FROM ({read}) AS r JOIN items ON items.seq = r.seq WHERE {unexpired}"
+                firsts.append(f"SELECT seq FROM ({read} ORDER BY seq{direction} LIMIT ?)")
+                params += [*values, *self.now, limit]
             sql = f"SELECT {COLUMNS} FROM items WHERE items.seq IN ({' UNION ALL '.join(firsts)})"
             sql += f" ORDER BY items.seq{direction} LIMIT ?"
-            params = [value for _, values in driver.reads for value in (*values, limit)]
             return Plan(sql, [*params, limit], self.recheck, any_tag, pushed=True)
         source, order = ("items", "items.seq") if driver is None else (driver.source, driver.order)
         sql = f"SELECT {COLUMNS} FROM {source}{self.sql} ORDER BY {order}{direction}"
