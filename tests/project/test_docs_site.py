@@ -286,6 +286,7 @@ def test_each_diagram_is_what_its_description_draws() -> None:
         "bench_in_memory",
         "bench_recent",
         "bench_namespaces",
+        "bench_expiry",
         "bench_operators",
         "bench_recall",
         "bench_recall_pg",
