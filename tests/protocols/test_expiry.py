@@ -129,3 +129,17 @@ def test_the_first_items_pass_over_those_expired_wherever_they_are() -> None:
         assert await store.search(MemoryQuery(limit=0)) == []
 
     asyncio.run(body())
+
+
+def test_expiry_adds_no_import_to_the_in_memory_store() -> None:
+    """Making an InMemoryStore, with expiry or without, loads no asyncio: a sweeper
+    imports it when it runs, on a loop that already has."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom lionmem import InMemoryStore, Sweeper\n"
+        "InMemoryStore(ttl=60, refresh_on_read=True)\nassert 'asyncio' not in sys.modules, 'asyncio'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

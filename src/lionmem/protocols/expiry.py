@@ -9,16 +9,18 @@ a `Sweeper` ([ADR-0092][adr-0092] D5). Governed by [ADR-0105][adr-0105-d2].
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from types import TracebackType
-from typing import Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 from uuid import UUID
 
 from lionmem._internal.arguments import as_cutoff, kind_of, require_type
 from lionmem.protocols.memory import MemoryStore
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["Clock", "ExpiringStore", "Sweeper", "check_expiring", "check_ttl", "expiry_of"]
 
@@ -150,6 +152,8 @@ class Sweeper:
         """How many items the sweeps so far removed."""
 
     async def __aenter__(self) -> Self:
+        import asyncio  # not on importing lionmem: running a sweeper means a loop runs
+
         if self._task is not None:
             raise RuntimeError("this Sweeper is already running")
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -158,6 +162,8 @@ class Sweeper:
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
     ) -> None:
+        import asyncio
+
         task, self._task = self._task, None
         assert task is not None  # entered
         task.cancel()  # nothing, if a sweep failed and ended it
@@ -166,6 +172,8 @@ class Sweeper:
             raise failure
 
     async def _run(self) -> None:
+        import asyncio
+
         while True:
             self.swept += await self._store.sweep()
             await asyncio.sleep(self._every)
