@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Coroutine, Generator
 from types import TracebackType
-from typing import Any, Generic, NoReturn, Protocol, Self, SupportsIndex, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, Self, SupportsIndex, TypeVar
 
 from lionmem._internal.timeouts import MAX_TIMEOUT, milliseconds
 
@@ -82,9 +82,22 @@ class PendingOpen(Generic[S]):
     exit could close only one of the two.
     """
 
-    def __init__(self, opener: Callable[[], Coroutine[Any, Any, S]]) -> None:
+    def __init__(self, opener: Callable[[], Coroutine[Any, Any, S]], name: str = "the store") -> None:
         self._opener = opener
+        self._name = name  # what `open` was called on, for the message below
         self._store: S | None = None
+
+    if not TYPE_CHECKING:  # a type checker names the mistake already; this is for run time
+
+        def __getattr__(self, name: str) -> NoReturn:
+            """Say, for a store's method used on the open itself, how to get the store."""
+            if name.startswith("_"):  # copy, pickle and asyncio look for names of their own
+                raise AttributeError(name)
+            opening = f"{self._name}.open(...)"
+            raise AttributeError(
+                f"{name!r} is the store's, and {opening} is not the store yet but its opening: "
+                f"write `async with {opening} as store:` or `store = await {opening}`, then store.{name}"
+            )
 
     def __await__(self) -> Generator[Any, None, S]:
         return self._opener().__await__()

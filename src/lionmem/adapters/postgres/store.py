@@ -170,7 +170,7 @@ class PostgresMemoryStore(HybridRecall, TermReads, Forgetting, ExpiringRows, Clo
             reembed,
         )
         lifetime = Lifetime.of(ttl, refresh_on_read, clock)
-        return PendingOpen(partial(opened, partial(cls, lifetime=lifetime), settings))
+        return PendingOpen(partial(opened, partial(cls, lifetime=lifetime), settings), "PostgresMemoryStore")
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"

@@ -201,7 +201,9 @@ class SQLiteMemoryStore(HybridRecall, ForgettingOnWorker, ExpiringRows, ClosesOn
         vectors = recall_settings(embedder, text_of, reembed)
         space = Space(check_namespace(namespace))
         make = partial(cls, lifetime=Lifetime.of(ttl, refresh_on_read, clock))
-        return PendingOpen(partial(opened, make, named, busy_ms, synchronous, create, vectors, reembed, space))
+        return PendingOpen(
+            partial(opened, make, named, busy_ms, synchronous, create, vectors, reembed, space), "SQLiteMemoryStore"
+        )
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
