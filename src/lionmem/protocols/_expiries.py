@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Final, TypeAlias
 from uuid import UUID
@@ -214,25 +214,24 @@ class Lifetimes:
             self.expiries.set([i.id for i in items if self.expiries.at(i.id) is not None], now + self.ttl)
         return items
 
-    def expire(
-        self, item_ids: list[UUID], at: float | datetime | None, ttl: float | None, held: Container[UUID]
-    ) -> int:
-        """Make the unexpired items of `held` with these ids expire `at` a time or `ttl`
+    def expire(self, item_ids: list[UUID], at: float | datetime | None, ttl: float | None) -> int:
+        """Make the unexpired stored items with these ids expire `at` a time or `ttl`
         seconds from now; return how many there were.
 
         Raises:
             TypeError, ValueError: as [`expiry_of`][lionmem.protocols.expiry.expiry_of].
         """
         now = self.clock()
-        return self._set(item_ids, expiry_of(now, at, ttl), now, held)
+        return self._set(item_ids, expiry_of(now, at, ttl), now)
 
-    def persist(self, item_ids: list[UUID], held: Container[UUID]) -> int:
-        """Make the unexpired items of `held` with these ids never expire; return how
+    def persist(self, item_ids: list[UUID]) -> int:
+        """Make the unexpired stored items with these ids never expire; return how
         many there were."""
-        return self._set(item_ids, None, self.clock(), held)
+        return self._set(item_ids, None, self.clock())
 
-    def _set(self, item_ids: list[UUID], at: float | None, now: float, held: Container[UUID]) -> int:
+    def _set(self, item_ids: list[UUID], at: float | None, now: float) -> int:
         expired = self.expiries.expired(now)
+        held = self.items
         live = [i for i in dict.fromkeys(item_ids) if i in held and i.int not in expired]
         self.expiries.set(live, at)
         return len(live)

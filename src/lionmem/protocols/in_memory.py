@@ -321,14 +321,14 @@ class InMemoryStore(HybridRecall):
             TypeError, ValueError: as [`expiry_of`][lionmem.protocols.expiry.expiry_of]
                 and `delete_many`; nothing changes.
         """
-        return self._life.expire(as_uuids(item_ids, "item_ids"), at, ttl, self._items)
+        return self._life.expire(as_uuids(item_ids, "item_ids"), at, ttl)
 
     async def persist(self, item_ids: Iterable[UUID]) -> int:
         """Make the unexpired items with these ids never expire; return how many.
 
         Raises:
             TypeError, ValueError: as `delete_many`; nothing changes."""
-        return self._life.persist(as_uuids(item_ids, "item_ids"), self._items)
+        return self._life.persist(as_uuids(item_ids, "item_ids"))
 
     async def sweep(self) -> int:
         """Delete every expired item of this namespace in one step; return how many."""
