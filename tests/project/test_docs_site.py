@@ -63,6 +63,19 @@ def test_the_strict_build_validates_links_and_anchors(site: Path) -> None:
     assert "reference/lionmem.protocols.in_memory/#lionmem.protocols.in_memory.InMemoryStore" in record
 
 
+@pytest.mark.parametrize(
+    "path", ["lionmem.adapters.sqlite.SQLiteMemoryStore", "lionmem.adapters.postgres.PostgresMemoryStore"]
+)
+def test_a_durable_stores_page_documents_every_public_member_it_has(site: Path, path: str) -> None:
+    """Those it inherits too: its deletes, scans and expiry live in shared classes, and
+    are the store's all the same."""
+    module, name = path.rsplit(".", 1)
+    store = getattr(importlib.import_module(module), name)
+    page = (site / "reference" / module / "index.html").read_text()
+    public = sorted(member for member in dir(store) if not member.startswith("_"))
+    assert [member for member in public if f'id="{path}.{member}"' not in page] == []
+
+
 def test_no_page_fetches_anything_from_the_network(site: Path) -> None:
     for page in site.rglob("*.html"):
         text = page.read_text()
