@@ -14,6 +14,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from doctest import ELLIPSIS, OutputChecker
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -70,7 +71,7 @@ def evaluate_with_await(example: Example) -> None:
 
 
 def run_console(example: Example) -> str | None:
-    """Run each `$ .venv/bin/python -m lionmem ...` line of a console block in its document's
+    """Run each `$ lionmem ...` line of a console block in its document's
     own directory and compare stdout and stderr with the lines below it (`...`
     matches anything). `$DATABASE_URL` in a command is the URL of a database made
     for the document on the test server, as a shell would expand it."""
@@ -90,11 +91,11 @@ def run_console(example: Example) -> str | None:
         if "$DATABASE_URL" in command and "__database_url__" not in namespace:
             namespace["__database_url__"] = fresh_database(namespace["pg_url"])  # empty, each run
         argv = shlex.split(command.replace("$DATABASE_URL", namespace.get("__database_url__", "")))
-        # As typed after the README's commands, with the venv's Python: this one.
-        if argv[:3] != [".venv/bin/python", "-m", "lionmem"]:
-            return f"only .venv/bin/python -m lionmem runs here, not {command!r}"
+        # As a pip user types it: the command installed beside this Python.
+        if argv[0] != "lionmem":
+            return f"only lionmem runs here, not {command!r}"
         done = subprocess.run(
-            [sys.executable, *argv[1:]],
+            [str(Path(sys.executable).with_name("lionmem")), *argv[1:]],
             cwd=namespace["__cwd__"],
             capture_output=True,
             text=True,

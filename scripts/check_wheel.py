@@ -12,7 +12,7 @@ The checks, each in a temporary folder so that nothing from this tree is importa
 - `files`: every file of `src/lionmem` is installed, from the wheel, not an editable
   install;
 - `readme`: the README's example;
-- `demo`: `python -m lionmem demo`;
+- `demo`: `lionmem demo`, the installed command, and `python -m lionmem demo`;
 - `mypy`: `mypy --strict` on a copy of `typing_tests/`, so the shipped stub and
   `py.typed` are what it reads;
 - `kit`: a pytest run of the kit on the reference store, through the `memory_store`
@@ -100,8 +100,9 @@ def check_readme(python: Path, work: Path) -> None:
 
 
 def check_demo(python: Path, work: Path) -> None:
-    if "stored 4 items" not in run([str(python), "-m", "lionmem", "demo"], work):
-        raise CheckFailed("python -m lionmem demo printed no stored items")
+    for command in ([str(python.with_name("lionmem"))], [str(python), "-m", "lionmem"]):
+        if "stored 4 items" not in run([*command, "demo"], work):
+            raise CheckFailed(f"{' '.join(command)} demo printed no stored items")
 
 
 def check_mypy(python: Path, work: Path) -> None:

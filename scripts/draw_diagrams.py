@@ -176,7 +176,7 @@ def drawings() -> dict[str, str]:
                 Box("InMemoryStore", "the reference", 10, 240),
                 Box("SQLiteMemoryStore", "erased when closed", 250, 240),
                 Box("PostgresMemoryStore", "hidden at commit", 490, 240),
-                Box("python -m lionmem", "delete, forget, export, copy", 10, 360, 230),
+                Box("lionmem", "delete, forget, export, copy", 10, 360, 230),
                 Box("ConformanceKit", "forgetting check, stateful", 460, 360, 230),
             ],
             [
@@ -184,12 +184,12 @@ def drawings() -> dict[str, str]:
                 Link("InMemoryStore", "ForgettingStore", "implements", dashed=True),
                 Link("SQLiteMemoryStore", "ForgettingStore", "implements", dashed=True),
                 Link("PostgresMemoryStore", "ForgettingStore", "implements", dashed=True),
-                Link("python -m lionmem", "SQLiteMemoryStore", "opens by URL"),
+                Link("lionmem", "SQLiteMemoryStore", "opens by URL"),
                 Link("ConformanceKit", "PostgresMemoryStore", "checks any store"),
             ],
         ),
         "adr-0100-copy-sequence.svg": sequence(
-            "ADR-0100: python -m lionmem copy, batch by batch, resumable, then checked",
+            "ADR-0100: lionmem copy, batch by batch, resumable, then checked",
             ["copy", "source store", "destination", "state file"],
             [
                 Step("copy", "destination", "count(): empty, or resuming?"),

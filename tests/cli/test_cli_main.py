@@ -155,3 +155,35 @@ def test_a_warning_other_than_erasure_passes_through_the_command_line(
     with pytest.warns(UserWarning, match="^a store's own warning$"):
         assert main(["search", url]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("command", "prog"),
+    [
+        ([str(Path(sys.executable).with_name("lionmem"))], "lionmem"),
+        ([sys.executable, "-m", "lionmem"], "python -m lionmem"),
+    ],
+)
+def test_the_installed_command_and_the_module_name_themselves_as_typed(command: list[str], prog: str) -> None:
+    done = subprocess.run([*command, "get", "memory:", "not-an-id"], capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"usage: {prog} get ")
+    assert done.stderr.splitlines()[-1].startswith(f"{prog} get: error: ")
+
+
+@pytest.mark.parametrize("argv", [["search", "--text", "x"], ["get", "00000000-0000-0000-0000-000000000000"]])
+def test_a_read_of_a_sqlite_file_loads_only_that_store(argv: list[str], tmp_path: Path) -> None:
+    # The kit, the in-memory store, export and copy took 38 of a search's 253 ms.
+    url = f"sqlite:///{tmp_path / 'notes.db'}"
+    assert main(["put", url, "x"]) == 0
+    code = (
+        "import sys\nfrom lionmem.cli import main\nmain(sys.argv[1:])\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('lionmem.testing', 'lionmem.protocols.in_memory',"
+        " 'lionmem.cli._copy', 'lionmem.cli._transfer', 'lionmem.adapters.postgres', 'tqdm', 'numpy', 'psycopg',"
+        " 'hypothesis'))), file=sys.stderr)"
+    )
+    command, *rest = argv
+    done = subprocess.run(
+        [sys.executable, "-c", code, command, url, *rest], capture_output=True, text=True, check=False
+    )
+    assert done.stderr.splitlines()[-1] == "[]"

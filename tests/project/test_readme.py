@@ -80,13 +80,12 @@ def _commands(text: str) -> list[str]:
     return found
 
 
-def test_every_command_in_the_readme_and_docs_works_as_typed() -> None:
-    """Two voices: a user with lionmem installed types `pip install lionmem` and
-    `python -m lionmem` in their own environment; everything else (an editable
-    install, the tests, the docs build) is typed in a checkout after the README's
-    commands, which make `.venv` and never activate it, so it names the venv's tools
-    by path. `python3` makes the venv."""
-    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
+def test_the_checkout_pages_name_the_venvs_tools_by_path() -> None:
+    """README and CONTRIBUTING speak to someone in a checkout after the README's
+    commands, which make `.venv` and never activate it, so they name the venv's tools
+    by path; `python3` makes the venv. Installing from the index, the installed
+    command and an asyncio REPL are a user's and need no path."""
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
     bare = [
         f"{page.relative_to(ROOT)}: {command}"
         for page in pages
@@ -95,6 +94,33 @@ def test_every_command_in_the_readme_and_docs_works_as_typed() -> None:
     ]
     assert bare == []
     assert not INSTALLED.match("pip install -e .") and not INSTALLED.match("python -m pytest")
+
+
+def test_the_docs_speak_to_a_user_who_installed_lionmem_with_pip() -> None:
+    """Every page of the site is written for someone who ran `pip install lionmem`:
+    its commands are `pip install` of lionmem and its extras, the `lionmem` command
+    and `python -m asyncio`, with no path into a checkout's venv and no editable
+    install. The checkout's voice lives in README and CONTRIBUTING."""
+    pages = sorted((ROOT / "docs").rglob("*.md"))
+    wrong = [
+        f"{page.relative_to(ROOT)}: {command}"
+        for page in pages
+        for command in _commands(page.read_text(encoding="utf-8"))
+        if CHECKOUT.search(command) or (BARE.search(command) and not USERS.match(command))
+    ]
+    assert wrong == []
+    assert CHECKOUT.search(".venv/bin/python -m lionmem demo") and CHECKOUT.search('pip install -e ".[recall]"')
+    assert not USERS.match("python -m lionmem demo") and USERS.match('pip install "lionmem[recall]"')
+    assert (
+        len([c for page in pages for c in _commands(page.read_text(encoding="utf-8")) if c.startswith("lionmem ")]) > 50
+    )
+
+
+CHECKOUT = re.compile(r"\.venv/|pip install -e|python -m lionmem")
+"""A command that only works in a checkout, or the module form the installed command replaces."""
+
+USERS = re.compile(r'(pip install (lionmem|"lionmem\[[a-z,]+\]")|python -m asyncio)(\s|$)')
+"""What a pip user types besides `lionmem`: installing it, and an asyncio REPL."""
 
 
 def test_the_documented_site_build_prints_only_mkdocs_own_lines(tmp_path: Path) -> None:

@@ -27,7 +27,6 @@ from lionmem.adapters.urls import rules_for
 from lionmem.errors import ImportFileError, LionmemError
 from lionmem.protocols.batching import BatchingStore
 from lionmem.protocols.forgetting import ForgettingStore
-from lionmem.protocols.in_memory import InMemoryStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
 __all__ = [
@@ -99,7 +98,7 @@ async def export_items(
     query: MemoryQuery | None = None,
     progress: Progress | None = None,
 ) -> int:
-    """Write `store`'s items to the file `path`, as `python -m lionmem export` does:
+    """Write `store`'s items to the file `path`, as `lionmem export` does:
     every item in insertion order, read `BATCH` at a time, or those `query` finds;
     return how many. The file appears whole or not at all: it is written beside its
     name and renamed once complete, replacing any file of that name
@@ -158,7 +157,7 @@ async def import_items(
     check: Check | None = None,
     progress: Progress | None = None,
 ) -> int:
-    """Store the items of the export file `path` in `store`, as `python -m lionmem
+    """Store the items of the export file `path` in `store`, as `lionmem
     import` does; return how many. Every line is read and checked first (the format,
     each item, and each item by `check`, by default the store's own rules where it is
     one of lionmem's: [`rules_of`][lionmem.adapters.transfer.rules_of]), so a file
@@ -192,9 +191,12 @@ def rules_of(store: object) -> Check | None:
     lionmem's three stores ([`rules_for`][lionmem.adapters.urls.rules_for] its
     scheme); `None` for any other, whose writes are its own check
     ([ADR-0100][adr-0100-d11])."""
-    if isinstance(store, InMemoryStore):
+    # A module not loaded made no store of its own: the command line reads a SQLite
+    # file without loading the others.
+    in_memory = sys.modules.get("lionmem.protocols.in_memory")
+    if in_memory is not None and isinstance(store, in_memory.InMemoryStore):
         return rules_for("memory")
-    postgres = sys.modules.get("lionmem.adapters.postgres.store")  # loaded if one was made
+    postgres = sys.modules.get("lionmem.adapters.postgres.store")
     if postgres is not None and isinstance(store, postgres.PostgresMemoryStore):
         return rules_for("postgresql")
     from lionmem.adapters.sqlite.store import SQLiteMemoryStore

@@ -29,7 +29,6 @@ from lionmem._internal.tracebacks import without_locals_on_refusal
 from lionmem.adapters._codec import encode_item
 from lionmem.adapters._profiles import DURABLE_PROFILE
 from lionmem.protocols.forgetting import ForgettingStore
-from lionmem.protocols.in_memory import InMemoryStore
 from lionmem.protocols.memory import MemoryItem
 from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
 from lionmem.protocols.recall import Embedder
@@ -88,6 +87,8 @@ def open_store(
     if scheme == "memory":
         if url != "memory:":
             raise ValueError("a memory: URL takes nothing after the colon")
+        from lionmem.protocols.in_memory import InMemoryStore
+
         store: ForgettingStore = InMemoryStore(embedder=embedder) if embedder is not None else InMemoryStore()
         return contextlib.nullcontext(store)
     if scheme == "sqlite":

@@ -7,7 +7,9 @@ and [ADR-0098][adr-0098]) and print items as JSON lines; `check` runs the kit of
 nothing found or a store error (any `LionmemError`, `OSError` or driver error), 2 bad
 usage, 130 interrupted (Ctrl-C). Private modules here hold the parser (`_parser`),
 the store commands (`_commands`), `check` (`_check`), `copy` (`_copy`), `export` and
-`import` (`_transfer`), and reading input and writing output (`_input`, `_output`).
+`import` (`_transfer`), `recall` (`_recall`), `stats`, `namespaces` and `verify`
+(`_reports`), writes of what the user gave (`_storing`), and reading input and
+writing output (`_input`, `_output`). Each command loads only the modules it needs.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
-from lionmem.cli._parser import build_parser
+from lionmem.cli._parser import build_parser, prog
 from lionmem.errors import LionmemError, MissingSchemaError
 
 if TYPE_CHECKING:
@@ -37,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
-        print("python -m lionmem: interrupted", file=sys.stderr)
+        print(f"{prog()}: interrupted", file=sys.stderr)
         return 130
 
 
@@ -57,9 +59,6 @@ def _main(argv: Sequence[str] | None) -> int:
     # store, no kit and no model.
     import asyncio
 
-    from lionmem.adapters.urls import open_store
-    from lionmem.cli._check import check
-    from lionmem.cli._commands import RefusedOpening, command_for, run
     from lionmem.cli._output import stdout_takes_any_text
 
     if not stdout_takes_any_text():
@@ -67,10 +66,15 @@ def _main(argv: Sequence[str] | None) -> int:
         # escapes, as stderr does, instead of failing on it.
         cast(io.TextIOWrapper, sys.stdout).reconfigure(errors="backslashreplace")
     if args.command == "check":
+        from lionmem.cli._check import check
+
         try:
             return check(args.factory, args.url, args.profile, args.only, args.timeout, args.lionagi)
         except (ValueError, ImportError) as exc:
             usage.error(str(exc))
+    from lionmem.adapters.urls import open_store
+    from lionmem.cli._commands import RefusedOpening, command_for, run
+
     try:
         command = command_for(args)
         # Checks the URL and opens nothing yet; reading never creates a database file.

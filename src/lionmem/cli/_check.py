@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from lionmem._internal.arguments import kind_of
 from lionmem.adapters.urls import SCHEMES, open_store, profile_of
+from lionmem.cli._parser import prog
 from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
 from lionmem.testing import CHECKS, CheckResult, ConformanceKit, LionagiStoreFactory, StoreFactory
@@ -117,7 +118,7 @@ def check(
             result = kit.check(name)
         except Exception as exc:  # the factory's own code, outside any check
             print(
-                f"python -m lionmem: error: no store to check: {type(exc).__name__}: {exc}",
+                f"{prog()}: error: no store to check: {type(exc).__name__}: {exc}",
                 file=sys.stderr,
             )
             return 1

@@ -8,35 +8,27 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
-import json
 import sys
 import time
 import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, cast
+from typing import Any, Protocol, cast
 from uuid import UUID, uuid5
 
-from lionmem.adapters.transfer import Check, batches, check_file, item_line
-from lionmem.adapters.urls import item_check, open_store, sqlite_file
-from lionmem.cli._copy import copy, state_path
+from lionmem.adapters.urls import item_check, open_store
 from lionmem.cli._input import filters, json_value, pairs, seconds_of, uuid_of
-from lionmem.cli._output import print_items, stdout_takes_any_text
-from lionmem.cli._transfer import CommandError, export, refusals, store_batch
+from lionmem.cli._output import counted, note_if_empty, print_items
+from lionmem.cli._parser import prog
+from lionmem.cli._storing import refusals
 from lionmem.errors import LionmemError
 from lionmem.protocols.expiry import ExpiringStore
 from lionmem.protocols.forgetting import ErasureWarning, ForgettingStore
-from lionmem.protocols.hybrid import HybridRecalled
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
-from lionmem.protocols.namespaces import NamespacedStore
 from lionmem.protocols.paging import PagingStore, position_of
 from lionmem.protocols.recall import check_k, check_min_score
-from lionmem.protocols.stats import StatsStore
-from lionmem.protocols.verifying import VerifyingStore
 
 _DEMO_IDS = UUID("5f0c3d9e-4b1a-4e8f-9a2b-6c7d8e9f0a1b")
 
@@ -116,13 +108,15 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         async def delete(store: ForgettingStore) -> int:
             missing = [item_id for item_id in ids if await store.retrieve(item_id) is None]
             deleted = await store.delete_many(ids)
-            print(f"deleted {deleted} of {_items(len(ids))}")
+            print(f"deleted {deleted} of {counted(len(ids))}")
             for item_id in missing:
                 print(f"no item {item_id}", file=sys.stderr)
             return 1 if missing else 0
 
         return delete
     if args.command == "copy":
+        from lionmem.cli._copy import copy, state_path
+
         target = open_store(args.target)  # the URL is checked now; nothing opens yet
         check = item_check(args.target)
         state = state_path(args.url, args.target)
@@ -133,25 +127,29 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
                 return await copy(store, destination, state, check)
 
         return copy_into
-    if args.command == "stats":
-        return _stats
-    if args.command == "namespaces":
-        return _namespaces
-    if args.command == "verify":
-        return _verify
+    if args.command in ("stats", "namespaces", "verify"):
+        from lionmem.cli import _reports
+
+        report: Callable[[ForgettingStore], Awaitable[int]] = getattr(_reports, args.command)
+        return report
     if args.command == "import":
+        from lionmem.adapters.transfer import check_file
+        from lionmem.cli._transfer import import_command
+
         path = Path(args.file)
         check = item_check(args.url)
         try:
             check_file(path, check)  # every line, by the store's rules, before a store is opened
         except OSError as exc:
             raise ValueError(f"cannot read {path}: {exc.strerror}") from None
-        return partial(_import, path, check)
+        return partial(import_command, path, check)
     if args.command == "recall":
-        asked = _Asked(
+        from lionmem.cli._recall import Asked, recall
+
+        asked = Asked(
             args.text, check_k(args.k), args.tag, filters(args.filter) or None, check_min_score(args.min_score)
         )
-        return partial(_recall, asked, args.hybrid)
+        return partial(recall, asked, args.hybrid)
     query = MemoryQuery(
         text=args.text,
         tags=args.tag,
@@ -159,11 +157,13 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         limit=_EVERY if args.limit is None else args.limit,
     )
     if args.command == "export":
+        from lionmem.cli._transfer import export_command, refuse_overwriting_the_store
+
         # With no search option, every item, read in batches (scan) rather than at once.
         everything = not (args.text or args.tag or args.filter or args.limit is not None)
         output = None if args.output is None else Path(args.output)
-        _refuse_overwriting_the_store(args.url, output)
-        return partial(_export, None if everything else query, output)
+        refuse_overwriting_the_store(args.url, output)
+        return partial(export_command, None if everything else query, output)
     if args.command == "forget":
         if args.expired:
             _alone_with_expired(args)
@@ -192,50 +192,6 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
     return search
 
 
-class _Asked(NamedTuple):
-    """What `recall` was asked, checked."""
-
-    text: str
-    k: int
-    tags: list[str] | None
-    filters: dict[str, Any] | None
-    min_score: float | None
-
-
-async def _recall(asked: _Asked, hybrid: bool, store: Any) -> int:
-    """Print each item recalled as `{"score": ..., "item": ...}`, best first; with
-    `hybrid`, each ranking's rank and score between them."""
-    ascii_only = not stdout_takes_any_text()
-    text, k, tags, conditions, min_score = asked
-    if hybrid:
-        found: list[Any] = await store.recall_hybrid(text, k, tags=tags, filters=conditions, min_score=min_score)
-    else:
-        found = await store.recall(text, k, tags=tags, filters=conditions, min_score=min_score)
-    for result in found:
-        parts = (
-            "".join(f", {json.dumps(name)}: {json.dumps(getattr(result, name))}" for name in _PARTS) if hybrid else ""
-        )
-        print(f'{{"score": {result.score:.6f}{parts}, "item": {item_line(result.item, ascii_only=ascii_only)}}}')
-    if not found:
-        await note_if_empty(store)
-    return 0
-
-
-_PARTS = tuple(field.name for field in dataclasses.fields(HybridRecalled) if field.name not in ("item", "score"))
-"""What a hybrid line adds: the fields of `HybridRecalled` but its item and score."""
-
-
-def _refuse_overwriting_the_store(url: str, output: Path | None) -> None:
-    """Refuse an export written over the SQLite store it reads, or over its log or
-    journal: renaming it into place would replace the database under its own store."""
-    database = sqlite_file(url)
-    if output is None or database is None:
-        return
-    own = [database, *(database.with_name(database.name + end) for end in ("-wal", "-shm", "-journal"))]
-    if output.resolve() in {path.resolve() for path in own}:
-        raise ValueError(f"--output {output} is the store's own file; write the export to another")
-
-
 _EVERY = 2**63 - 1
 """`forget`'s limit when none is given: every match."""
 
@@ -259,7 +215,7 @@ async def _forget(query: MemoryQuery, older_than: float | None, dry_run: bool, s
         cutoff = time.time() - older_than
         every = await store.search(query.model_copy(update={"limit": _EVERY}))
         selected = len([item for item in every if item.created_at < cutoff][: query.limit])
-    print(f"{_items(selected)} match" if selected != 1 else "1 item matches")
+    print(f"{counted(selected)} match" if selected != 1 else "1 item matches")
     if dry_run:
         print("dry run: nothing deleted")
         return 0
@@ -267,7 +223,7 @@ async def _forget(query: MemoryQuery, older_than: float | None, dry_run: bool, s
         deleted = await store.delete_matching(query)
     else:
         deleted = await cast(_ForgettingByAge, store).delete_matching(query, created_before=cutoff)
-    print(f"deleted {_items(deleted)}")
+    print(f"deleted {counted(deleted)}")
     return 0
 
 
@@ -291,91 +247,8 @@ def _alone_with_expired(args: argparse.Namespace) -> None:
 
 async def _sweep(store: MemoryStore) -> int:
     assert isinstance(store, ExpiringStore)  # every store a URL names expires
-    print(f"deleted {_items(await store.sweep())} that had expired")
+    print(f"deleted {counted(await store.sweep())} that had expired")
     return 0
-
-
-async def _export(query: MemoryQuery | None, output: Path | None, store: ForgettingStore) -> int:
-    written = await export(store, query, output)
-    # On stderr when the export itself is on stdout, which must hold nothing else.
-    print(f"exported {_items(written)}", file=sys.stderr if output is None else sys.stdout)
-    return 0
-
-
-async def _import(path: Path, check: Check, store: ForgettingStore) -> int:
-    """Store the items of `path`, checked already, in batches; by id, so a second run
-    replaces each item by itself, and a run after an interrupted one completes it."""
-    imported = 0
-    for batch in batches(path):
-        await store_batch(store, batch.items, first_line=batch.first_line)
-        imported += len(batch.items)
-    print(f"imported {_items(imported)}")
-    return 0
-
-
-async def _stats(store: ForgettingStore) -> int:
-    if not isinstance(store, StatsStore):
-        raise CommandError("stats reads a durable store; memory: holds nothing between commands")
-    stats = await store.stats()
-    rows = [
-        ("items", f"{stats.items:,}"),
-        ("size on disk", f"{_size(stats.bytes_on_disk)}: {stats.size_covers}"),
-        ("schema version", str(stats.schema_version)),
-        ("oldest", _when(stats.oldest)),
-        ("newest", _when(stats.newest)),
-    ]
-    for name, value in rows:
-        print(f"{name:<16}{value}")
-    return 0
-
-
-async def _namespaces(store: ForgettingStore) -> int:
-    if not isinstance(store, StatsStore) or not isinstance(store, NamespacedStore):
-        raise CommandError("namespaces reads a durable store; memory: holds nothing between commands")
-    for name in await store.namespaces():
-        print(name)
-    return 0
-
-
-async def _verify(store: ForgettingStore) -> int:
-    if not isinstance(store, VerifyingStore):
-        raise CommandError("verify checks a durable store; memory: holds nothing between commands")
-    found = await store.verify()
-    for problem in found.damage:
-        print(f"damaged: {problem}")
-    for problem in found.stale:
-        print(f"stale: {problem} (the next recall that meets it makes it again)")
-    if not found.whole:
-        print(f"{len(found.damage):,} problems: the store refuses writes until the damage is repaired (ADR-0096)")
-        return 1
-    print(f"whole{f', {len(found.stale):,} stale vectors' if found.stale else ''}")
-    return 0
-
-
-def _size(count: int) -> str:
-    return f"{count:,} bytes ({count / 2**20:.1f} MiB)"
-
-
-def _when(created_at: float | None) -> str:
-    """`created_at` exactly, with the UTC time it stands for where a datetime can say it."""
-    if created_at is None:
-        return "none: the store is empty"
-    try:
-        moment = datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
-    except (OverflowError, ValueError, OSError):  # beyond the years 1 to 9999
-        return f"created_at {created_at!r}"
-    return f"{moment} (created_at {created_at!r})"
-
-
-def _items(count: int) -> str:
-    return "1 item" if count == 1 else f"{count} items"
-
-
-async def note_if_empty(store: MemoryStore) -> None:
-    """Say on stderr when a read found nothing because the store holds nothing: a
-    mistyped PostgreSQL namespace is not an error, only an empty namespace."""
-    if not await store.search(MemoryQuery(limit=1)):
-        print("python -m lionmem: note: the store holds no items; is its name right?", file=sys.stderr)
 
 
 class RefusedOpening(LionmemError):
@@ -415,7 +288,7 @@ async def run(
             status = await command(await _entered(stack, opening))
     for warning in caught:
         if issubclass(warning.category, ErasureWarning):
-            print(f"python -m lionmem: warning: {warning.message}", file=sys.stderr)
+            print(f"{prog()}: warning: {warning.message}", file=sys.stderr)
             status = status or 1
         else:
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)

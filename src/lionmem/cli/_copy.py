@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from lionmem.adapters.transfer import BATCH, Check, item_line
-from lionmem.cli._transfer import store_batch
+from lionmem.cli._output import counted
+from lionmem.cli._parser import prog
+from lionmem.cli._storing import store_batch
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem, MemoryQuery
 
@@ -45,20 +47,20 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path, ch
     with tqdm(total=total, unit="item", desc="checking", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
         refused = await _refusal(source, check, bar.update)
     if refused:
-        print(f"python -m lionmem: error: {refused}; nothing was copied", file=sys.stderr)
+        print(f"{prog()}: error: {refused}; nothing was copied", file=sys.stderr)
         return 1
     done, last = _resume_point(state)
     held = await target.count(MemoryQuery())
     if held and not done:
         print(
-            f"python -m lionmem: error: the destination holds {_count(held)}; copy fills an "
+            f"{prog()}: error: the destination holds {counted(held)}; copy fills an "
             "empty store, or resumes its own interrupted copy. An interrupted copy keeps its "
             f"progress in {state.name} in the directory it ran in: run it again from there",
             file=sys.stderr,
         )
         return 1
     if done and held >= done:
-        print(f"resuming: {_count(done)} copied by an earlier run, as {state.absolute()} records")
+        print(f"resuming: {counted(done)} copied by an earlier run, as {state.absolute()} records")
     else:
         # The progress file is written before any item is, so that a directory it
         # cannot be written in stops the copy before it starts.
@@ -73,16 +75,16 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path, ch
     state.unlink(missing_ok=True)
     if source_digest != target_digest:
         print(
-            "python -m lionmem: error: the destination does not hold the source's items exactly: "
+            f"{prog()}: error: the destination does not hold the source's items exactly: "
             f"{source_digest[0]} items, sha256 {source_digest[1]} in the source; "
             f"{target_digest[0]} items, sha256 {target_digest[1]} in the destination; "
-            f"{await _first_difference(source, target)}. Empty the destination (python -m lionmem "
+            f"{await _first_difference(source, target)}. Empty the destination ({prog()} "
             "forget TARGET) and copy again",
             file=sys.stderr,
         )
         return 1
     copied = source_digest[0]
-    print(f"copied {_count(copied)}; both stores hold {_count(copied)}, sha256 {source_digest[1]}")
+    print(f"copied {counted(copied)}; both stores hold {counted(copied)}, sha256 {source_digest[1]}")
     return 0
 
 
@@ -179,10 +181,6 @@ async def _settle(future: asyncio.Future[Any]) -> None:
         await asyncio.wait([future])
     if not future.cancelled():
         future.exception()  # retrieved: it is not the error to report
-
-
-def _count(items: int) -> str:
-    return "1 item" if items == 1 else f"{items} items"
 
 
 async def _first_difference(source: ForgettingStore, target: ForgettingStore) -> str:

@@ -7,6 +7,8 @@ Governed by [ADR-0098][adr-0098].
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 # The kit's check names, written out so that building the parser (and so --help)
 # loads neither the kit nor the models; a test holds them equal to the kit's CHECKS.
@@ -43,6 +45,12 @@ KEY:=JSON any JSON value. Exit status: 0 done, 1 no such item or a store error,
 2 bad usage, 130 interrupted (Ctrl-C)."""
 
 
+def prog() -> str:
+    """How the user ran the command line, for its usage and messages: `lionmem`, the
+    installed command, or `python -m lionmem`."""
+    return "lionmem" if Path(sys.argv[0]).name == "lionmem" else "python -m lionmem"
+
+
 def _search_options(command: argparse.ArgumentParser, default_limit: str) -> None:
     command.add_argument("--text", help="a substring of the content, any case")
     command.add_argument("--tag", action="append", help="any one of these tags (repeatable)")
@@ -63,7 +71,7 @@ def _search_options(command: argparse.ArgumentParser, default_limit: str) -> Non
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m lionmem", description=_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog=prog(), description=_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
     url_help = "the store: memory:, sqlite:///PATH[?namespace=NAME] or postgresql://...?namespace=NAME"

@@ -1,63 +1,51 @@
 """`export` and `import` on the command line, over
 [`lionmem.adapters.transfer`][lionmem.adapters.transfer], which reads and writes the
-format: export to stdout, and the refusals a command turns into its own error.
-Governed by [ADR-0100][adr-0100].
+format: export to a file or stdout, import in batches, and the check that an export
+is not written over the store it reads. Governed by [ADR-0100][adr-0100].
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Generator
-from contextlib import contextmanager
 from pathlib import Path
 
-from lionmem.adapters.transfer import export_items, write_export
-from lionmem.cli._output import stdout_takes_any_text
-from lionmem.errors import LionmemError
-from lionmem.protocols.batching import BatchingStore
+from lionmem.adapters.transfer import Check, batches, export_items, write_export
+from lionmem.adapters.urls import sqlite_file
+from lionmem.cli._output import counted, stdout_takes_any_text
+from lionmem.cli._storing import store_batch
 from lionmem.protocols.forgetting import ForgettingStore
-from lionmem.protocols.memory import MemoryItem, MemoryQuery
+from lionmem.protocols.memory import MemoryQuery
 
 
-async def export(store: ForgettingStore, query: MemoryQuery | None, output: Path | None) -> int:
+async def export_command(query: MemoryQuery | None, output: Path | None, store: ForgettingStore) -> int:
     """Write the header and the items (all of them in order, or those `query` finds)
-    to `output`, whole or not at all, or to stdout; return how many."""
+    to `output`, whole or not at all, or to stdout."""
     if output is None:
-        return await write_export(store, query, sys.stdout, ascii_only=not stdout_takes_any_text())
-    return await export_items(store, output, query=query)
+        written = await write_export(store, query, sys.stdout, ascii_only=not stdout_takes_any_text())
+    else:
+        written = await export_items(store, output, query=query)
+    # On stderr when the export itself is on stdout, which must hold nothing else.
+    print(f"exported {counted(written)}", file=sys.stderr if output is None else sys.stdout)
+    return 0
 
 
-class CommandError(LionmemError):
-    """A command could not do what it was asked, for a reason the message gives: the
-    store refused an item, or the store offers no such operation."""
+async def import_command(path: Path, check: Check, store: ForgettingStore) -> int:
+    """Store the items of `path`, checked already, in batches; by id, so a second run
+    replaces each item by itself, and a run after an interrupted one completes it."""
+    imported = 0
+    for batch in batches(path):
+        await store_batch(store, batch.items, first_line=batch.first_line)
+        imported += len(batch.items)
+    print(f"imported {counted(imported)}")
+    return 0
 
 
-@contextmanager
-def refusals(what: str) -> Generator[None, None, None]:
-    """Re-raise a store's refusal of data the user gave (the `TypeError` or
-    `ValueError` its writes document) as a `CommandError` naming `what`; any other
-    error passes as it is."""
-    try:
-        yield
-    except (TypeError, ValueError) as exc:
-        raise CommandError(f"the store refused {what}: {exc}") from exc
-
-
-async def store_batch(store: ForgettingStore, batch: list[MemoryItem], *, first_line: int | None = None) -> None:
-    """Store `batch` in one call, all of it or none, its items checked by the store's
-    rules beforehand (`import` and `copy` check every one before they write). A
-    refusal names the batch, or its one item; with its lines in the file, from
-    `first_line`."""
-    assert isinstance(store, BatchingStore), "every store open_store opens takes batches"
-    try:
-        await store.store_many(batch)
-    except (TypeError, ValueError) as exc:
-        raise CommandError(_refused(batch, exc, first_line)) from exc
-
-
-def _refused(batch: list[MemoryItem], error: Exception, first_line: int | None) -> str:
-    if len(batch) == 1:
-        line = "" if first_line is None else f" (line {first_line})"
-        return f"the store refused item {batch[0].id}{line}: {error}"
-    lines = "" if first_line is None else f" (lines {first_line}-{first_line + len(batch) - 1})"
-    return f"the store refused a batch of {len(batch)} items from item {batch[0].id}{lines}: {error}"
+def refuse_overwriting_the_store(url: str, output: Path | None) -> None:
+    """Refuse an export written over the SQLite store it reads, or over its log or
+    journal: renaming it into place would replace the database under its own store."""
+    database = sqlite_file(url)
+    if output is None or database is None:
+        return
+    own = [database, *(database.with_name(database.name + end) for end in ("-wal", "-shm", "-journal"))]
+    if output.resolve() in {path.resolve() for path in own}:
+        raise ValueError(f"--output {output} is the store's own file; write the export to another")

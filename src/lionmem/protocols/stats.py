@@ -1,5 +1,5 @@
 """`StatsStore`: the optional extension of `MemoryStore` that reports what a store
-holds and takes, and `StoreStats`, its answer, as `python -m lionmem stats` prints it.
+holds and takes, and `StoreStats`, its answer, as `lionmem stats` prints it.
 
 Governed by [ADR-0100][adr-0100-d9].
 """

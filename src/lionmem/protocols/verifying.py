@@ -1,6 +1,6 @@
 """`VerifyingStore`: the optional extension of `MemoryStore` that checks its own data
 whole and names what is wrong, and `Verification`, its answer, as
-`python -m lionmem verify` prints it.
+`lionmem verify` prints it.
 
 Governed by [ADR-0096][adr-0096-damage].
 """

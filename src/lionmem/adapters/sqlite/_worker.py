@@ -136,7 +136,7 @@ class Worker:
         is damage, so that no write leaves the indexes or vectors wrong."""
         missing = missing_schema(self.db)
         if missing:
-            self.damaged = DatabaseCorruptError(f"{self.path}: {'; '.join(missing)}; run python -m lionmem verify")
+            self.damaged = DatabaseCorruptError(f"{self.path}: {'; '.join(missing)}; run `lionmem verify`")
 
     def verify(self, text_of: TextOf | None) -> tuple[list[str], list[str]]:
         """The damage and the stale vectors `problems` finds in the file; damage found
@@ -149,7 +149,7 @@ class Worker:
             damaged, stale = [str(exc)], []
         if damaged:
             more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
-            self.damaged = DatabaseCorruptError(f"{self.path}: {damaged[0]}{more}; run python -m lionmem verify")
+            self.damaged = DatabaseCorruptError(f"{self.path}: {damaged[0]}{more}; run `lionmem verify`")
         return damaged, stale
 
     def _count_entries(self, statement: str, params: list[object]) -> int:
