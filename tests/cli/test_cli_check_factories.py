@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import subprocess
+from uuid import UUID
 
 import pytest
 
-from lionmem import InMemoryStore
+from lionmem import InMemoryStore, MemoryItem
 from lionmem.testing import CHECKS, REFERENCE_PROFILE, ConformanceKit
-from tests.support.kit_doubles import DICT_PROFILE, CaseSensitiveText
+from tests.support.kit_doubles import DICT_PROFILE, CaseSensitiveText, DictStore
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -49,6 +50,28 @@ def test_cli_check_wraps_a_long_cell_between_words() -> None:
     # Joined again, each column is the whole text: no word was cut or dropped.
     assert " ".join(filter(None, declared)) == result.declared
     assert " ".join(filter(None, observed)) == result.observed
+
+
+class RetrieveRaises(DictStore):
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        raise RuntimeError("this store reads items back through a service that is not running in the tests")
+
+
+def test_cli_check_wraps_an_observation_at_the_columns_width_whatever_was_declared() -> None:
+    # `--only` a check whose declaration is one short word once wrapped the
+    # observation to that word's width: a word a line.
+    done = run_cli(
+        f"{__name__}:RetrieveRaises",
+        "--profile",
+        "tests.support.kit_doubles:DICT_PROFILE",
+        "--only",
+        "returned_objects",
+    )
+    lines = done.stdout.splitlines()
+    observed_at = lines[0].index("observed")
+    observed = [line[observed_at:].removesuffix("MISMATCH").strip() for line in lines[1 : lines.index("")]]
+    assert " ".join(observed).startswith("raised RuntimeError: this store reads items back")
+    assert len(observed) > 1 and all(len(line) > 20 for line in observed[:-1]), observed
 
 
 def test_cli_check_exits_non_zero_on_a_mismatch() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -42,6 +43,23 @@ def test_mypy_strict_passes_on_src_tests_typing_tests_benchmarks_and_scripts() -
     done = run(sys.executable, "-m", "mypy")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Success" in done.stdout
+
+
+def test_the_adapters_pages_examples_pass_mypy_strict(tmp_path: Path) -> None:
+    """The page's Python blocks, in order, as one module, as an adapter's author would
+    copy them; its embedder annotated `list[str]` instead fails where the page says."""
+    page = (ROOT / "docs" / "adapters.md").read_text(encoding="utf-8")
+    module = "\n\n".join(re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL))
+    wrong = module.replace("async def embed(self, texts: Sequence[str])", "async def embed(self, texts: list[str])")
+    assert wrong != module
+    (tmp_path / "adapters_page.py").write_text(module, encoding="utf-8")
+    (tmp_path / "adapters_page_wrong.py").write_text(wrong, encoding="utf-8")
+    strict = [sys.executable, "-m", "mypy", "--strict", "--disable-error-code", "top-level-await", "--no-incremental"]
+    done = run(*strict, str(tmp_path / "adapters_page.py"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = run(*strict, str(tmp_path / "adapters_page_wrong.py"))
+    assert 'Argument 1 to "RecallingDictStore" has incompatible type "LetterCounts"; expected "Embedder"' in done.stdout
+    assert "def embed(self, texts: list[str])" in done.stdout
 
 
 def test_mypy_checks_the_lazy_init_module_itself() -> None:

@@ -100,6 +100,11 @@ class UnsortedScores(RecallingDict):
     sorts = False
 
 
+class IgnoresTheFilter(RecallingDict):
+    async def recall(self, query: str | Sequence[float], k: int = 10, **options: Any) -> list[Recalled]:
+        return await super().recall(query, k, min_score=options.get("min_score"))
+
+
 def test_stores_that_recall_exactly_pass() -> None:
     assert ConformanceKit(RecallingDict, EXACT).check("recall").passed
     embedded = dataclasses.replace(REFERENCE_PROFILE, recall=Recall.EXACT)
@@ -114,6 +119,11 @@ def test_stores_that_recall_exactly_pass() -> None:
         (KeepsStaleVectors, "a stale vector after a replacement", "after replacing item 3, recall("),
         (RecallsDeleted, "a deleted item recalled", "still gave it"),
         (UnsortedScores, "scores out of order", "not highest first"),
+        (
+            IgnoresTheFilter,
+            "more items than the tags and filters match: recall did not apply them",
+            "tags=['rare']) gave 10 items where 8 match",
+        ),
     ],
     ids=lambda value: getattr(value, "__name__", "")[:20],
 )

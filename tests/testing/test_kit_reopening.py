@@ -73,7 +73,10 @@ async def hangs_on_reopen(workspace: Path) -> JsonFileStore:
 @pytest.mark.parametrize(
     ("factory", "observed"),
     [
-        (OrderLostOnReopen, "search(MemoryQuery(limit=18446744073709551616)) returned ids ["),
+        (
+            OrderLostOnReopen,
+            "after closing the store and opening it again, search(MemoryQuery(limit=18446744073709551616)) returned ids [",
+        ),
         (FirstVersionOnReopen, "retrieve(UUID(int="),
     ],
     ids=["order lost", "replacements lost"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 from uuid import UUID
@@ -33,11 +34,47 @@ def test_unknown_check_is_refused() -> None:
 
 def test_run_all_refuses_an_unknown_name_before_running_any_check() -> None:
     opened, factory = keeping_each(InMemoryStore)
+    kit = ConformanceKit(factory, REFERENCE_PROFILE)
     with pytest.raises(ValueError, match="unknown check 'speed'"):
-        ConformanceKit(factory, REFERENCE_PROFILE).run_all(["protocol", "speed"])
+        kit.run_all(["protocol", "speed"])
+    with pytest.raises(ValueError, match="unknown check 'speed'"):
+        asyncio.run(kit.arun_all(["protocol", "speed"]))
     with pytest.raises(TypeError, match="run_all takes a sequence of check names, got the str 'protocol'"):
-        ConformanceKit(factory, REFERENCE_PROFILE).run_all("protocol")
+        kit.run_all("protocol")
+    with pytest.raises(TypeError, match="run_all takes a sequence of check names, got the str 'protocol'"):
+        asyncio.run(kit.arun_all("protocol"))
     assert opened == []
+
+
+def test_in_a_running_event_loop_the_kit_runs_awaited_and_its_sync_forms_say_so() -> None:
+    """As in a notebook or `python -m asyncio`: `asyncio.run` cannot start there."""
+    opened, factory = keeping_each(InMemoryStore)
+    kit = ConformanceKit(factory, REFERENCE_PROFILE)
+
+    async def in_a_loop() -> list[str]:
+        refusals: list[str] = []
+        calls: list[tuple[Callable[[], object], str]] = [
+            (lambda: kit.run_all(["protocol"]), "arun_all"),
+            (lambda: kit.check("protocol"), "acheck"),
+            (lambda: kit.check("stateful"), "acheck"),
+            (lambda: kit.assert_check("protocol"), "acheck"),
+        ]
+        for call, instead in calls:
+            with pytest.raises(RuntimeError) as refused:
+                call()
+            assert str(refused.value).endswith(f"use `await kit.{instead}(...)` here")
+            refusals.append(str(refused.value))
+        assert opened == []  # refused before any store was made
+        results = await kit.arun_all(["protocol", "text_match", "stateful"])
+        assert [(r.dimension, r.passed) for r in results] == [
+            ("protocol", True),
+            ("text_match", True),
+            ("stateful", True),
+        ]
+        return refusals
+
+    refusals = asyncio.run(in_a_loop())
+    assert refusals[0].startswith("ConformanceKit.run_all() runs its own event loop, and this thread runs one already")
 
 
 def test_the_kit_keeps_its_arguments_and_documented_defaults() -> None:
@@ -203,3 +240,12 @@ def test_the_kit_awaits_a_returned_stores_close_coroutine_and_leaves_a_sync_clos
     assert ConformanceKit(ClosingStore, DICT_PROFILE).check("protocol").passed
     assert ClosingStore.opened == ClosingStore.closed > 0
     assert ConformanceKit(SyncCloseStore, DICT_PROFILE).check("protocol").passed
+
+
+def test_the_adapters_page_lists_every_field_of_check_result() -> None:
+    from lionmem.testing import CheckResult
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "adapters.md").read_text(encoding="utf-8")
+    table = page[page.index("Each check gives a [`CheckResult`]") :].split("\n\n")[1]
+    listed = [line.split("`")[1] for line in table.splitlines()[2:]]
+    assert listed == [field.name for field in dataclasses.fields(CheckResult)]

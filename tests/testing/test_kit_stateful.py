@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import ClassVar
 from uuid import UUID
 
@@ -16,6 +18,7 @@ from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.testing import (
     REFERENCE_PROFILE,
     ConformanceKit,
+    Durability,
     FidelityProfile,
     OnExistingId,
     ReturnedObjects,
@@ -192,6 +195,21 @@ def test_the_stateful_check_runs_from_a_running_event_loop() -> None:
     kit = ConformanceKit(InMemoryStore, REFERENCE_PROFILE)
     result = asyncio.run(kit.acheck("stateful"))
     assert result.passed and result.dimension == "stateful"
+
+
+def test_a_store_that_forgets_on_a_restart_it_declares_is_named_for_durability(tmp_path: Path) -> None:
+    """A store declaring `Durability.RESTART` whose reopening starts empty: the
+    search after the restart differs, and that is durability, not the protocol."""
+    profile = dataclasses.replace(REFERENCE_PROFILE, durability=Durability.RESTART)
+
+    def factory(path: Path) -> InMemoryStore:
+        return InMemoryStore()  # a new, empty store on every opening
+
+    result = ConformanceKit(factory, profile, stateful_examples=30).check("stateful")
+    assert not result.passed
+    assert result.observed.startswith("after closing the store and opening it again, search(")
+    assert result.observed.endswith("(durability: the profile declares Durability.RESTART)")
+    assert "protocol" not in result.observed and "state.reopen()" in result.reproduction
 
 
 def test_the_stateful_check_names_the_missing_extra(monkeypatch: pytest.MonkeyPatch) -> None:

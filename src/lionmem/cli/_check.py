@@ -57,6 +57,13 @@ def _url_factory(template: str) -> Callable[[Path], AbstractAsyncContextManager[
     return lambda workspace: open_store(url_for(workspace))
 
 
+_WIDEST = 48
+"""The most characters a line of the declared or observed column takes."""
+
+_NARROWEST = 32
+"""The fewest characters a line of the observed column may take."""
+
+
 def check(
     factory_ref: str | None,
     url: str | None,
@@ -98,10 +105,12 @@ def check(
         kit = ConformanceKit(cast("StoreFactory", factory), profile, timeout=timeout)
     selected = names or list(CHECKS)
     # Each row prints as its check ends, so a slow or stuck check shows where it is;
-    # the widths come from what is known before any runs (observed wraps at declared's).
+    # the widths come from what is known before any runs. An observation is as long as
+    # a store makes it: its column is at least _NARROWEST wide, however short the
+    # declarations are.
     declared = ("declared", *(kit.declared(name) for name in selected))
-    widths = [max(len(name) for name in ("check", *selected)), min(48, max(map(len, declared)))]
-    widths.append(widths[1])
+    widths = [max(len(name) for name in ("check", *selected)), min(_WIDEST, max(map(len, declared)))]
+    widths.append(max(widths[1], _NARROWEST))
 
     def row(cells: tuple[str, str, str], status: str) -> None:
         # A long cell goes on over more lines, broken between words; the status

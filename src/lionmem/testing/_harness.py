@@ -22,6 +22,7 @@ __all__ = [
     "StoreFactory",
     "StoreHung",
     "first_difference",
+    "outside_a_loop",
     "same_values",
     "show",
     "store_from_factory",
@@ -261,3 +262,16 @@ def first_difference(error: BaseException) -> str:
         if isinstance(current, BaseExceptionGroup):
             pending[:0] = cast("BaseExceptionGroup[BaseException]", current).exceptions
     return next(iter(str(error).splitlines()), type(error).__name__)
+
+
+def outside_a_loop(method: str, instead: str) -> None:
+    """Refuse a synchronous run where `asyncio.run` would fail: in a thread that
+    runs an event loop already, naming the awaitable form to use there."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        f"ConformanceKit.{method}() runs its own event loop, and this thread runs one already "
+        f"(a notebook, python -m asyncio, async code): use `await kit.{instead}(...)` here"
+    )

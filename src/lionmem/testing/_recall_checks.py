@@ -69,6 +69,8 @@ async def recall(probe: Probe, reopen: Reopen, plain: Reopen | None, notes: int)
                 return "scores out of order", False
             if exact and len(got) != len(want):
                 probe.difference = f"{_call(text, tags, filters)} gave {len(got)} items where {len(want)} match"
+                if len(got) > len(want):
+                    return "more items than the tags and filters match: recall did not apply them", False
                 return "fewer than k of the items the filter matches", False
             if exact and not _same(got, want, every):
                 probe.difference = (

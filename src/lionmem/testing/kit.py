@@ -32,6 +32,7 @@ from lionmem.testing._harness import (
     LionagiStoreFactory,
     StoreFactory,
     StoreHung,
+    outside_a_loop,
     store_from_factory,
     through_lionagi,
     workspace,
@@ -106,6 +107,15 @@ and a stateful comparison with the reference."""
 def _known(name: str) -> None:
     if name not in CHECKS:
         raise ValueError(f"unknown check {name!r}; the checks are {', '.join(CHECKS)}")
+
+
+def _names(names: Sequence[str]) -> Sequence[str]:
+    """`names`, every one a check's, before any check runs."""
+    if isinstance(names, str):
+        raise TypeError(f"run_all takes a sequence of check names, got the str {names!r}; use check()")
+    for name in names:
+        _known(name)
+    return names
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,24 +324,35 @@ class ConformanceKit:
     # -- running --------------------------------------------------------------
 
     def run_all(self, names: Sequence[str] = CHECKS) -> list[CheckResult]:
-        """Run the named checks (all by default), in order.
+        """Run the named checks (all by default), in order, each in its own event loop.
+
+        Raises:
+            TypeError: `names` is a single str rather than a sequence of names.
+            ValueError: a name is not one of `CHECKS`; no check has run.
+            RuntimeError: this thread runs an event loop already (a notebook, `python
+                -m asyncio`); `await` [`arun_all`][lionmem.testing.ConformanceKit.arun_all] there.
+        """
+        outside_a_loop("run_all", "arun_all")
+        return [self.check(name) for name in _names(names)]
+
+    async def arun_all(self, names: Sequence[str] = CHECKS) -> list[CheckResult]:
+        """Run the named checks (all by default), in order, in the running event loop.
 
         Raises:
             TypeError: `names` is a single str rather than a sequence of names.
             ValueError: a name is not one of `CHECKS`; no check has run.
         """
-        if isinstance(names, str):
-            raise TypeError(f"run_all takes a sequence of check names, got the str {names!r}; use check()")
-        for name in names:
-            _known(name)
-        return [self.check(name) for name in names]
+        return [await self.acheck(name) for name in _names(names)]
 
     def check(self, name: str) -> CheckResult:
         """Run one check by name, in its own event loop.
 
         Raises:
             ValueError: `name` is not one of `CHECKS`.
+            RuntimeError: this thread runs an event loop already; `await`
+                [`acheck`][lionmem.testing.ConformanceKit.acheck] there.
         """
+        outside_a_loop("check", "acheck")
         if name == "stateful":
             return self._stateful()
         return asyncio.run(self.acheck(name))

@@ -211,7 +211,7 @@ class _AgainstReference(RuleBasedStateMachine):
         except Exception as exc:
             raise AssertionError(f"closing the store and opening it again raised {type(exc).__name__}: {exc}") from exc
         self.opened = reopened
-        self._search(MemoryQuery(limit=ALL))
+        self._search(MemoryQuery(limit=ALL), restarted=True)
 
     @precondition(lambda self: bool(self.ids))
     @rule(data=st.data())
@@ -289,7 +289,9 @@ class _AgainstReference(RuleBasedStateMachine):
             for edge in conditions_at(self.profile, item.metadata.get(key)):
                 self._search(MemoryQuery(filters={key: edge}, limit=ALL))
 
-    def _search(self, query: MemoryQuery) -> None:
+    def _search(self, query: MemoryQuery, *, restarted: bool = False) -> None:
+        """Compare one search with the reference's; `restarted`, just after a reopening,
+        blames a difference on durability, which the store declared RESTART."""
         want = [i.id.int for i in self.run(self.reference.search(query))]
 
         def compare() -> str | None:
@@ -304,6 +306,11 @@ class _AgainstReference(RuleBasedStateMachine):
             found = [i.id.int for i in items]
             if self._agree(found, want):
                 return None
+            if restarted:
+                return (
+                    f"after closing the store and opening it again, search({show(query)}) returned ids {found}, "
+                    f"the reference {want} (durability: the profile declares Durability.RESTART)"
+                )
             likely = likely_dimension(query, found, want, self._reference_ids)
             return f"search({show(query)}) returned ids {found}, the reference {want} (most likely {likely})"
 
