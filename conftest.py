@@ -7,7 +7,8 @@ from __future__ import annotations
 import ast
 import asyncio
 import inspect
-import shlex
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -71,10 +72,11 @@ def evaluate_with_await(example: Example) -> None:
 
 
 def run_console(example: Example) -> str | None:
-    """Run each `$ lionmem ...` line of a console block in its document's
-    own directory and compare stdout and stderr with the lines below it (`...`
-    matches anything). `$DATABASE_URL` in a command is the URL of a database made
-    for the document on the test server, as a shell would expand it."""
+    """Run each `$ ...` line of a console block with bash, as a pip user's shell would,
+    in its document's own directory, the installed `lionmem` command first on the
+    PATH, and compare stdout and stderr with the lines below it (`...` matches
+    anything). `$DATABASE_URL` is the URL of a database made for the document on the
+    test server."""
     namespace = example.namespace
     if "__cwd__" not in namespace:
         namespace["__cwd__"] = tempfile.mkdtemp(prefix="lionmem-docs-")
@@ -88,18 +90,18 @@ def run_console(example: Example) -> str | None:
             return f"output before any command: {line!r}"
     checker = OutputChecker()
     for command, expected in commands:
+        if not re.search(r"(^|\| )lionmem ", command):
+            return f"a command here runs lionmem, not {command!r}"
         if "$DATABASE_URL" in command and "__database_url__" not in namespace:
             namespace["__database_url__"] = fresh_database(namespace["pg_url"])  # empty, each run
-        argv = shlex.split(command.replace("$DATABASE_URL", namespace.get("__database_url__", "")))
-        # As a pip user types it: the command installed beside this Python.
-        if argv[0] != "lionmem":
-            return f"only lionmem runs here, not {command!r}"
+        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
         done = subprocess.run(
-            [str(Path(sys.executable).with_name("lionmem")), *argv[1:]],
+            ["bash", "-c", command],
             cwd=namespace["__cwd__"],
             capture_output=True,
             text=True,
             check=False,
+            env={**os.environ, "PATH": path, "DATABASE_URL": namespace.get("__database_url__", "")},
         )
         want = "".join(f"{line}\n" for line in expected)
         got = done.stdout + done.stderr

@@ -4,23 +4,24 @@ resumed after an interruption; a progress bar on a terminal only (ADR-0100)."""
 from __future__ import annotations
 
 import asyncio
-import fcntl
-import os
-import pty
-import struct
-import subprocess
-import sys
-import termios
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
 import pytest
 
-from lionmem import MemoryItem, MemoryQuery
+from lionmem import MemoryItem
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
-from tests.support.cli_support import PIPED_ENV, fail_store_many_at, fill, run_cli, with_namespace
+from tests.support.cli_support import (
+    everything,
+    exactly,
+    fail_store_many_at,
+    fill,
+    on_a_terminal,
+    run_cli,
+    with_namespace,
+)
 
 
 def _fill(url: str, count: int) -> list[MemoryItem]:
@@ -36,14 +37,6 @@ def _fill(url: str, count: int) -> list[MemoryItem]:
     return items
 
 
-def _exactly(url: str) -> list[tuple[Any, ...]]:
-    async def read() -> list[MemoryItem]:
-        async with open_store(url) as store:
-            return await store.search(MemoryQuery(limit=10**6))
-
-    return [(i.id, struct.pack("<d", i.created_at), i.content, i.tags, i.metadata) for i in asyncio.run(read())]
-
-
 @pytest.fixture(autouse=True)
 def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # where copy keeps its resume file
@@ -55,7 +48,7 @@ def test_copy_fills_an_empty_store_in_order_and_checks_it(tmp_path: Path, capsys
     status, out, err = run_cli(capsys, "copy", source, target)
     assert (status, err) == (0, "")  # no progress bar: stderr is not a terminal
     assert out.startswith("copied 10000 items; both stores hold 10000 items, sha256 ")
-    assert _exactly(target) == _exactly(source)
+    assert exactly(everything(target)) == exactly(everything(source))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "b.db"]  # no resume file left
     status, out, err = run_cli(capsys, "copy", source, target)
     assert (status, out) == (1, "") and "the destination holds 10000 items; copy fills an empty store" in err
@@ -91,7 +84,7 @@ def test_an_interrupted_copy_goes_on_where_it_stopped(
     assert resumed == f"resuming: 1000 items copied by an earlier run, as {progress} records"
     assert status == 0 and copied.startswith("copied 2300 items; both stores hold 2300 items")
     assert written == [500, 500, 300]  # only what the first run had not written
-    assert _exactly(target) == _exactly(source)
+    assert exactly(everything(target)) == exactly(everything(source))
 
 
 def test_a_copy_whose_source_changed_since_it_stopped_starts_over_and_says_what_differs(
@@ -123,37 +116,13 @@ def test_copy_from_sqlite_to_postgres(tmp_path: Path, pg_url: str, capsys: pytes
     _fill(source, 1_234)
     status, out, _ = run_cli(capsys, "copy", source, target)
     assert status == 0 and out.startswith("copied 1234 items; both stores hold 1234 items")
-    assert _exactly(target) == _exactly(source)
+    assert exactly(everything(target)) == exactly(everything(source))
 
 
 def test_copy_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     source, target = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
     _fill(source, 1_500)
-    leader, follower = pty.openpty()
-    # A terminal of 100 columns: with no size, as a new pty has, tqdm draws nothing.
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "lionmem", "copy", source, target],
-            stdout=subprocess.PIPE,
-            stderr=follower,
-            text=True,
-            env=PIPED_ENV,
-            cwd=tmp_path,
-            timeout=120,
-        )
-        os.close(follower)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65_536)
-            except OSError:  # the terminal's other end is closed: all read
-                break
-            if not chunk:
-                break
-            shown += chunk
-    finally:
-        os.close(leader)
+    done, shown = on_a_terminal(["copy", source, target], tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("copied 1500 items")
     assert b"1500/1500" in shown and b"100%" in shown
 
@@ -175,7 +144,7 @@ def test_copy_checks_every_item_against_the_destination_before_it_writes_one(
         f"error: the destination refuses item {refused.id}, number 999 in the source: content holds the "
         "character U+0000, which this store cannot keep; nothing was copied" in err
     )
-    assert _exactly(target) == []
+    assert exactly(everything(target)) == []
     assert list(tmp_path.glob(".lionmem-copy-*")) == [] and list(Path.cwd().glob(".lionmem-copy-*")) == []
 
 
@@ -192,7 +161,7 @@ def test_copy_from_a_directory_it_cannot_write_in_writes_nothing(
     status, out, err = run_cli(capsys, "copy", source, target)
     assert (status, out) == (1, "") and "Permission denied" in err and ".lionmem-copy-" in err
     monkeypatch.undo()
-    assert _exactly(target) == []
+    assert exactly(everything(target)) == []
 
 
 EXTRA = MemoryItem(content="only in the destination")

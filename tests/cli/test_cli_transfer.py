@@ -3,10 +3,8 @@ nothing, an interrupted one that a second run completes, and files refused by li
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import json
-import struct
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,10 +12,9 @@ from uuid import uuid4
 
 import pytest
 
-from lionmem import MemoryItem, MemoryQuery
+from lionmem import MemoryItem
 from lionmem.adapters.sqlite import SQLiteMemoryStore
-from lionmem.adapters.urls import open_store
-from tests.support.cli_support import fail_store_many_at, fill, run_cli, with_namespace
+from tests.support.cli_support import everything, exactly, fail_store_many_at, fill, run_cli, with_namespace
 
 AWKWARD = [
     MemoryItem(content=None, created_at=-0.0),
@@ -25,19 +22,6 @@ AWKWARD = [
     MemoryItem(content={"deep": [[[[["x"]]]]], "big": 10**30, "f": 0.1}, metadata={"n": [1, {"k": None}]}),
     MemoryItem(content=[1, 2.5, True, "s"], created_at=2.0**53 + 2, metadata={"big": -(10**40)}),
 ]
-
-
-def _everything(url: str) -> list[MemoryItem]:
-    async def read() -> list[MemoryItem]:
-        async with open_store(url) as store:
-            return await store.search(MemoryQuery(limit=10**6))
-
-    return asyncio.run(read())
-
-
-def _exactly(items: list[MemoryItem]) -> list[tuple[Any, ...]]:
-    """Each item's fields, with `created_at` as its bits."""
-    return [(i.id, struct.pack("<d", i.created_at), i.content, i.tags, i.metadata) for i in items]
 
 
 def _items(count: int) -> list[MemoryItem]:
@@ -57,7 +41,7 @@ def test_an_export_imported_elsewhere_is_the_same_store_item_for_item_and_in_ord
     lines = exported.read_text(encoding="utf-8").splitlines()
     assert json.loads(lines[0]) == {"format": "lionmem-export", "version": 1} and len(lines) == 1_208
     assert run_cli(capsys, "import", copy, str(exported)) == (0, "imported 1207 items\n", "")
-    assert _exactly(_everything(copy)) == _exactly(_everything(source))
+    assert exactly(everything(copy)) == exactly(everything(source))
     again = tmp_path / "again.jsonl"
     run_cli(capsys, "export", copy, "-o", str(again))
     assert again.read_bytes() == exported.read_bytes()
@@ -88,10 +72,10 @@ def test_an_interrupted_import_is_completed_by_running_it_again(
     restore = fail_store_many_at(monkeypatch, 2, OSError("the disk went away"))
     status, out, err = run_cli(capsys, "import", target, str(exported))
     assert (status, out) == (1, "") and "the disk went away" in err
-    assert len(_everything(target)) == 500  # the first batch, whole; nothing of the second
+    assert len(everything(target)) == 500  # the first batch, whole; nothing of the second
     restore()
     assert run_cli(capsys, "import", target, str(exported))[:2] == (0, "imported 1104 items\n")
-    assert _exactly(_everything(target)) == _exactly(_everything(source))
+    assert exactly(everything(target)) == exactly(everything(source))
 
 
 def test_a_file_that_is_not_an_export_is_refused_by_line_before_anything_is_written(
@@ -228,7 +212,7 @@ def test_an_item_the_store_would_refuse_is_refused_at_the_check_by_line(
     assert "Traceback" not in err
     if "Python reads" not in message:
         assert f"item {item_id}: the store refuses it" in err
-    assert [i.content for i in _everything(url)] == ["before"]
+    assert [i.content for i in everything(url)] == ["before"]
 
 
 def test_u0000_is_refused_for_postgres_and_kept_by_sqlite(

@@ -297,6 +297,7 @@ def test_each_diagram_is_what_its_description_draws() -> None:
     "bench",
     [
         "bench_in_memory",
+        "bench_cli_start",
         "bench_recent",
         "bench_namespaces",
         "bench_expiry",
@@ -321,6 +322,14 @@ def test_the_performance_page_shows_each_committed_benchmark(bench: str) -> None
     if hasattr(module, "CHART"):
         assert module.CHART.read_text(encoding="utf-8") == module.chart(results)
         assert f"assets/{module.CHART.name}" in page
+
+
+def test_the_recall_page_states_the_models_load_time_as_measured() -> None:
+    from benchmarks.bench_cli_start import RESULTS
+
+    loaded = json.loads(RESULTS.read_text())["model load"]["ms"] / 1e3
+    page = (ROOT / "docs" / "recall.md").read_text(encoding="utf-8")
+    assert f"its first embedding in a process takes {loaded:.2f} s" in page
 
 
 def test_the_recall_page_states_the_measured_recall_of_postgresql() -> None:

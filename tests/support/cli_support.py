@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lionmem import MemoryItem
+from lionmem import MemoryItem, MemoryQuery
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.urls import open_store
 from lionmem.cli import main
@@ -65,3 +72,52 @@ def fail_store_many_at(monkeypatch: pytest.MonkeyPatch, call: int, error: Except
 
     monkeypatch.setattr(SQLiteMemoryStore, "store_many", failing)
     return lambda: monkeypatch.setattr(SQLiteMemoryStore, "store_many", store_many)
+
+
+def everything(url: str) -> list[MemoryItem]:
+    """Every item of the store `url` names, in order."""
+
+    async def read() -> list[MemoryItem]:
+        async with open_store(url) as store:
+            return await store.search(MemoryQuery(limit=10**6))
+
+    return asyncio.run(read())
+
+
+def exactly(items: list[MemoryItem]) -> list[tuple[Any, ...]]:
+    """Each item's fields, with `created_at` as its bits."""
+    return [(i.id, struct.pack("<d", i.created_at), i.content, i.tags, i.metadata) for i in items]
+
+
+def on_a_terminal(
+    argv: list[str], cwd: Path, stdin: bytes | None = None
+) -> tuple[subprocess.CompletedProcess[str], bytes]:
+    """Run `python -m lionmem ARGV` with stderr on a terminal of 100 columns (with no
+    size, as a new pty has, tqdm draws nothing) and stdout a pipe: the process, and
+    what the terminal showed."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "lionmem", *argv],
+            input=None if stdin is None else stdin.decode(),
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            env=PIPED_ENV,
+            cwd=cwd,
+            timeout=120,
+        )
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65_536)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    return done, shown

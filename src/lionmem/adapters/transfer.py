@@ -41,6 +41,7 @@ __all__ = [
     "export_items",
     "header",
     "import_items",
+    "item_from_line",
     "item_line",
     "rules_of",
     "write_export",
@@ -156,9 +157,12 @@ async def import_items(
     *,
     check: Check | None = None,
     progress: Progress | None = None,
+    header: bool = True,
 ) -> int:
     """Store the items of the export file `path` in `store`, as `lionmem
-    import` does; return how many. Every line is read and checked first (the format,
+    import` does; return how many. With `header=False`, `path` is a plain JSON Lines
+    file of items with no header line, each line an item as `item_line` writes it
+    (and `lionmem get` and `search` print it). Every line is read and checked first (the format,
     each item, and each item by `check`, by default the store's own rules where it is
     one of lionmem's: [`rules_of`][lionmem.adapters.transfer.rules_of]), so a file
     with a bad line writes nothing. The items are then stored `BATCH` at a time, each
@@ -176,9 +180,10 @@ async def import_items(
     if check is not None and not callable(check):
         raise TypeError(f"check must be callable, got {kind_of(check)}")
     source = Path(path)
-    check_file(source, check or rules_of(store) or _no_rules)
+    require_type(header, "header", bool)
+    check_file(source, check or rules_of(store) or _no_rules, header=header)
     imported = 0
-    for batch in batches(source):
+    for batch in batches(source, header=header):
         await store.store_many(batch.items)
         imported += len(batch.items)
         if progress is not None:
@@ -221,13 +226,14 @@ class Batch(NamedTuple):
     items: list[MemoryItem]
     """At most `BATCH` items, in the file's order."""
     first_line: int
-    """The line of the file the first of them is on (the header is line 1)."""
+    """The line of the file the first of them is on (a header is line 1)."""
 
 
-def check_file(path: Path, check: Check) -> int:
-    """Read every line of `path` as the format says, and each item by the rules of
-    the store it goes to (`check`), before anything is written; return how many items
-    it holds. An id may come once ([ADR-0100][adr-0100-d11]).
+def check_file(path: Path, check: Check, *, header: bool = True) -> int:
+    """Read every line of `path` as the format says (with its header line, or with
+    none when `header` is false), and each item by the rules of the store it goes to
+    (`check`), before anything is written; return how many items it holds. An id may
+    come once ([ADR-0100][adr-0100-d11]).
 
     Raises:
         ImportFileError: no header, a newer format, text that is not UTF-8, a line
@@ -236,24 +242,26 @@ def check_file(path: Path, check: Check) -> int:
         OSError: the file cannot be read.
     """
     seen: set[int] = set()
-    for batch in batches(path, check):
+    for batch in batches(path, check, header=header):
         for offset, item in enumerate(batch.items):
             if item.id.int in seen:
-                earlier = next(n for n, i in _items(path) if i.id == item.id)
+                earlier = next(n for n, i in _items(path, None, header) if i.id == item.id)
+                written = "so the file was not written by export" if header else "as an export does"
                 raise ImportFileError(
                     f"{path} line {batch.first_line + offset}: the id {item.id} again, first given on line "
-                    f"{earlier}; an export holds each item once, so the file was not written by export"
+                    f"{earlier}; a file of items holds each item once, {written}"
                 )
             seen.add(item.id.int)
     return len(seen)
 
 
-def batches(path: Path, check: Check | None = None) -> Iterator[Batch]:
+def batches(path: Path, check: Check | None = None, *, header: bool = True) -> Iterator[Batch]:
     """The items of `path`, in order, in lists of at most `BATCH`, each checked by
-    `check` when given."""
+    `check` when given; after its header line, or from the first line when `header`
+    is false."""
     batch: list[MemoryItem] = []
     first = 2
-    for number, item in _items(path, check):
+    for number, item in _items(path, check, header):
         if not batch:
             first = number
         batch.append(item)
@@ -264,15 +272,16 @@ def batches(path: Path, check: Check | None = None) -> Iterator[Batch]:
         yield Batch(batch, first)
 
 
-def _items(path: Path, check: Check | None = None) -> Iterator[tuple[int, MemoryItem]]:
+def _items(path: Path, check: Check | None, header: bool) -> Iterator[tuple[int, MemoryItem]]:
     with path.open("rb") as file:
         lines = enumerate(file, start=1)
-        first = next(lines, None)
-        if first is None:
-            raise ImportFileError(f"{path} is empty, not a lionmem export")
-        _check_header(path, _text(path, *first))
+        if header:
+            first = next(lines, None)
+            if first is None:
+                raise ImportFileError(f"{path} is empty, not a lionmem export")
+            _check_header(path, _text(path, *first))
         for number, raw in lines:
-            item = _item(path, number, _text(path, number, raw))
+            item = item_from_line(f"{path} line {number}", _text(path, number, raw))
             if check is not None:
                 try:
                     check(item)
@@ -316,30 +325,41 @@ def _check_header(path: Path, line: str) -> None:
         )
 
 
-def _item(path: Path, number: int, line: str) -> MemoryItem:
+def item_from_line(where: str, line: str, *, whole: bool = True) -> MemoryItem:
+    """The item one line of JSON gives: with `whole`, every field of an item as
+    `item_line` writes it, and no other; otherwise `content` and any of the other
+    fields, the rest taking their defaults (a new id, the time now).
+
+    Raises:
+        ImportFileError: the line is not JSON, gives a key twice, or is not such an
+            item; the message begins with `where`.
+    """
     try:
         fields: object = loads(line)
     except ValueError as exc:
-        raise ImportFileError(f"{path} line {number}: not JSON ({exc})") from None
+        raise ImportFileError(f"{where}: not JSON ({exc})") from None
     except RecursionError:
         raise ImportFileError(
-            f"{path} line {number}: nests lists and objects deeper than Python reads; a store keeps 500 levels"
+            f"{where}: nests lists and objects deeper than Python reads; a store keeps 500 levels"
         ) from None
     repeated = _repeated_key(line)
     if repeated is not None:
         raise ImportFileError(
-            f"{path} line {number}: the key {repeated!r} twice in one object, whose value JSON leaves to the reader"
+            f"{where}: the key {repeated!r} twice in one object, whose value JSON leaves to the reader"
         )
-    if not isinstance(fields, dict) or frozenset(cast("dict[str, object]", fields)) != _ITEM_FIELDS:
+    keys = frozenset(cast("dict[str, object]", fields)) if isinstance(fields, dict) else None
+    if whole and keys != _ITEM_FIELDS:
         raise ImportFileError(
-            f"{path} line {number}: not an item; an item is a JSON object with exactly the "
-            f"fields {', '.join(sorted(_ITEM_FIELDS))}"
+            f"{where}: not an item; an item is a JSON object with exactly the fields {', '.join(sorted(_ITEM_FIELDS))}"
         )
+    if not whole and (keys is None or "content" not in keys or not keys <= _ITEM_FIELDS):
+        others = ", ".join(sorted(_ITEM_FIELDS - {"content"}))
+        raise ImportFileError(f"{where}: not an item; an item is a JSON object with content and any of {others}")
     try:
         return MemoryItem.model_validate(fields)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ImportFileError(f"{path} line {number}: not an item ({problems})") from None
+        raise ImportFileError(f"{where}: not an item ({problems})") from None
 
 
 _ITEM_FIELDS = frozenset(MemoryItem.model_fields)

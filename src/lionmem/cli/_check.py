@@ -6,7 +6,6 @@ Governed by [ADR-0093][adr-0093] and [ADR-0098][adr-0098].
 
 from __future__ import annotations
 
-import importlib
 import sys
 import tempfile
 import textwrap
@@ -17,26 +16,11 @@ from typing import Any, cast
 
 from lionmem._internal.arguments import kind_of
 from lionmem.adapters.urls import SCHEMES, open_store, profile_of
+from lionmem.cli._input import load_reference
 from lionmem.cli._parser import prog
 from lionmem.protocols.memory import MemoryStore
 from lionmem.protocols.profile import REFERENCE_PROFILE, FidelityProfile
 from lionmem.testing import CHECKS, CheckResult, ConformanceKit, LionagiStoreFactory, StoreFactory
-
-
-def _load(reference: str) -> Any:
-    """Import `module:attribute`, raising `ValueError` with what was wrong."""
-    module_name, sep, attribute = reference.partition(":")
-    if not sep or not module_name or not attribute:
-        raise ValueError(f"{reference!r} is not of the form module:attribute")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"cannot import {module_name!r}: {exc}") from None
-    try:
-        return getattr(module, attribute)
-    except AttributeError:
-        raise ValueError(f"module {module_name!r} has no attribute {attribute!r}") from None
-
 
 _PLACES = ("{workspace}", "{name}")
 
@@ -86,11 +70,11 @@ def check(
                 f"{factory_ref!r} is a store URL: check takes one as --url, holding {{workspace}}"
                 " or {name} so that each check gets a fresh store"
             )
-        factory = _load(factory_ref)
+        factory = load_reference(factory_ref)
         if not callable(factory):
             raise ValueError(f"{factory_ref} is not callable")
     if profile_ref is not None:
-        profile = _load(profile_ref)
+        profile = load_reference(profile_ref)
     elif url is not None:
         # The store's own declaration: against the reference, a durable store's
         # declared differences would fail.

@@ -15,14 +15,14 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 from uuid import UUID, uuid5
 
 from lionmem.adapters.urls import item_check, open_store
-from lionmem.cli._input import filters, json_value, pairs, seconds_of, uuid_of
+from lionmem.cli._input import filters, seconds_of, uuid_of
 from lionmem.cli._output import counted, note_if_empty, print_items
 from lionmem.cli._parser import prog
-from lionmem.cli._storing import refusals
+from lionmem.cli._storing import put_command
 from lionmem.errors import LionmemError
 from lionmem.protocols.expiry import ExpiringStore
 from lionmem.protocols.forgetting import ErasureWarning, ForgettingStore
@@ -74,21 +74,7 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
     if args.command == "demo":
         return _demo
     if args.command == "put":
-        fields: dict[str, Any] = {
-            "content": json_value(args.content, "CONTENT") if args.json else args.content,
-            "tags": args.tag or [],
-            "metadata": pairs(args.meta, "--meta"),
-        }
-        if args.id is not None:
-            fields["id"] = uuid_of(args.id)
-        item = MemoryItem(**fields)
-
-        async def put(store: MemoryStore) -> int:
-            with refusals(f"item {item.id}"):
-                print(await store.store(item))
-            return 0
-
-        return put
+        return put_command(args, item_check(args.url))
     if args.command == "get":
         item_id = uuid_of(args.id)
 
@@ -137,14 +123,17 @@ def command_for(args: argparse.Namespace) -> Callable[[ForgettingStore], Awaitab
         from lionmem.cli._transfer import import_command
 
         path = Path(args.file)
-        check = item_check(args.url)
         try:
-            check_file(path, check)  # every line, by the store's rules, before a store is opened
+            # every line, by the store's rules, before a store is opened
+            total = check_file(path, item_check(args.url), header=not args.no_header)
         except OSError as exc:
             raise ValueError(f"cannot read {path}: {exc.strerror}") from None
-        return partial(import_command, path, check)
+        return partial(import_command, path, not args.no_header, total)
     if args.command == "recall":
         from lionmem.cli._recall import Asked, recall
+
+        if args.url == "memory:":
+            raise ValueError("recall memory: would recall from a new, empty store; name a durable one")
 
         asked = Asked(
             args.text, check_k(args.k), args.tag, filters(args.filter) or None, check_min_score(args.min_score)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lionmem.adapters.transfer import BATCH, Check, item_line
-from lionmem.cli._output import counted
+from lionmem.cli._output import counted, progress_bar
 from lionmem.cli._parser import prog
 from lionmem.cli._storing import store_batch
 from lionmem.protocols.forgetting import ForgettingStore
@@ -41,10 +41,8 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path, ch
     item is checked by the target's rules (`check`) before any is written, as
     `import` checks its file.
     """
-    from tqdm import tqdm  # only here: `import lionmem` and --help never load it
-
     total = await source.count(MemoryQuery())
-    with tqdm(total=total, unit="item", desc="checking", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
+    with progress_bar(total, "checking") as bar:
         refused = await _refusal(source, check, bar.update)
     if refused:
         print(f"{prog()}: error: {refused}; nothing was copied", file=sys.stderr)
@@ -65,7 +63,7 @@ async def copy(source: ForgettingStore, target: ForgettingStore, state: Path, ch
         # The progress file is written before any item is, so that a directory it
         # cannot be written in stops the copy before it starts.
         _record(state, 0, "")
-    with tqdm(total=total, unit="item", disable=not sys.stderr.isatty(), file=sys.stderr) as bar:
+    with progress_bar(total) as bar:
         source_digest = await _fill(source, target, state, done if held >= done else 0, last, bar.update)
         if source_digest is None:
             bar.reset()

@@ -6,6 +6,7 @@ Governed by [ADR-0098][adr-0098]; the filter operators by [ADR-0099][adr-0099].
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import re
@@ -238,3 +239,18 @@ def uuid_of(text: str) -> UUID:
         return UUID(text)
     except ValueError:
         raise ValueError(f"{text!r} is not a UUID") from None
+
+
+def load_reference(reference: str) -> Any:
+    """Import `module:attribute`, raising `ValueError` with what was wrong."""
+    module_name, sep, attribute = reference.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ValueError(f"{reference!r} is not of the form module:attribute")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module_name!r}: {exc}") from None
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise ValueError(f"module {module_name!r} has no attribute {attribute!r}") from None

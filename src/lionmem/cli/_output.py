@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import codecs
 import sys
+from typing import TYPE_CHECKING, Any
 
 from lionmem.adapters.transfer import item_line
 from lionmem.cli._parser import prog
 from lionmem.protocols.memory import MemoryItem, MemoryQuery, MemoryStore
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 
 def stdout_takes_any_text() -> bool:
@@ -36,3 +40,11 @@ async def note_if_empty(store: MemoryStore) -> None:
     mistyped PostgreSQL namespace is not an error, only an empty namespace."""
     if not await store.search(MemoryQuery(limit=1)):
         print(f"{prog()}: note: the store holds no items; is its name right?", file=sys.stderr)
+
+
+def progress_bar(total: int | None, description: str | None = None) -> tqdm[Any]:
+    """A bar on stderr counting items towards `total`, drawn only when stderr is a
+    terminal: piped or redirected, a command prints only what it always prints."""
+    from tqdm import tqdm  # only for a long command: the others never load it
+
+    return tqdm(total=total, unit="item", desc=description, disable=not sys.stderr.isatty(), file=sys.stderr)

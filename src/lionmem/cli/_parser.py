@@ -77,10 +77,18 @@ def build_parser() -> argparse.ArgumentParser:
     url_help = "the store: memory:, sqlite:///PATH[?namespace=NAME] or postgresql://...?namespace=NAME"
     demo = commands.add_parser("demo", help="store, retrieve and search a few notes")
     demo.add_argument("url", nargs="?", default="memory:", help=url_help + " (default: memory:)")
-    put = commands.add_parser("put", help="store one item and print its id")
+    put = commands.add_parser(
+        "put", help="store items, one for each CONTENT or each JSON line on stdin (-), and print their ids"
+    )
     put.add_argument("url", help=url_help)
-    put.add_argument("content", help="the content, a string (or JSON with --json)")
-    put.add_argument("--json", action="store_true", help="read CONTENT as a JSON value")
+    put.add_argument(
+        "content",
+        nargs="+",
+        help="the content, a string (or JSON with --json); several store one item each, in one write; "
+        '- alone reads items from stdin, a JSON object a line: {"content": ...} and any of id, tags, '
+        "metadata, created_at",
+    )
+    put.add_argument("--json", action="store_true", help="read each CONTENT as a JSON value")
     put.add_argument("--id", help="the item's id, to replace an item in place (default: new)")
     put.add_argument("--tag", action="append", help="a tag (repeatable)")
     put.add_argument("--meta", action="append", metavar="KEY=TEXT|KEY:=JSON", help="metadata (repeatable)")
@@ -90,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     recall = commands.add_parser(
         "recall", help="print the items most like TEXT in meaning, with their scores, as JSON lines"
     )
-    recall.add_argument("url", help="the store: memory: or sqlite:///PATH, opened with the offline model")
+    recall.add_argument("url", help="the store: sqlite:///PATH or postgresql://...?namespace=NAME")
     recall.add_argument("text", help="what to recall, in any words")
     recall.add_argument("-k", type=int, default=10, help="how many items (default: 10)")
     recall.add_argument("--tag", action="append", help="any one of these tags (repeatable)")
@@ -105,6 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--hybrid",
         action="store_true",
         help="rank by meaning and by the rare names and numbers the text writes, each line with both ranks (ADR-0104)",
+    )
+    recall.add_argument(
+        "--embedder",
+        default="wordllama",
+        metavar="NAME",
+        help="the model: wordllama (the offline model, 256 dimensions), wordllama:DIMENSIONS, or "
+        "module:attribute naming an Embedder or a function of no arguments that makes one "
+        "(default: wordllama); a store keeps the model its vectors were made with",
     )
     search = commands.add_parser(
         "search",
@@ -144,6 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     import_.add_argument("url", help=url_help)
     import_.add_argument("file", help="a file `export` wrote")
+    import_.add_argument(
+        "--no-header",
+        action="store_true",
+        help="FILE is a plain JSON Lines file of items, as get and search print them, with no export header",
+    )
     copy = commands.add_parser(
         "copy",
         help="copy every item of one store into an empty one, in order, then check both hold the same; "

@@ -1,16 +1,98 @@
-"""Writing what the user gave: a store's refusal turned into the command's own error,
-and a batch stored whole or not at all. Governed by [ADR-0098][adr-0098].
+"""Writing what the user gave: `put` of one item, of several, or of JSON lines on
+stdin; a store's refusal turned into the command's own error; a batch stored whole or
+not at all. Governed by [ADR-0098][adr-0098].
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import argparse
+import sys
+from collections.abc import Awaitable, Callable, Generator, Iterable
 from contextlib import contextmanager
+from typing import Any
 
-from lionmem.errors import LionmemError
+from lionmem.adapters.transfer import Check, item_from_line
+from lionmem.cli._input import json_value, pairs, uuid_of
+from lionmem.errors import ImportFileError, LionmemError
 from lionmem.protocols.batching import BatchingStore
 from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.memory import MemoryItem
+
+
+def put_command(args: argparse.Namespace, check: Check) -> Callable[[ForgettingStore], Awaitable[int]]:
+    """`put`: the items of the arguments, or of stdin's lines (checked by the store's
+    rules, `check`), read before any store opens. One item is stored by `store`,
+    several in one `store_many`, all of them or none; their ids print in order.
+
+    Raises:
+        ValueError: an option `put -` does not take, `--id` with several contents,
+            or a line of stdin that is no item (an `ImportFileError` naming it).
+    """
+    if "-" in args.content:
+        items = _from_stdin(args, check)
+    else:
+        if args.id is not None and len(args.content) > 1:
+            raise ValueError(f"--id names one item, and put got {len(args.content)} contents")
+        fields: dict[str, Any] = {"tags": args.tag or [], "metadata": pairs(args.meta, "--meta")}
+        if args.id is not None:
+            fields["id"] = uuid_of(args.id)
+        contents = [json_value(text, "CONTENT") if args.json else text for text in args.content]
+        items = [MemoryItem(content=content, **fields) for content in contents]
+
+    async def put(store: ForgettingStore) -> int:
+        if len(items) == 1:
+            with refusals(f"item {items[0].id}"):
+                print(await store.store(items[0]))
+        elif items:
+            await store_batch(store, items, first_line=1 if "-" in args.content else None)
+            print("\n".join(str(item.id) for item in items))
+        else:
+            print("put: stdin held no items; nothing was stored", file=sys.stderr)
+        return 0
+
+    return put
+
+
+def _from_stdin(args: argparse.Namespace, check: Check) -> list[MemoryItem]:
+    given = {"a CONTENT": len(args.content) > 1, "--id": args.id is not None, "--json": args.json}
+    given |= {"--tag": bool(args.tag), "--meta": bool(args.meta)}
+    named = [name for name, present in given.items() if present]
+    if named:
+        raise ValueError(
+            f"put - reads whole items from stdin, each line with its own fields; it takes no {', '.join(named)}"
+        )
+    return items_of_lines(sys.stdin.buffer, check)
+
+
+def items_of_lines(lines: Iterable[bytes], check: Check) -> list[MemoryItem]:
+    """The items of JSON lines read from stdin, each checked by the store's rules.
+
+    Raises:
+        ImportFileError: a line that is not UTF-8, not an item, refused by `check`,
+            or giving an id an earlier line gave; named by its number.
+    """
+    items: list[MemoryItem] = []
+    first: dict[int, int] = {}
+    for number, raw in enumerate(lines, start=1):
+        where = f"stdin line {number}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ImportFileError(
+                f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+            ) from None
+        item = item_from_line(where, line, whole=False)
+        try:
+            check(item)
+        except (TypeError, ValueError) as rule:
+            raise ImportFileError(f"{where}: item {item.id}: the store refuses it: {rule}") from None
+        earlier = first.setdefault(item.id.int, number)
+        if earlier != number:
+            raise ImportFileError(
+                f"{where}: the id {item.id} again, first given on line {earlier}; each item comes once"
+            )
+        items.append(item)
+    return items
 
 
 class CommandError(LionmemError):

@@ -330,7 +330,7 @@ class ConformanceKit:
             TypeError: `names` is a single str rather than a sequence of names.
             ValueError: a name is not one of `CHECKS`; no check has run.
             RuntimeError: this thread runs an event loop already (a notebook, `python
-                -m asyncio`); `await` [`arun_all`][lionmem.testing.ConformanceKit.arun_all] there.
+                -m asyncio`); `await` [`arun_all`][lionmem.testing.kit.ConformanceKit.arun_all] there.
         """
         outside_a_loop("run_all", "arun_all")
         return [self.check(name) for name in _names(names)]
@@ -350,7 +350,7 @@ class ConformanceKit:
         Raises:
             ValueError: `name` is not one of `CHECKS`.
             RuntimeError: this thread runs an event loop already; `await`
-                [`acheck`][lionmem.testing.ConformanceKit.acheck] there.
+                [`acheck`][lionmem.testing.kit.ConformanceKit.acheck] there.
         """
         outside_a_loop("check", "acheck")
         if name == "stateful":
