@@ -123,6 +123,18 @@ def test_without_lionagi_its_integration_names_the_extra() -> None:
         assert done.returncode != 0 and message in done.stderr, (code, done.stderr)
 
 
+@pytest.mark.parametrize("driver", ["psycopg", "psycopg_pool"])
+def test_without_the_postgres_extra_its_store_names_the_extra(driver: str) -> None:
+    """As stores.md's PostgreSQL block is run without the extra: once a bare
+    `No module named 'psycopg'`."""
+    code = f"import sys\nsys.modules[{driver!r}] = None\nfrom lionmem.adapters.postgres import PostgresMemoryStore\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        f'ModuleNotFoundError: the PostgreSQL store needs {driver}: pip install "lionmem[postgres]"'
+    )
+
+
 def _lionmem_models() -> list[type[pydantic.BaseModel]]:
     for name in lionmem.__all__:
         getattr(lionmem, name)

@@ -169,7 +169,7 @@ class WordLlamaEmbedder:
 
     The weights and tokenizer come from the installed `wordllama` package, with
     downloads turned off; the model loads once per process and dimensions, on first
-    use, in about half a second. Needs `lionmem[recall]`.
+    use (the Performance page measures how long). Needs `lionmem[recall]`.
     """
 
     def __init__(self, dimensions: int = 256) -> None:

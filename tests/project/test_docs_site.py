@@ -348,6 +348,9 @@ def test_the_home_page_compares_only_what_a_benchmark_measured_or_a_test_holds()
     home = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
     assert "```bash\npip install lionmem\n```" in home
     assert "](assets/overview.svg)" in home
+    # What lionmem does, before the tables that compare it: recall and hybrid recall too.
+    listed = home[: home.index("## Beside the stores it is compared with")]
+    assert "](recall.md)" in listed and "[hybrid recall](recall.md#meaning-and-words-together)" in listed
     assert home_table(json.loads(RESULTS.read_text())) in home
     assert "(performance.md#beside-langgraphs-durable-stores-at-100000-items)" in home
     table = home[home.index("| Call | lionagi | lionmem |") :].split("\n\n")[0].splitlines()[2:]

@@ -28,6 +28,14 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert test_command in (ROOT / ".ci" / "run").read_text()
 
 
+def test_contributing_builds_the_distributions_as_ci_does() -> None:
+    page = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = page[page.index("## Build the distributions") :]
+    (block,) = re.findall(r"```bash\n(.*?)\n```", section.split("\n## ")[0], flags=re.DOTALL)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert block.splitlines() and all(line in ci for line in block.splitlines())
+
+
 def test_a_hung_test_ends_the_run_with_its_traceback(tmp_path: Path) -> None:
     """The project's pytest settings stop a run whose test hangs, instead of letting CI
     wait; only the limit (300 s in pyproject.toml) is shortened here."""
