@@ -335,6 +335,22 @@ def drawings() -> dict[str, str]:
                 Step("Worker", "caller", "how many"),
             ],
         ),
+        "adr-0107-sync-sequence.svg": sequence(
+            "ADR-0107: a SyncStore hands each call to its own loop, on its own thread, and waits",
+            ["script thread", "SyncStore", "loop thread", "the async store"],
+            [
+                Step(NOTE, "", "SyncStore.open(source): start the loop thread; open the store there"),
+                Step("script thread", "SyncStore", "search(query)"),
+                Step("SyncStore", "loop thread", "run_coroutine_threadsafe(store.search(query))"),
+                Step("loop thread", "the async store", "await search(query)"),
+                Step("the async store", "loop thread", "items, or the error it raised"),
+                Step("loop thread", "SyncStore", "the future's result"),
+                Step("SyncStore", "script thread", "items (Ctrl-C while waiting cancels the call)"),
+                Step(
+                    NOTE, "", "close(), the with block's end, or Python's exit: close the store there, stop the thread"
+                ),
+            ],
+        ),
         "architecture-sqlite-route.svg": sequence(
             "A search and a recall through the SQLite store: down once, and back once",
             ["SQLiteMemoryStore", "Connections", "Worker", "_planner", "Vectors"],

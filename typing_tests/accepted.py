@@ -303,3 +303,25 @@ async def expiring_stores(memory: InMemoryStore, sqlite: SQLiteMemoryStore, post
     wants_a_store(InMemoryStore(ttl=60, refresh_on_read=True, clock=lambda: 0.0))
     async with Sweeper(postgres, every=600) as sweeper:
         assert_type(sweeper.swept, int)
+
+
+def synchronous_stores(path: Path) -> None:
+    """A `SyncStore` is typed by what it opened, and answers without `await` (ADR-0107)."""
+    from lionmem import Recalled
+    from lionmem.adapters.synchronous import SyncStore
+
+    by_url = SyncStore.open("sqlite:///notes.db")
+    assert_type(by_url, SyncStore[ForgettingStore])
+    with SyncStore.open(SQLiteMemoryStore.open(path)) as sqlite:
+        assert_type(sqlite, SyncStore[SQLiteMemoryStore])
+        assert_type(sqlite.store_of, SQLiteMemoryStore)
+        assert_type(sqlite.store(MemoryItem(content="x")), UUID)
+        assert_type(sqlite.search(MemoryQuery(text="x")), list[MemoryItem])
+        assert_type(sqlite.recall("x", k=3), list[Recalled])
+        assert_type(sqlite.run(lambda store: store.count(MemoryQuery())), int)
+        for batch in sqlite.scan(100):
+            assert_type(batch, list[MemoryItem])
+    memory = SyncStore.open(InMemoryStore())
+    assert_type(memory, SyncStore[InMemoryStore])
+    assert_type(memory.retrieve(uuid4()), MemoryItem | None)
+    memory.close()

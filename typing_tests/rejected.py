@@ -307,3 +307,13 @@ async def expiry(store: ExpiringStore, path: Path) -> None:
     MemoryItem(content="x", ttl=5)  # type: ignore[call-arg]
     MemoryQuery(include_expired=True)  # type: ignore[call-arg]
     print(swept)
+
+
+def synchronous_store_answers_are_not_awaitables() -> None:
+    """A `SyncStore` answers with the list itself, and opens only what it can (ADR-0107)."""
+    from lionmem.adapters.synchronous import SyncStore as Facade
+
+    store = Facade.open(InMemoryStore())
+    store.search(MemoryQuery()).__await__()  # type: ignore[attr-defined]
+    Facade.open(42)  # type: ignore[call-overload]
+    Facade.open(InMemoryStore(), embedder=None)  # type: ignore[call-overload]

@@ -298,6 +298,7 @@ def test_each_diagram_is_what_its_description_draws() -> None:
     [
         "bench_in_memory",
         "bench_cli_start",
+        "bench_sync",
         "bench_recent",
         "bench_namespaces",
         "bench_expiry",

@@ -8,14 +8,7 @@ names them, and the error an outage raises, where users import them. Governed by
 package.
 """
 
-try:  # the drivers first, so that their absence names the extra that brings them
-    import psycopg  # noqa: F401
-    import psycopg_pool  # noqa: F401
-except ModuleNotFoundError as exc:
-    raise ModuleNotFoundError(
-        f'the PostgreSQL store needs {exc.name}: pip install "lionmem[postgres]"', name=exc.name
-    ) from exc
-
+from lionmem.adapters.postgres import _drivers  # noqa: F401  # pyright: ignore[reportUnusedImport]
 from lionmem.adapters.postgres.schema import SCHEMA_VERSION
 from lionmem.adapters.postgres.store import PGVECTOR_PROFILE, POSTGRES_PROFILE, PostgresMemoryStore
 from lionmem.errors import StoreUnavailableError
