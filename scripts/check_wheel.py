@@ -1,8 +1,8 @@
 """Check a built lionmem wheel as its users meet it: installed, away from any work tree.
 
 Run: python scripts/check_wheel.py dist/lionmem-VERSION-py3-none-any.whl
-It makes a fresh venv, installs the wheel with the `testing`, `postgres` and `lionagi` extras and
-the test extra's mypy and pytest, then runs each check. `--python PATH` skips the
+It makes a fresh venv, installs the wheel with the `testing`, `postgres`, `lionagi` and
+`recall` extras and the test extra's mypy, pytest and Sybil, then runs each check. `--python PATH` skips the
 install and checks the venv that interpreter belongs to; `--only NAME` runs one check
 (repeatable). `.ci/run` runs it after the test suite; tests/project/test_distributions.py
 runs it against wheels with a file taken out, which must fail.
@@ -16,7 +16,10 @@ The checks, each in a temporary folder so that nothing from this tree is importa
 - `mypy`: `mypy --strict` on a copy of `typing_tests/`, so the shipped stub and
   `py.typed` are what it reads;
 - `kit`: a pytest run of the kit on the reference store, through the `memory_store`
-  marker, which exists only when pytest loads the plugin by its `pytest11` entry point.
+  marker, which exists only when pytest loads the plugin by its `pytest11` entry point;
+- `docs`: every Python and console example of `docs/`, as written, run by Sybil with
+  the installed `lionmem` command first on the PATH; the repository lends only its test
+  support (the throwaway PostgreSQL server), never `src/`.
 """
 
 from __future__ import annotations
@@ -58,6 +61,35 @@ print(json.dumps({
     "editable": bool(direct and json.loads(direct).get("dir_info", {}).get("editable")),
     "files": sorted(str(f) for f in dist.files or () if str(f).startswith("lionmem/")),
 }))
+"""
+
+
+DOCS_CONFTEST = """\
+import importlib.util
+import sys
+
+from sybil import Sybil
+from sybil.parsers.markdown import CodeBlockParser
+
+# The repository's test support (its PostgreSQL server, its evaluators); lionmem
+# itself comes from the installed wheel, since src/ is not on the path.
+sys.path.insert(0, {root!r})
+spec = importlib.util.spec_from_file_location("lionmem_docs_support", {conftest!r})
+support = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(support)
+
+pg_url = support.pg_url
+_close_sqlite_test_connections = support._close_sqlite_test_connections
+pytest_collect_file = Sybil(
+    parsers=[
+        CodeBlockParser(language="python", evaluator=support.evaluate_with_await),
+        CodeBlockParser(language="console", evaluator=support.run_console),
+    ],
+    patterns=["*.md"],
+    path="docs",
+    teardown=support.teardown,
+    fixtures=["pg_url"],
+).pytest()
 """
 
 
@@ -120,27 +152,48 @@ def check_kit(python: Path, work: Path) -> None:
         raise CheckFailed(f"pytest did not list lionmem among its plugins:\n{output}")
 
 
+def check_docs(python: Path, work: Path) -> None:
+    shutil.copytree(ROOT / "docs", work / "docs")
+    (work / "conftest.py").write_text(
+        DOCS_CONFTEST.format(root=str(ROOT), conftest=str(ROOT / "conftest.py")), encoding="utf-8"
+    )
+    output = run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "docs"], work)
+    if not re.search(r"^\d+ passed", output.splitlines()[-1]):
+        raise CheckFailed(f"the documentation's examples did not all pass:\n{output}")
+
+
 CHECKS: dict[str, Callable[[Path, Path], None]] = {
     "files": check_files,
     "readme": check_readme,
     "demo": check_demo,
     "mypy": check_mypy,
     "kit": check_kit,
+    "docs": check_docs,
 }
 
 
 def install(wheel: Path, into: Path) -> Path:
-    """A fresh venv with the wheel, its extras and the test extra's mypy and pytest, at the
-    versions the test lock pins."""
+    """A fresh venv with the wheel, its extras and the test extra's mypy, pytest and Sybil,
+    at the versions the test lock pins."""
     venv.create(into, with_pip=True, clear=True)
     python = into / "bin" / "python"
     test_extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
         "optional-dependencies"
     ]["test"]
-    tools = [line for line in test_extra if re.match(r"(mypy|pytest)\b(?![-\w])", line)]
+    tools = [line for line in test_extra if re.match(r"(mypy|pytest|sybil)\b(?![-\w])", line)]
     lock = ["-c", str(ROOT / "constraints" / "test-lock.txt")]
     run(
-        [str(python), "-m", "pip", "install", "-q", *lock, f"{wheel.resolve()}[testing,postgres,lionagi]", *tools], into
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            *lock,
+            f"{wheel.resolve()}[testing,postgres,lionagi,recall]",
+            *tools,
+        ],
+        into,
     )
     return python
 

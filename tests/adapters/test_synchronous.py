@@ -190,6 +190,100 @@ def test_a_store_left_open_is_closed_as_python_exits(tmp_path: Path) -> None:
     assert (tmp_path / "closed").read_text() == "closed"
 
 
+class BareStore:
+    """The three methods and nothing else."""
+
+    async def store(self, item: MemoryItem) -> UUID:
+        return item.id
+
+    async def retrieve(self, item_id: UUID) -> MemoryItem | None:
+        return None
+
+    async def search(self, query: MemoryQuery) -> list[MemoryItem]:
+        return []
+
+
+@pytest.mark.parametrize(
+    ("call", "extension"),
+    [
+        (lambda s: s.store_many([]), "BatchingStore"),
+        (lambda s: s.delete(UUID(int=1)), "ForgettingStore"),
+        (lambda s: s.delete_many([]), "ForgettingStore"),
+        (lambda s: s.delete_matching(MemoryQuery()), "ForgettingStore"),
+        (lambda s: s.delete_created_before(0.0), "ForgettingStore"),
+        (lambda s: s.count(MemoryQuery()), "ForgettingStore"),
+        (lambda s: s.scan(), "ForgettingStore"),
+        (lambda s: s.search_page(MemoryQuery()), "PagingStore"),
+        (lambda s: s.search_newest(MemoryQuery()), "RecentStore"),
+        (lambda s: s.recall("x"), "RecallStore"),
+        (lambda s: s.recall_many(["x"]), "RecallStore"),
+        (lambda s: s.recall_hybrid("x"), "HybridStore"),
+        (lambda s: s.expire([], ttl=1), "ExpiringStore"),
+        (lambda s: s.persist([]), "ExpiringStore"),
+        (lambda s: s.sweep(), "ExpiringStore"),
+        (lambda s: s.namespaces(), "NamespacedStore"),
+        (lambda s: s.stats(), "StatsStore"),
+        (lambda s: s.verify(), "VerifyingStore"),
+    ],
+)
+def test_an_extension_the_store_lacks_is_named_before_anything_runs(
+    call: Callable[[SyncStore[Any]], object], extension: str
+) -> None:
+    with SyncStore.open(BareStore()) as store:
+        with pytest.raises(TypeError) as refused:
+            call(store)
+        assert str(refused.value).endswith(f"needs a store that implements {extension}; BareStore does not")
+        assert store.search(MemoryQuery()) == []
+
+
+class OneBatch:
+    """An iterator of batches with no `aclose`, as a store of another library may scan."""
+
+    def __init__(self) -> None:
+        self.given = False
+
+    def __aiter__(self) -> OneBatch:
+        return self
+
+    async def __anext__(self) -> list[MemoryItem]:
+        if self.given:
+            raise StopAsyncIteration
+        self.given = True
+        return [MemoryItem(content="only")]
+
+
+class ScansWithoutClose(BareStore):
+    async def delete(self, item_id: UUID) -> bool:
+        return False
+
+    async def delete_many(self, item_ids: Any) -> int:
+        return 0
+
+    async def delete_matching(self, query: MemoryQuery) -> int:
+        return 0
+
+    async def count(self, query: MemoryQuery) -> int:
+        return 1
+
+    async def delete_created_before(self, cutoff: Any) -> int:
+        return 0
+
+    def scan(self, batch_size: int = 500) -> OneBatch:
+        return OneBatch()
+
+
+def test_a_scan_without_aclose_and_one_left_open_past_the_close_end_quietly() -> None:
+    with SyncStore.open(ScansWithoutClose()) as store:
+        assert [[i.content for i in batch] for batch in store.scan()] == [["only"]]
+        for _ in store.scan():
+            break  # closed early: there is no aclose to call
+    with SyncStore.open(InMemoryStore()) as memory:
+        memory.store_many(_notes(4))
+        batches = memory.scan(2)
+        assert len(next(batches)) == 2
+    batches.close()  # the store closed first: nothing left to close the scan on
+
+
 def test_the_exit_hook_closes_a_store_still_open_and_passes_over_one_gone() -> None:
     left_open = SyncStore.open(InMemoryStore())
     loop = left_open._loop

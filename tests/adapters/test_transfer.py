@@ -5,6 +5,7 @@ store's own rules checked before the first write."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
@@ -16,7 +17,16 @@ import pytest
 from lionmem import InMemoryStore, MemoryItem, MemoryQuery
 from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
-from lionmem.adapters.transfer import BATCH, FORMAT, VERSION, export_items, header, import_items, rules_of
+from lionmem.adapters.transfer import (
+    BATCH,
+    FORMAT,
+    VERSION,
+    export_items,
+    header,
+    import_items,
+    rules_of,
+    write_export,
+)
 from lionmem.errors import ImportFileError
 from tests.support.cli_support import run_cli
 from tests.support.pg_server import fresh_database
@@ -85,6 +95,26 @@ def test_a_headerless_file_is_refused_with_the_line_to_add(tmp_path: Path, capsy
     with pytest.raises(SystemExit) as exit_info:  # the file is checked before a store is opened
         run_cli(capsys, "import", "memory:", str(path))
     assert exit_info.value.code == 2 and f"an export begins with the line {header()}" in capsys.readouterr().err
+
+
+def test_told_there_is_no_header_every_line_is_an_item(tmp_path: Path) -> None:
+    path = tmp_path / "plain.jsonl"
+    items = notes(3)
+    path.write_text("\n".join(_lines(items)) + "\n", encoding="utf-8")
+    store = InMemoryStore()
+    assert run(import_items(store, path, header=False)) == 3
+    assert [i.id for i in run(store.search(MemoryQuery(limit=10)))] == [i.id for i in items]
+    with pytest.raises(TypeError, match="header must be a bool"):
+        run(import_items(store, path, header="no"))  # type: ignore[arg-type]
+
+
+def test_an_export_by_search_writes_what_the_search_finds(tmp_path: Path) -> None:
+    store = InMemoryStore()
+    run(store.store_many(notes(5)))
+    out = io.StringIO()
+    assert run(write_export(store, MemoryQuery(limit=2), out)) == 2
+    header_line, *lines = out.getvalue().splitlines()
+    assert header_line == header() and len(lines) == 2
 
 
 def test_the_stores_own_rules_are_checked_before_the_first_write(tmp_path: Path, pgvector_server_url: str) -> None:

@@ -129,6 +129,9 @@ def hashing_16() -> HashingEmbedder:
     return HashingEmbedder(16)
 
 
+HASHING_16 = HashingEmbedder(16)
+
+
 def test_embedder_names_the_model_recall_opens_the_store_with(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -143,6 +146,8 @@ def test_embedder_names_the_model_recall_opens_the_store_with(
     # A function of no arguments that makes one: the file's own model, nothing to embed.
     status, out, err = run_cli(capsys, "recall", url, "renewal", "--embedder", f"{__name__}:hashing_16")
     assert (status, err) == (0, "") and json.loads(out)["item"]["content"] == "Renewal is due in May"
+    # An embedder itself is used as it is.
+    assert run_cli(capsys, "recall", url, "renewal", "--embedder", f"{__name__}:HASHING_16") == (0, out, "")
     # A class is made with no arguments (64 dimensions), and the store refuses it.
     status, _, err = run_cli(capsys, "recall", url, "renewal", "--embedder", "lionmem.embedders:HashingEmbedder")
     assert status == 1 and "not by 'hashing:64' (64)" in err

@@ -117,8 +117,7 @@ async def recall(asked: Asked, hybrid: bool, store: Any) -> int:
             "".join(f", {json.dumps(name)}: {json.dumps(getattr(result, name))}" for name in _PARTS) if hybrid else ""
         )
         print(f'{{"score": {result.score:.6f}{parts}, "item": {item_line(result.item, ascii_only=ascii_only)}}}')
-    if isinstance(store.embedder, Telling):
-        store.embedder.done()
+    store.embedder.done()  # the Telling embedder_named made for this command
     if not found:
         await note_if_empty(store)
     return 0
