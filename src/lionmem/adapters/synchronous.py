@@ -29,7 +29,7 @@ import asyncio
 import concurrent.futures.thread  # noqa: F401  # pyright: ignore[reportUnusedImport]
 import threading
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from types import TracebackType
@@ -281,7 +281,7 @@ class SyncStore(Generic[S]):
             raise self._lacks("count", "ForgettingStore")
         return self._call(store.count(query))
 
-    def scan(self, batch_size: int = 500) -> Iterator[list[MemoryItem]]:
+    def scan(self, batch_size: int = 500) -> Generator[list[MemoryItem], None, None]:
         """As [`ForgettingStore.scan`][lionmem.protocols.forgetting.ForgettingStore.scan]:
         every item, in insertion order, `batch_size` at a time; leaving the loop early
         closes the scan."""
@@ -290,7 +290,7 @@ class SyncStore(Generic[S]):
             raise self._lacks("scan", "ForgettingStore")
         return self._each(store.scan(batch_size))
 
-    def _each(self, batches: AsyncIterator[list[MemoryItem]]) -> Iterator[list[MemoryItem]]:
+    def _each(self, batches: AsyncIterator[list[MemoryItem]]) -> Generator[list[MemoryItem], None, None]:
         async def following() -> list[MemoryItem] | None:
             try:
                 return await anext(batches)
