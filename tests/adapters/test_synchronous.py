@@ -24,6 +24,7 @@ from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.synchronous import SyncStore, _close_at_exit
 from lionmem.embedders import HashingEmbedder
 from lionmem.filters import Ge
+from tests.support.pg_server import fresh_database
 from tests.support.postgres_support import fresh_namespace
 
 Opened = Callable[[], SyncStore[Any]]
@@ -43,10 +44,11 @@ def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opened]:
         return SyncStore.open(SQLiteMemoryStore.open(tmp_path / "m.db", embedder=embedder))
 
     def postgres() -> SyncStore[Any]:
-        url: str = request.getfixturevalue("pgvector_server_url")
-        return SyncStore.open(PostgresMemoryStore.open(url, namespace=namespace, embedder=embedder))
+        return SyncStore.open(PostgresMemoryStore.open(database, namespace=namespace, embedder=embedder))
 
     namespace = fresh_namespace()
+    # A database of its own: a database records one embedder for all its namespaces.
+    database = fresh_database(request.getfixturevalue("pgvector_server_url")) if request.param == "postgres" else ""
     chosen = {"memory": memory, "sqlite": sqlite, "postgres": postgres}[request.param]
 
     def opening() -> SyncStore[Any]:
