@@ -2,10 +2,13 @@
 
 Run: python -m benchmarks.bench_write_parts [--items 100000]
 Each store first holds `--items` notes. SQLite: `store` through the store, a call
-to its writer thread that does nothing, then the same write on a connection of the
-benchmark's own (no writer thread), whole and without each index. PostgreSQL:
-`store` through the store, then its statement on one connection, with and without
-the `lionmem_meta` trigger, beside a two-column insert. PostgreSQL bulk loads, each
+to its writer thread that does nothing, in turns with the same call to a pool of one
+thread with no store and with two bare threads waking each other (its floors), then
+the same write on a connection of the benchmark's own (no writer thread), whole and
+without each index. PostgreSQL:
+`store` through the store, then its item statement on one connection (without the
+term rows of hybrid recall, which the store writes too), with and without the
+`lionmem_meta` trigger, beside a two-column insert. PostgreSQL bulk loads, each
 into a fresh database in batches of 1,000: `store_many` as shipped, without the
 trigger, without the trigger and the GIN and trigram indexes, and a `COPY` into a
 staging table with statement-level triggers over transition tables (a design
@@ -15,10 +18,13 @@ medians of `SINGLES`; results (µs) go to benchmarks/results/write-parts.json.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import statistics
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import LiteralString
@@ -56,7 +62,8 @@ def _new_item(write: Write, db: sqlite3.Connection, without: str | None) -> None
     """A new item's write as `put` makes it, leaving out the part `without`."""
     with write_transaction(db):
         db.execute(
-            "SELECT seq, folded FROM items WHERE id = ? AND seq BETWEEN ? AND ?", (write.columns[0], *_SPAN[1:])
+            "SELECT seq, folded FROM items WHERE id = ? AND seq BETWEEN ? AND ?",
+            (write.columns[0], _SPAN.first, _SPAN.last),
         ).fetchone()
         seq = allocate(db, _SPAN, 1)
         db.execute(
@@ -81,6 +88,51 @@ def _median_us(calls: list[Callable[[], object]]) -> float:
     return statistics.median(times) * 1e6
 
 
+async def _hops(on_writer: Callable[[], Awaitable[object]]) -> Results:
+    """The median round trip of a call that does nothing, handed to the store's writer
+    thread, to a pool of one thread with no store, and between two bare threads waking
+    each other on `threading.Event`s, in turns, so that each meets the machine as the
+    others do: how soon an idle thread wakes varies with what the cores are doing."""
+    loop = asyncio.get_running_loop()
+    there, back, stop = threading.Event(), threading.Event(), False
+
+    def other() -> None:
+        while True:
+            there.wait()
+            there.clear()
+            if stop:
+                return
+            back.set()
+
+    times: dict[str, list[float]] = {name: [] for name in _HOPS}
+    with ThreadPoolExecutor(1) as pool:
+        thread = threading.Thread(target=other)
+        thread.start()
+        for _ in range(SINGLES * 5):
+            for name in _HOPS:
+                start = time.perf_counter()
+                if name == _HOPS[0]:
+                    await on_writer()
+                elif name == _HOPS[1]:
+                    await loop.run_in_executor(pool, int)
+                else:
+                    there.set()
+                    back.wait()
+                    back.clear()
+                times[name].append(time.perf_counter() - start)
+        stop = True
+        there.set()
+        thread.join()
+    return {name: statistics.median(taken) * 1e6 for name, taken in times.items()}
+
+
+_HOPS = (
+    "SQLite: a call to the store's writer thread that does nothing",
+    "the same call to a pool of one thread, no store",
+    "two bare threads waking each other (`threading.Event`)",
+)
+
+
 async def sqlite_parts(items: list[MemoryItem], directory: Path) -> Results:
     path = directory / "parts.db"
     async with SQLiteMemoryStore.open(path) as store:
@@ -88,10 +140,7 @@ async def sqlite_parts(items: list[MemoryItem], directory: Path) -> Results:
         await store.optimize()
         out = {
             "SQLite: `store`": await median_time([partial(store.store, i) for i in make_items(SINGLES, 91)]) * 1e6,
-            "SQLite: a call to the store's writer thread that does nothing": await median_time(
-                [partial(store._connections.on_writer, int)] * SINGLES
-            )
-            * 1e6,
+            **await _hops(partial(store._connections.on_writer, int)),
         }
     fresh = make_items(SINGLES * 5, seed=92)
     out["SQLite: encoding the item (`Write.of`)"] = _median_us([partial(Write.of, i) for i in fresh[:SINGLES]])
@@ -126,13 +175,13 @@ async def postgres_singles(items: list[MemoryItem], server: str) -> Results:
             rows = [item_row("parts", i) for i in make_items(SINGLES * 3, seed=94)]
 
             async def upsert(row: tuple[object, ...]) -> None:
-                await conn.execute(UPSERT, row)
+                await conn.execute(UPSERT, (*row, None))
 
-            out["PostgreSQL: its statement on one connection"] = await median_time(
+            out["PostgreSQL: its item statement on one connection (no term rows)"] = await median_time(
                 [partial(upsert, r) for r in rows[:SINGLES]]
             )
             await conn.execute("ALTER TABLE lionmem_items DISABLE TRIGGER USER")
-            out["PostgreSQL: the statement without the `lionmem_meta` trigger"] = await median_time(
+            out["PostgreSQL: the item statement without the `lionmem_meta` trigger"] = await median_time(
                 [partial(upsert, r) for r in rows[SINGLES : 2 * SINGLES]]
             )
             await conn.execute("CREATE TABLE two (id uuid PRIMARY KEY, body text NOT NULL)")
