@@ -239,3 +239,10 @@ def test_sqlite_file_is_the_path_a_sqlite_url_names() -> None:
     assert sqlite_file("sqlite:////var/lib/a%20b.db?synchronous=FULL") == Path("/var/lib/a b.db")
     assert sqlite_file("memory:") is None
     assert sqlite_file("postgresql://h/db?namespace=n") is None
+
+
+def test_reembed_is_a_bool_for_a_durable_store(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="reembed"):
+        open_store(f"sqlite:///{tmp_path / 'm.db'}", reembed="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="a new memory: store holds none"):
+        open_store("memory:", reembed=True)

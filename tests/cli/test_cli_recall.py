@@ -102,6 +102,7 @@ def test_a_store_of_another_embedder_is_named_and_bad_arguments_are_usage_errors
     status, _, err = run_cli(capsys, "recall", f"sqlite:///{path}", "note")
     assert status == 1
     assert "'hashing:16' (16 dimensions), not by 'wordllama:l2_supercat:256' (256)" in err
+    assert err.endswith("(on the command line: recall --embedder NAME with that model, or --reembed)\n")
     with pytest.raises(SystemExit) as exit_info:
         run_cli(capsys, "recall", f"sqlite:///{path}", "note", "-k", "0")
     assert exit_info.value.code == 2 and "k must be at least 1, got 0" in capsys.readouterr().err
@@ -184,3 +185,21 @@ def test_the_query_is_embedded_once_and_every_other_text_counts_as_an_item(
     telling.done()
     assert telling.items == 3
     assert capsys.readouterr().err == EMBEDDED.format(3)
+
+
+def test_reembed_makes_the_vectors_again_with_the_model_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "other.db"
+
+    async def made_with_another() -> None:
+        async with SQLiteMemoryStore.open(path, embedder=HashingEmbedder(16)) as store:
+            await store.store(MemoryItem(content="The customer prefers email"))
+
+    asyncio.run(made_with_another())
+    url = f"sqlite:///{path}"
+    status, out, err = run_cli(capsys, "recall", url, "contact the client", "-k", "1", "--reembed")
+    assert (status, err) == (0, EMBEDDED.format(1).replace("1 items", "1 item"))
+    assert json.loads(out)["item"]["content"] == "The customer prefers email"
+    status, again, err = run_cli(capsys, "recall", url, "contact the client", "-k", "1")
+    assert (status, again, err) == (0, out, "")  # the file's vectors are the model's now

@@ -44,12 +44,14 @@ _SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout", "namespace", "ttl"})
 
 @without_locals_on_refusal
 def open_store(
-    url: str, *, create: bool = True, embedder: Embedder | None = None
+    url: str, *, create: bool = True, embedder: Embedder | None = None, reembed: bool = False
 ) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
     """The store `url` names, to open with `async with`, which also closes it.
 
     With an `embedder`, the store can also recall by meaning ([ADR-0102][adr-0102]);
-    PostgreSQL needs pgvector for that ([ADR-0103][adr-0103]).
+    PostgreSQL needs pgvector for that ([ADR-0103][adr-0103]). With `reembed`, a
+    durable store whose vectors another embedder made makes every vector again with
+    this one, as its `open` does.
 
     The URL is checked before anything is opened; no error message repeats it, so a
     password in it stays out of logs. With `create=False`, a SQLite file that does
@@ -73,9 +75,9 @@ def open_store(
         ```
 
     Raises:
-        TypeError: `url` is not a str, or `create` is not a bool.
-        ValueError: an unknown scheme, a URL without what its store needs, or an
-            unknown or malformed option.
+        TypeError: `url` is not a str, or `create` or `reembed` is not a bool.
+        ValueError: an unknown scheme, a URL without what its store needs, an
+            unknown or malformed option, or `reembed` with `memory:`.
         ModuleNotFoundError: a PostgreSQL URL without the `postgres` extra installed.
         FileNotFoundError: on entering, with `create=False`, a SQLite file that does
             not exist.
@@ -83,17 +85,20 @@ def open_store(
             or a PostgreSQL database without lionmem's schema.
     """
     require_type(create, "create", bool)
+    require_type(reembed, "reembed", bool)
     scheme = _scheme(url)
     if scheme == "memory":
         if url != "memory:":
             raise ValueError("a memory: URL takes nothing after the colon")
+        if reembed:
+            raise ValueError("reembed makes a durable store's vectors again; a new memory: store holds none")
         from lionmem.protocols.in_memory import InMemoryStore
 
         store: ForgettingStore = InMemoryStore(embedder=embedder) if embedder is not None else InMemoryStore()
         return contextlib.nullcontext(store)
     if scheme == "sqlite":
-        return _sqlite(url, create, embedder)
-    return _postgres(url, create, embedder)
+        return _sqlite(url, create, embedder, reembed)
+    return _postgres(url, create, embedder, reembed)
 
 
 def profile_of(url: str) -> FidelityProfile:
@@ -167,7 +172,7 @@ def sqlite_file(url: str) -> Path | None:
 
 
 def _sqlite(
-    url: str, create: bool, embedder: Embedder | None
+    url: str, create: bool, embedder: Embedder | None, reembed: bool
 ) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
     parts = urlsplit(url)
     if not url.startswith("sqlite:///"):
@@ -189,11 +194,11 @@ def _sqlite(
         settings["namespace"] = options["namespace"]
     from lionmem.adapters.sqlite import SQLiteMemoryStore
 
-    return SQLiteMemoryStore.open(path, create=create, embedder=embedder, **settings)
+    return SQLiteMemoryStore.open(path, create=create, embedder=embedder, reembed=reembed, **settings)
 
 
 def _postgres(
-    url: str, create: bool, embedder: Embedder | None
+    url: str, create: bool, embedder: Embedder | None, reembed: bool
 ) -> contextlib.AbstractAsyncContextManager[ForgettingStore]:
     parts = urlsplit(url)
     if parts.fragment:
@@ -215,7 +220,9 @@ def _postgres(
     dsn = url.partition("?")[0]
     if options:
         dsn += "?" + urlencode(options, quote_via=quote)
-    return PostgresMemoryStore.open(dsn, namespace=namespace, create=create, embedder=embedder, **settings)
+    return PostgresMemoryStore.open(
+        dsn, namespace=namespace, create=create, embedder=embedder, reembed=reembed, **settings
+    )
 
 
 def _seconds(options: dict[str, str], scheme: str, *names: str) -> dict[str, float]:

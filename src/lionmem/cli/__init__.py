@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from lionmem.cli._parser import build_parser, prog
-from lionmem.errors import LionmemError, MissingSchemaError
+from lionmem.errors import EmbedderMismatchError, LionmemError, MissingSchemaError
 
 if TYPE_CHECKING:
     from lionmem.protocols.recall import Embedder
@@ -85,7 +85,12 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         command = command_for(args)
         # Checks the URL and opens nothing yet; reading never creates a database file.
-        opening = open_store(args.url, create=args.command in _CREATING, embedder=_embedder_for(args))
+        opening = open_store(
+            args.url,
+            create=args.command in _CREATING,
+            embedder=_embedder_for(args),
+            reembed=args.command == "recall" and args.reembed,
+        )
     except (ValueError, ImportError) as exc:
         usage.error(str(exc))
     try:
@@ -107,8 +112,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _retry_hint(error: Exception) -> str:
-    """What to do about a PostgreSQL serialization failure: nothing was done, and a
-    second run reads the other client's change."""
+    """What to do about a PostgreSQL serialization failure (nothing was done, and a
+    second run reads the other client's change), or about vectors another model made."""
+    if isinstance(error, EmbedderMismatchError):
+        return " (on the command line: recall --embedder NAME with that model, or --reembed)"
     if type(error).__name__ != "SerializationFailure":
         return ""
     return " (another client changed a matching item meanwhile; nothing was deleted: run the command again)"

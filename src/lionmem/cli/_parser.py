@@ -122,6 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
         "module:attribute naming an Embedder or a function of no arguments that makes one "
         "(default: wordllama); a store keeps the model its vectors were made with",
     )
+    recall.add_argument(
+        "--reembed",
+        action="store_true",
+        help="make every vector of the store again with this model, when another made them",
+    )
     search = commands.add_parser(
         "search",
         help="print the matching items as JSON lines, --limit at a time; when more match, the line "
