@@ -5,15 +5,17 @@ Each store first holds `--items` notes. SQLite: `store` through the store, a cal
 to its writer thread that does nothing, in turns with the same call to a pool of one
 thread with no store and with two bare threads waking each other (its floors), then
 the same write on a connection of the benchmark's own (no writer thread), whole and
-without each index. PostgreSQL:
-`store` through the store, then its item statement on one connection (without the
-term rows of hybrid recall, which the store writes too), with and without the
-`lionmem_meta` trigger, beside a two-column insert. PostgreSQL bulk loads, each
-into a fresh database in batches of 1,000: `store_many` as shipped, without the
-trigger, without the trigger and the GIN and trigram indexes, and a `COPY` into a
-staging table with statement-level triggers over transition tables (a design
-measured, not built; the items are new, so it replaces nothing). Single writes are
-medians of `SINGLES`; results (µs) go to benchmarks/results/write-parts.json.
+without each index; and a load through `store_many` beside the same statements on the
+caller's thread. PostgreSQL: `store` through the store, then its item statement on one
+connection (without the term rows of hybrid recall, which the store writes too), with
+and without the `lionmem_meta` trigger, beside a two-column insert; and the store's own
+write function on one connection, a single write and a load (the same-work
+baselines). PostgreSQL bulk loads, each into a fresh database in batches of 1,000:
+`store_many` as shipped, without the trigger, without the trigger and the GIN and
+trigram indexes, and a `COPY` into a staging table with statement-level triggers over
+transition tables (a design measured, not built; the items are new, so it replaces
+nothing). Single writes are medians of `SINGLES`; results (µs) go to
+benchmarks/results/write-parts.json.
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ from benchmarks.support import three_stores
 from benchmarks.support.common import make_items, median_time
 from lionmem import MemoryItem
 from lionmem.adapters.postgres import PostgresMemoryStore
-from lionmem.adapters.postgres._writes import UPSERT, item_row
+from lionmem.adapters.postgres._writes import UPSERT, item_row, write_batch
+from lionmem.adapters.postgres.schema import LOCK_KEY
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.adapters.sqlite._indexes import indexable
 from lionmem.adapters.sqlite._namespaces import allocate, span_of
-from lionmem.adapters.sqlite._writes import Write, put, write_transaction
+from lionmem.adapters.sqlite._writes import Write, put, put_many, write_transaction
 from tests.support.pg_server import fresh_database
 
 RESULTS = Path(__file__).resolve().parent / "results" / "write-parts.json"
@@ -251,11 +254,69 @@ async def postgres_bulk(items: list[MemoryItem], server: str) -> Results:
     return out
 
 
+async def sqlite_bulk(items: list[MemoryItem], directory: Path) -> Results:
+    """A load of `items` in batches of `BATCH` into a fresh file, through `store_many`
+    and as the same statements on a connection of the benchmark's own: the items
+    encoded, then `put_many` in one transaction a batch (the same-work baseline)."""
+    seed = MemoryItem(content="seed")
+    paths = {name: directory / f"bulk-{n}.db" for n, name in enumerate(("store", "same"))}
+    for path in paths.values():  # the schema and the namespace, as a store leaves them
+        async with SQLiteMemoryStore.open(path) as store:
+            await store.store(seed)
+    async with SQLiteMemoryStore.open(paths["store"]) as store:
+        start = time.perf_counter()
+        for at in range(0, len(items), BATCH):
+            await store.store_many(items[at : at + BATCH])
+        through_store = time.perf_counter() - start
+    db = sqlite3.connect(paths["same"], isolation_level=None)
+    try:
+        db.execute("PRAGMA synchronous = NORMAL")  # the store's default
+        start = time.perf_counter()
+        for at in range(0, len(items), BATCH):
+            writes = [Write.of(item) for item in items[at : at + BATCH]]
+            with write_transaction(db):
+                put_many(db, _SPAN, writes, None)
+        same = time.perf_counter() - start
+    finally:
+        db.close()
+    return {
+        "SQLite bulk load, an item: `store_many`": through_store / len(items) * 1e6,
+        "SQLite bulk load, an item: the same statements on the caller's thread": same / len(items) * 1e6,
+    }
+
+
+async def postgres_same_work(items: list[MemoryItem], server: str) -> Results:
+    """The store's own write function, `write_batch`, on a connection of the
+    benchmark's own (no pool, no event loop hop beyond the connection's): a single
+    write, and a load in batches of `BATCH` into a fresh database, as the store's
+    same-work baselines."""
+    url = fresh_database(server)
+    async with PostgresMemoryStore.open(url, namespace="parts"):
+        pass  # the schema
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        write = partial(write_batch, conn, namespace="parts", lock_key=LOCK_KEY)
+        start = time.perf_counter()
+        for at in range(0, len(items), BATCH):
+            await write(rows=[item_row("parts", i) for i in items[at : at + BATCH]])
+        loaded = time.perf_counter() - start
+        await conn.execute("ANALYZE")
+        singles: list[Callable[[], Awaitable[None]]] = [
+            partial(write, rows=[item_row("parts", i)]) for i in make_items(SINGLES, seed=95)
+        ]
+        single = await median_time(singles)
+    return {
+        "PostgreSQL: the store's write (`write_batch`) on one connection": single * 1e6,
+        "PostgreSQL bulk load, an item: the same writes (`write_batch`) on one connection": loaded / len(items) * 1e6,
+    }
+
+
 async def measure(server: str, n: int, directory: Path) -> Results:
     items = make_items(n)
     return {
         **await sqlite_parts(items, directory),
+        **await sqlite_bulk(items, directory),
         **await postgres_singles(items, server),
+        **await postgres_same_work(items, server),
         **await postgres_bulk(items, server),
     }
 
