@@ -164,4 +164,10 @@ def test_without_the_header_every_line_is_an_item_and_an_export_is_refused(
         run_cli(capsys, "import", target, str(twice), "--no-header")
     err = capsys.readouterr().err
     assert f"{twice} line 2: the id {AWKWARD[1].id} again, first given on line 1; a file of items holds" in err
+    # Its first line is an item like any other: one that is not UTF-8 is not called a bad header.
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b'{"id": "\xff"}\n')
+    with pytest.raises(SystemExit):
+        run_cli(capsys, "import", target, str(binary), "--no-header")
+    assert capsys.readouterr().err.endswith(f"{binary} line 1: not UTF-8 text (byte 0xff at column 9)\n")
     assert not (tmp_path / "b.db").exists()

@@ -15,7 +15,7 @@ import codecs
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, NamedTuple, cast
 
@@ -38,6 +38,7 @@ __all__ = [
     "Progress",
     "batches",
     "check_file",
+    "checked_items",
     "export_items",
     "header",
     "import_items",
@@ -279,28 +280,41 @@ def _items(path: Path, check: Check | None, header: bool) -> Iterator[tuple[int,
             first = next(lines, None)
             if first is None:
                 raise ImportFileError(f"{path} is empty, not a lionmem export")
-            _check_header(path, _text(path, *first))
-        for number, raw in lines:
-            item = item_from_line(f"{path} line {number}", _text(path, number, raw))
-            if check is not None:
-                try:
-                    check(item)
-                except (TypeError, ValueError) as rule:
-                    raise ImportFileError(
-                        f"{path} line {number}: item {item.id}: the store refuses it: {rule}"
-                    ) from None
-            yield number, item
+            _check_header(path, _text(path, *first, header=True))
+        yield from checked_items(lines, path, check)
 
 
-def _text(path: Path, number: int, raw: bytes) -> str:
+def checked_items(
+    lines: Iterable[tuple[int, bytes]], source: str | Path, check: Check | None, *, whole: bool = True
+) -> Iterator[tuple[int, MemoryItem]]:
+    """The item of each numbered line of `source` (a file's path, or a name such as
+    `stdin`), read as [`item_from_line`][lionmem.adapters.transfer.item_from_line]
+    reads it (`whole` or not) and checked by `check` when given, lazily.
+
+    Raises:
+        ImportFileError: a line that is not UTF-8, not such an item, or an item
+            `check` refuses; named by `source` and its number.
+    """
+    for number, raw in lines:
+        item = item_from_line(f"{source} line {number}", _text(source, number, raw, header=False), whole=whole)
+        if check is not None:
+            try:
+                check(item)
+            except (TypeError, ValueError) as rule:
+                raise ImportFileError(f"{source} line {number}: item {item.id}: the store refuses it: {rule}") from None
+        yield number, item
+
+
+def _text(source: str | Path, number: int, raw: bytes, *, header: bool) -> str:
+    """Line `number` of `source` as text; `header`, when it is an export's header."""
     if number == 1:
         raw = raw.removeprefix(codecs.BOM_UTF8)  # as some editors on Windows begin a file
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        what = "not a lionmem export, " if number == 1 else ""
+        what = "not a lionmem export, " if header else ""
         raise ImportFileError(
-            f"{path} line {number}: {what}not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+            f"{source} line {number}: {what}not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
         ) from None
 
 

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Generator, Iterable
 from contextlib import contextmanager
 from typing import Any
 
-from lionmem.adapters.transfer import Check, item_from_line
+from lionmem.adapters.transfer import Check, checked_items
 from lionmem.cli._input import json_value, pairs, uuid_of
 from lionmem.errors import ImportFileError, LionmemError
 from lionmem.protocols.batching import BatchingStore
@@ -73,23 +73,11 @@ def items_of_lines(lines: Iterable[bytes], check: Check) -> list[MemoryItem]:
     """
     items: list[MemoryItem] = []
     first: dict[int, int] = {}
-    for number, raw in enumerate(lines, start=1):
-        where = f"stdin line {number}"
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ImportFileError(
-                f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
-            ) from None
-        item = item_from_line(where, line, whole=False)
-        try:
-            check(item)
-        except (TypeError, ValueError) as rule:
-            raise ImportFileError(f"{where}: item {item.id}: the store refuses it: {rule}") from None
+    for number, item in checked_items(enumerate(lines, start=1), "stdin", check, whole=False):
         earlier = first.setdefault(item.id.int, number)
         if earlier != number:
             raise ImportFileError(
-                f"{where}: the id {item.id} again, first given on line {earlier}; each item comes once"
+                f"stdin line {number}: the id {item.id} again, first given on line {earlier}; each item comes once"
             )
         items.append(item)
     return items
