@@ -351,3 +351,31 @@ def test_ctrl_c_while_waiting_cancels_the_call() -> None:
             store.run(slow)
         assert cancelled.wait(10)
         assert store.search(MemoryQuery()) == []  # the loop goes on
+
+
+def test_ctrl_c_just_after_the_call_is_handed_to_the_loop_still_cancels_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    ran, cancelled = threading.Event(), threading.Event()
+
+    async def work(_: InMemoryStore) -> None:
+        ran.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    with SyncStore.open(InMemoryStore()) as store:
+        assert store._loop is not None
+        loop = store._loop.loop
+        hand_over = loop.call_soon_threadsafe
+
+        def hand_over_then_ctrl_c(*args: Any) -> asyncio.Handle:
+            monkeypatch.undo()  # the one interrupt; cancelling hands over again
+            hand_over(*args)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(loop, "call_soon_threadsafe", hand_over_then_ctrl_c)
+        with pytest.raises(KeyboardInterrupt):
+            store.run(work)
+        assert store.search(MemoryQuery()) == []
+        assert not ran.is_set() or cancelled.wait(10)  # whether or not the loop had started it

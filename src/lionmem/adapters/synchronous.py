@@ -26,11 +26,12 @@ Examples:
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures.thread  # noqa: F401  # pyright: ignore[reportUnusedImport]
+import concurrent.futures
+import concurrent.futures.thread  # pyright: ignore[reportUnusedImport]
 import threading
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator, Iterable, Sequence
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, suppress
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar, cast, overload
@@ -82,17 +83,45 @@ class _Loop:
                 "a SyncStore was called from its own event loop (from inside a call of its store, "
                 "such as an embedder's), which would wait for itself for ever; await the store there"
             )
-        future = asyncio.run_coroutine_threadsafe(work, self.loop)
+        # The future exists before the work is handed over, so an interrupt that lands
+        # at any point after the hand-over finds a future to cancel.
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
         try:
+            self.loop.call_soon_threadsafe(self._start, work, future)
             return future.result()
         except BaseException:
             future.cancel()
             raise
 
+    def _start(self, work: Coroutine[Any, Any, T], future: concurrent.futures.Future[T]) -> None:
+        """On the loop: run `work` for `future`, unless its caller has given up already."""
+        if future.cancelled():
+            work.close()
+            return
+        task = self.loop.create_task(work)
+
+        def given_up(_: object) -> None:
+            if future.cancelled():
+                self.loop.call_soon_threadsafe(task.cancel)
+
+        future.add_done_callback(given_up)
+        task.add_done_callback(lambda _: _settle(future, task))
+
     def stop(self) -> None:
         """Stop the loop once what it runs now is done, and wait for its thread to end."""
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join()
+
+
+def _settle(future: concurrent.futures.Future[T], task: asyncio.Task[T]) -> None:
+    """Give `future` the outcome of `task`, unless its caller cancelled it meanwhile."""
+    with suppress(concurrent.futures.InvalidStateError):
+        if task.cancelled():
+            future.cancel()
+        elif (error := task.exception()) is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(task.result())
 
 
 # Python shuts its thread pools down before it runs `atexit`, and a store's close may use
