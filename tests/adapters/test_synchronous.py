@@ -354,10 +354,37 @@ def test_ctrl_c_while_waiting_cancels_the_call() -> None:
 
 
 def test_ctrl_c_just_after_the_call_is_handed_to_the_loop_still_cancels_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    ran, cancelled = threading.Event(), threading.Event()
+    ran = threading.Event()
 
     async def work(_: InMemoryStore) -> None:
         ran.set()
+        await asyncio.sleep(60)
+
+    with SyncStore.open(InMemoryStore()) as store:
+        assert store._loop is not None
+        loop = store._loop.loop
+        held = threading.Event()
+        loop.call_soon_threadsafe(held.wait, 10)  # the loop starts nothing until the interrupt has landed
+        hand_over = loop.call_soon_threadsafe
+
+        def hand_over_then_ctrl_c(*args: Any) -> asyncio.Handle:
+            monkeypatch.undo()  # the one interrupt
+            hand_over(*args)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(loop, "call_soon_threadsafe", hand_over_then_ctrl_c)
+        with pytest.raises(KeyboardInterrupt):
+            store.run(work)
+        held.set()
+        assert store.search(MemoryQuery()) == []  # after the handed-over call, on the loop
+        assert not ran.is_set()  # cancelled before it started
+
+
+def test_arun_awaits_the_stores_loop_from_another_and_cancels_there() -> None:
+    started, cancelled = threading.Event(), threading.Event()
+
+    async def slow(_: InMemoryStore) -> None:
+        started.set()
         try:
             await asyncio.sleep(60)
         except asyncio.CancelledError:
@@ -365,17 +392,22 @@ def test_ctrl_c_just_after_the_call_is_handed_to_the_loop_still_cancels_it(monke
             raise
 
     with SyncStore.open(InMemoryStore()) as store:
-        assert store._loop is not None
-        loop = store._loop.loop
-        hand_over = loop.call_soon_threadsafe
 
-        def hand_over_then_ctrl_c(*args: Any) -> asyncio.Handle:
-            monkeypatch.undo()  # the one interrupt; cancelling hands over again
-            hand_over(*args)
-            raise KeyboardInterrupt
+        async def body() -> list[MemoryItem]:
+            waiting = asyncio.ensure_future(store.arun(slow))
+            while not started.is_set():
+                await asyncio.sleep(0.001)
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            return await store.arun(lambda s: s.search(MemoryQuery()))
 
-        monkeypatch.setattr(loop, "call_soon_threadsafe", hand_over_then_ctrl_c)
-        with pytest.raises(KeyboardInterrupt):
-            store.run(work)
-        assert store.search(MemoryQuery()) == []
-        assert not ran.is_set() or cancelled.wait(10)  # whether or not the loop had started it
+        assert asyncio.run(body()) == []
+        assert cancelled.wait(10)
+
+        async def nested(_: InMemoryStore) -> list[MemoryItem]:  # on the store's own loop: no hop
+            return await store.arun(lambda s: s.search(MemoryQuery()))
+
+        assert store.run(nested) == []
+    with pytest.raises(RuntimeError, match="^the SyncStore is closed$"):
+        asyncio.run(store.arun(lambda s: s.search(MemoryQuery())))

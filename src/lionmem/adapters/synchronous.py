@@ -26,18 +26,18 @@ Examples:
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import concurrent.futures.thread  # pyright: ignore[reportUnusedImport]
+import concurrent.futures.thread  # noqa: F401  # pyright: ignore[reportUnusedImport]
 import threading
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator, Iterable, Sequence
-from contextlib import AbstractAsyncContextManager, suppress
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar, cast, overload
 from uuid import UUID
 
 from lionmem._internal.arguments import kind_of
+from lionmem._internal.loops import await_on, call_on
 from lionmem.adapters.lifecycle import ClosesOnExit
 from lionmem.adapters.urls import open_store
 from lionmem.protocols.batching import BatchingStore
@@ -83,45 +83,12 @@ class _Loop:
                 "a SyncStore was called from its own event loop (from inside a call of its store, "
                 "such as an embedder's), which would wait for itself for ever; await the store there"
             )
-        # The future exists before the work is handed over, so an interrupt that lands
-        # at any point after the hand-over finds a future to cancel.
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        try:
-            self.loop.call_soon_threadsafe(self._start, work, future)
-            return future.result()
-        except BaseException:
-            future.cancel()
-            raise
-
-    def _start(self, work: Coroutine[Any, Any, T], future: concurrent.futures.Future[T]) -> None:
-        """On the loop: run `work` for `future`, unless its caller has given up already."""
-        if future.cancelled():
-            work.close()
-            return
-        task = self.loop.create_task(work)
-
-        def given_up(_: object) -> None:
-            if future.cancelled():
-                self.loop.call_soon_threadsafe(task.cancel)
-
-        future.add_done_callback(given_up)
-        task.add_done_callback(lambda _: _settle(future, task))
+        return call_on(self.loop, work)
 
     def stop(self) -> None:
         """Stop the loop once what it runs now is done, and wait for its thread to end."""
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join()
-
-
-def _settle(future: concurrent.futures.Future[T], task: asyncio.Task[T]) -> None:
-    """Give `future` the outcome of `task`, unless its caller cancelled it meanwhile."""
-    with suppress(concurrent.futures.InvalidStateError):
-        if task.cancelled():
-            future.cancel()
-        elif (error := task.exception()) is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(task.result())
 
 
 # Python shuts its thread pools down before it runs `atexit`, and a store's close may use
@@ -242,6 +209,24 @@ class SyncStore(Generic[S]):
             return await work(self._store)
 
         return self._call(awaited())
+
+    async def arun(self, work: Callable[[S], Awaitable[T]]) -> T:
+        """What `work(store)` gives, awaited on the store's loop from code that runs on
+        another loop, which goes on meanwhile: `await sync.arun(lambda s: s.search(q))`.
+        Cancelling the await cancels the call there.
+
+        Raises:
+            RuntimeError: the SyncStore is closed.
+        """
+        if self._loop is None:
+            raise RuntimeError("the SyncStore is closed")
+
+        async def awaited() -> T:
+            return await work(self._store)
+
+        if asyncio.get_running_loop() is self._loop.loop:  # a call of its store's, such as an embedder's
+            return await awaited()
+        return await await_on(self._loop.loop, awaited())
 
     def _call(self, work: Coroutine[Any, Any, T]) -> T:
         if self._loop is None:
