@@ -1,9 +1,10 @@
 """Check a built lionmem wheel as its users meet it: installed, away from any work tree.
 
 Run: python scripts/check_wheel.py dist/lionmem-VERSION-py3-none-any.whl
-It makes a fresh venv, installs the wheel with the `testing`, `postgres`, `lionagi` and
-`recall` extras and the test extra's mypy, pytest and Sybil, then runs each check. `--python PATH` skips the
-install and checks the venv that interpreter belongs to; `--only NAME` runs one check
+It makes a fresh venv, installs the wheel with the `testing`, `postgres`, `lionagi`,
+`langgraph` and `recall` extras and the test extra's mypy, pytest and Sybil, then runs
+each check. `--python PATH` skips the install and checks the venv that interpreter
+belongs to; `--only NAME` runs one check
 (repeatable). `.ci/run` runs it after the test suite; tests/project/test_distributions.py
 runs it against wheels with a file taken out, which must fail.
 
@@ -190,7 +191,7 @@ def install(wheel: Path, into: Path) -> Path:
             "install",
             "-q",
             *lock,
-            f"{wheel.resolve()}[testing,postgres,lionagi,recall]",
+            f"{wheel.resolve()}[testing,postgres,lionagi,langgraph,recall]",
             *tools,
         ],
         into,

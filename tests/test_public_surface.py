@@ -104,6 +104,26 @@ def test_lionagi_loads_only_for_its_integration() -> None:
     assert "lionagi" in _modules_after("import lionmem.integrations.lionagi")
 
 
+def test_langgraph_loads_only_for_its_integration() -> None:
+    every_name = "import lionmem\nfor name in lionmem.__all__: getattr(lionmem, name)"
+    for code in (
+        every_name,
+        "import lionmem.integrations, lionmem.integrations.lionagi, lionmem.testing.kit, lionmem.cli",
+        "import lionmem.adapters.synchronous, lionmem.adapters.sqlite, lionmem.adapters.postgres",
+    ):
+        assert not {m for m in _modules_after(code) if m.split(".")[0] in {"langgraph", "langchain_core"}}, code
+    assert "langgraph.store.base" in _modules_after("import lionmem.integrations.langgraph")
+
+
+def test_without_langgraph_its_integration_names_the_extra() -> None:
+    hidden = "import sys\nsys.modules['langgraph'] = None\nimport lionmem.integrations.langgraph\n"
+    done = subprocess.run([sys.executable, "-c", hidden], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert (
+        "ImportError: lionmem.integrations.langgraph needs LangGraph: pip install 'lionmem[langgraph]'" in done.stderr
+    )
+
+
 def test_without_lionagi_its_integration_names_the_extra() -> None:
     """A user without the extra, seen as Python sees a package that is not there."""
     hidden = "import sys\nsys.modules['lionagi'] = None\n"

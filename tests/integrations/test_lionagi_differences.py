@@ -12,7 +12,6 @@ import asyncio
 import copy
 import functools
 import pickle
-import re
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,32 +26,11 @@ from pydantic import ValidationError
 import lionmem
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.integrations.lionagi import for_lionagi
+from tests.support.differences import Ledger
 
 T = TypeVar("T")
-PAGE = Path(__file__).parents[2] / "docs" / "lionagi-differences.md"
-ROWS: dict[str, Callable[..., None]] = {}
-"""The tests by the name of the row each one holds."""
-
-
-def row(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Register a test as the check of row `name`, and name the row when it fails."""
-
-    def register(test: Callable[..., None]) -> Callable[..., None]:
-        @functools.wraps(test)
-        def named(*args: Any, **kwargs: Any) -> None:
-            try:
-                test(*args, **kwargs)
-            except (Exception, pytest.fail.Exception) as exc:
-                raise AssertionError(
-                    f"row {name!r} of docs/lionagi-differences.md no longer holds; "
-                    f"revise the row or the code it describes: {exc}"
-                ) from exc
-
-        assert name not in ROWS, f"two tests for row {name!r}"
-        ROWS[name] = named
-        return named
-
-    return register
+LEDGER = Ledger("lionagi-differences.md")
+row = LEDGER.row
 
 
 def run(body: Coroutine[Any, Any, T]) -> T:
@@ -567,31 +545,9 @@ def test_a_malformed_id_is_named_in_pydantics_words_by_lionmem() -> None:
 
 # -- the page ------------------------------------------------------------------------
 
-ROW_NAME = re.compile(r"^\| \[\]\(\)\{#([a-z-]+)\} `([a-z-]+)` \|")
-
-
-def page_rows() -> dict[str, str]:
-    """The page's table rows by name, each the whole line."""
-    rows: dict[str, str] = {}
-    for line in PAGE.read_text(encoding="utf-8").splitlines():
-        found = ROW_NAME.match(line)
-        if found:
-            assert found[1] == found[2], f"the row {found[1]!r} has the anchor {found[2]!r}"
-            assert found[1] not in rows, f"the page has two rows {found[1]!r}"
-            rows[found[1]] = line
-    return rows
-
 
 def test_the_page_and_the_tests_hold_the_same_rows() -> None:
-    rows = page_rows()
-    assert sorted(rows) == sorted(ROWS), "a row without a test, or a test without a row"
-    for name, line in rows.items():
-        cells = [cell.strip() for cell in line.strip("|").split(" | ")]
-        assert len(cells) == 6, f"row {name!r} has {len(cells)} cells, not 6"
-        status, why, since = cells[3], cells[4], cells[5]
-        assert status in {"matched", "declared"}, f"row {name!r}: status {status!r}"
-        assert re.search(r"\]\[adr-0\d{3}[a-z0-9-]*\]", why), f"row {name!r} links no decision"
-        assert re.fullmatch(r"\d+\.\d+\.\d+", since), f"row {name!r}: since {since!r}"
+    LEDGER.check_page()
 
 
 def test_each_row_names_itself_when_it_no_longer_holds() -> None:
@@ -599,6 +555,6 @@ def test_each_row_names_itself_when_it_no_longer_holds() -> None:
     def broken() -> None:
         assert UUID(int=0) == UUID(int=1)
 
-    del ROWS["a-row-for-this-test"]
+    del LEDGER.rows["a-row-for-this-test"]
     with pytest.raises(AssertionError, match="^row 'a-row-for-this-test' of docs/lionagi-differences.md"):
         broken()
