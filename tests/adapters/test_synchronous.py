@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -329,9 +329,8 @@ def test_a_call_from_its_own_loop_is_refused_instead_of_waiting_for_ever() -> No
             store.run(inside)
 
 
-def test_ctrl_c_while_waiting_cancels_the_call() -> None:
-    assert threading.current_thread() is threading.main_thread()  # where Python runs its signal handlers
-    started, cancelled = threading.Event(), threading.Event()
+def sleeping(started: threading.Event, cancelled: threading.Event) -> Callable[[InMemoryStore], Awaitable[None]]:
+    """A call that sets `started`, sleeps a minute, and sets `cancelled` if cancelled."""
 
     async def slow(_: InMemoryStore) -> None:
         started.set()
@@ -340,6 +339,14 @@ def test_ctrl_c_while_waiting_cancels_the_call() -> None:
         except asyncio.CancelledError:
             cancelled.set()
             raise
+
+    return slow
+
+
+def test_ctrl_c_while_waiting_cancels_the_call() -> None:
+    assert threading.current_thread() is threading.main_thread()  # where Python runs its signal handlers
+    started, cancelled = threading.Event(), threading.Event()
+    slow = sleeping(started, cancelled)
 
     def press_ctrl_c() -> None:
         started.wait(10)
@@ -382,14 +389,7 @@ def test_ctrl_c_just_after_the_call_is_handed_to_the_loop_still_cancels_it(monke
 
 def test_arun_awaits_the_stores_loop_from_another_and_cancels_there() -> None:
     started, cancelled = threading.Event(), threading.Event()
-
-    async def slow(_: InMemoryStore) -> None:
-        started.set()
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
+    slow = sleeping(started, cancelled)
 
     with SyncStore.open(InMemoryStore()) as store:
 

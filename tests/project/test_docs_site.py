@@ -311,6 +311,7 @@ def test_each_diagram_is_what_its_description_draws() -> None:
         "bench_postgres_load",
         "bench_disk",
         "bench_write_parts",
+        "bench_langgraph_bridge",
     ],
 )
 def test_the_performance_page_shows_each_committed_benchmark(bench: str) -> None:

@@ -132,7 +132,8 @@ class Operations:
                 unindexed = MemoryQuery(filters={**filters, items.NOT_INDEXED: True}, limit=op.limit - len(chosen))
                 chosen += [(item, None) for item in await store.search(unindexed)]
         else:  # without an embedder, LangGraph's stores pass over `query` too
-            found = await self._skipping(MemoryQuery(filters=filters), op.offset, op.limit)
+            query = MemoryQuery(filters=filters, limit=op.limit)
+            found = await (self._skipping(query, op.offset) if op.offset else store.search(query))
             chosen = [(item, None) for item in found]
         if op.refresh_ttl:
             await self._refresh(_ttls([item for item, _ in chosen]))
@@ -141,10 +142,20 @@ class Operations:
     async def _recall(
         self, store: RecallStore, query: str, k: int, filters: dict[str, Any]
     ) -> list[tuple[MemoryItem, float | None]]:
-        indexed = {**filters, items.NOT_INDEXED: Ne(True)}
-        if self.fuses is not None:
+        if self.fuses is not None:  # an item's fused score depends on the others ranked: filter first
+            indexed = {**filters, items.NOT_INDEXED: Ne(True)}
             return [(found.item, found.score) for found in await self.fuses.recall_hybrid(query, k, filters=indexed)]
-        return [(found.item, found.score) for found in await store.recall(query, k, filters=indexed)]
+        # A cosine score does not: ask for more while unindexed items take places, rather
+        # than add a condition every store must test on each row.
+        asked = k
+        while True:
+            found = await store.recall(query, asked, filters=filters)
+            kept: list[tuple[MemoryItem, float | None]] = [
+                (each.item, each.score) for each in found if items.NOT_INDEXED not in each.item.metadata
+            ]
+            if len(kept) >= k or len(found) < asked:
+                return kept[:k]
+            asked *= 2
 
     async def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         if op.limit < 0 or op.offset < 0 or (op.max_depth is not None and op.max_depth < 0):
@@ -170,8 +181,8 @@ class Operations:
             else:
                 await self.expiring.expire(ids, ttl=minutes * 60)
 
-    async def _skipping(self, query: MemoryQuery, offset: int, limit: int) -> list[MemoryItem]:
-        """The matches of `query` from `offset`, at most `limit`: a page at a time up
+    async def _skipping(self, query: MemoryQuery, offset: int) -> list[MemoryItem]:
+        """The matches of `query` from `offset`, at most its limit: a page at a time up
         to the offset, so that no call reads more than `_PAGE` items it does not return."""
         after: str | None = None
         while offset > 0:
@@ -180,8 +191,7 @@ class Operations:
             if page.next is None:
                 return []
             after = page.next
-        page = await self.paging.search_page(query.model_copy(update={"limit": limit}), after)
-        return list(page.items)
+        return list((await self.paging.search_page(query, after)).items)
 
 
 def checked(ops: Iterable[Op]) -> list[Op]:
