@@ -132,7 +132,7 @@ class StoreForLangGraph(BaseStore):
 
         Raises:
             TypeError: `source` is none of these, or its store lacks an extension the
-                bridge needs (batching, expiry, paging).
+                bridge needs (batching, expiry, paging; hybrid recall with `hybrid`).
         """
         _check(source)
         if isinstance(source, ClosesOnExit):
