@@ -378,6 +378,24 @@ class Sweeping(InMemoryStore):
         return await super().sweep()
 
 
+def test_sweep_ttl_deletes_what_expired_now_in_both_forms() -> None:
+    clock = Clock()
+    lion = Sweeping(clock=clock)
+    with StoreForLangGraph(lion, index=INDEX) as store:
+        assert store.embeddings is not None and store.embeddings.embed_documents(["ab"]) == letters(["ab"])
+        store.put(("t",), "a", {"v": 1}, ttl=1)
+        store.put(("t",), "b", {"v": 2}, ttl=1)
+        store.put(("t",), "c", {"v": 3})
+        clock.now += 61
+        assert store.sweep_ttl() == 2 and lion.sweeps == 1
+        store.put(("t",), "d", {"v": 4}, ttl=1)
+        clock.now += 61
+        assert asyncio.run(store.asweep_ttl()) == 1
+        assert store.search(("t",)) and [item.key for item in store.search(("t",))] == ["c"]
+    with StoreForLangGraph(InMemoryStore()) as unindexed:
+        assert unindexed.embeddings is None
+
+
 def test_a_sweep_interval_runs_a_sweeper_while_the_store_is_open() -> None:
     lion = Sweeping()
     with StoreForLangGraph(lion, ttl={"sweep_interval_minutes": 60}) as store:
@@ -428,7 +446,9 @@ def test_opened_on_a_loop_it_awaits_there_and_serves_other_threads_and_loops(tmp
     async def body() -> None:
         async with StoreForLangGraph.open(SQLiteMemoryStore.open(tmp_path / "s.db")) as store:
             await store.aput(("a",), "k", {"v": 1})
-            with pytest.raises(RuntimeError, match="^a sync method of StoreForLangGraph was called on the event loop"):
+            with pytest.raises(
+                asyncio.InvalidStateError, match="^a sync method of StoreForLangGraph was called on the event loop"
+            ):
                 store.get(("a",), "k")
             from_a_thread = await asyncio.to_thread(store.get, ("a",), "k")
             assert from_a_thread is not None and from_a_thread.value == {"v": 1}

@@ -36,6 +36,7 @@ from lionmem.protocols.forgetting import ForgettingStore
 from lionmem.protocols.recall import Embedder
 
 try:
+    from langchain_core.embeddings import Embeddings
     from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
     from langgraph.store.base.embed import ensure_embeddings
 
@@ -166,6 +167,8 @@ class StoreForLangGraph(BaseStore):
         self._operations = Operations(store, (index or {}).get("fields"), hybrid=hybrid)
         self._call, self._acall = call, acall
         self.index_config: IndexConfig | None = index
+        embed = (index or {}).get("embed")
+        self.embeddings: Embeddings | None = None if embed is None else ensure_embeddings(embed)
         self.ttl_config = ttl
 
     @classmethod
@@ -182,13 +185,14 @@ class StoreForLangGraph(BaseStore):
         the arguments are the class's, and `source` may also be a store already open
         on this loop. The async methods await the store directly. The sync methods may
         be called from other threads; from the loop's own thread they would wait for
-        themselves, and raise `RuntimeError`."""
+        themselves, and raise `asyncio.InvalidStateError`, as LangGraph's async stores
+        do."""
         loop, thread = asyncio.get_running_loop(), threading.get_ident()
         async with _opened(source, index) as store:
 
             def call(work: Work[T]) -> T:
                 if threading.get_ident() == thread:
-                    raise RuntimeError(
+                    raise asyncio.InvalidStateError(
                         "a sync method of StoreForLangGraph was called on the event loop it was opened on, "
                         "where it would wait for itself for ever; await its async form (aget, aput, asearch...)"
                     )
@@ -213,6 +217,15 @@ class StoreForLangGraph(BaseStore):
     def store_of(self) -> ForgettingStore:
         """The lionmem store the items are kept in."""
         return self._operations.store
+
+    def sweep_ttl(self) -> int:
+        """Delete every expired item of the store now, as LangGraph's durable stores'
+        `sweep_ttl` does; return how many. Reads pass over expired items either way."""
+        return self._call(lambda _: self._operations.expiring.sweep())
+
+    async def asweep_ttl(self) -> int:
+        """`sweep_ttl`, awaited."""
+        return await self._acall(lambda _: self._operations.expiring.sweep())
 
     def close(self) -> None:
         """Stop the sweeper, close the store if this opened it, and stop its thread;
