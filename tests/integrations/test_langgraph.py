@@ -314,6 +314,8 @@ def test_a_langgraph_index_becomes_a_lionmem_embedder() -> None:
 def test_a_url_is_opened_with_the_indexs_embedder(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'notes.db'}"
     with StoreForLangGraph(url, index=INDEX) as store:
+        made: Any = store.store_of
+        assert store.embeddings is made.embedder.embeddings  # the index's embedding, made once
         store.put(("n",), "as", {"text": "aaaa"})
         store.put(("n",), "bs", {"text": "bbbb"})
         assert [item.key for item in store.search(("n",), query="bbb", limit=1)] == ["bs"]
@@ -391,7 +393,7 @@ def test_sweep_ttl_deletes_what_expired_now_in_both_forms() -> None:
         store.put(("t",), "d", {"v": 4}, ttl=1)
         clock.now += 61
         assert asyncio.run(store.asweep_ttl()) == 1
-        assert store.search(("t",)) and [item.key for item in store.search(("t",))] == ["c"]
+        assert [item.key for item in store.search(("t",))] == ["c"]
     with StoreForLangGraph(InMemoryStore()) as unindexed:
         assert unindexed.embeddings is None
 

@@ -27,7 +27,6 @@ from lionmem.protocols.filters import AllOf, Ge, Gt, Le, Lt, Ne
 from lionmem.protocols.memory import MemoryItem
 
 __all__ = [
-    "DEPTH",
     "NOT_INDEXED",
     "TTL",
     "filters_of",

@@ -54,6 +54,7 @@ class Operations:
         self.expiring: ExpiringStore = _needs(store, ExpiringStore)
         self.paging: PagingStore = _needs(store, PagingStore)
         self.fuses: HybridStore | None = _needs(store, HybridStore) if hybrid else None
+        self._recalls: RecallStore | None = store if isinstance(store, RecallStore) else None
         self._fields = list(fields) if fields is not None else None
 
     async def run(self, ops: list[Op]) -> list[Result]:
@@ -125,15 +126,15 @@ class Operations:
         if op.limit == 0:
             return []
         chosen: list[tuple[MemoryItem, float | None]]
-        store = self.store
-        if op.query and isinstance(store, RecallStore) and store.embedder is not None:
-            chosen = (await self._recall(store, op.query, op.offset + op.limit, filters))[op.offset :]
+        recalls = self._recalls
+        if op.query and recalls is not None and recalls.embedder is not None:
+            chosen = (await self._recall(recalls, op.query, op.offset + op.limit, filters))[op.offset :]
             if len(chosen) < op.limit:  # as LangGraph's stores, the unindexed make up the number
                 unindexed = MemoryQuery(filters={**filters, items.NOT_INDEXED: True}, limit=op.limit - len(chosen))
-                chosen += [(item, None) for item in await store.search(unindexed)]
+                chosen += [(item, None) for item in await recalls.search(unindexed)]
         else:  # without an embedder, LangGraph's stores pass over `query` too
             query = MemoryQuery(filters=filters, limit=op.limit)
-            found = await (self._skipping(query, op.offset) if op.offset else store.search(query))
+            found = await (self._skipping(query, op.offset) if op.offset else self.store.search(query))
             chosen = [(item, None) for item in found]
         if op.refresh_ttl:
             await self._refresh(_ttls([item for item, _ in chosen]))
@@ -198,7 +199,7 @@ def checked(ops: Iterable[Op]) -> list[Op]:
     """`ops` as a list, each an operation whose namespace LangGraph allows.
 
     Raises:
-        TypeError: an object that is no operation, or a put\'s value that is no dict.
+        TypeError: an object that is no operation, or a put's value that is no dict.
         InvalidNamespaceError: a label LangGraph refuses.
     """
     listed = list(ops)

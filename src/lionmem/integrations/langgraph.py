@@ -31,9 +31,10 @@ from lionmem._internal.arguments import kind_of
 from lionmem._internal.loops import await_on, call_on
 from lionmem.adapters.lifecycle import ClosesOnExit
 from lionmem.adapters.synchronous import SyncStore
+from lionmem.adapters.urls import open_store
 from lionmem.protocols.expiry import Sweeper
 from lionmem.protocols.forgetting import ForgettingStore
-from lionmem.protocols.recall import Embedder
+from lionmem.protocols.recall import Embedder, RecallStore
 
 try:
     from langchain_core.embeddings import Embeddings
@@ -68,11 +69,16 @@ class EmbedderFromLangGraph:
     texts, async or not, or a `"provider:model"` name) and its `dims`."""
 
     def __init__(self, index: IndexConfig) -> None:
-        """Raises: `ValueError` when `index` has no `embed` or no positive `dims`."""
+        """Make the embedding `index` names, once.
+
+        Raises:
+            ValueError: `index` has no `embed` or no positive int `dims`.
+        """
         embed, dims = index.get("embed"), index.get("dims")
         if embed is None or not isinstance(dims, int) or isinstance(dims, bool) or dims <= 0:
             raise ValueError(f"a LangGraph index needs its 'embed' and a positive int 'dims'; got {dict(index)!r}")
-        self._embeddings = ensure_embeddings(embed)
+        self.embeddings: Embeddings = ensure_embeddings(embed)
+        """The LangChain embeddings the index's `embed` makes."""
         name = embed if isinstance(embed, str) else getattr(embed, "__name__", type(embed).__name__)
         self._identity = f"langgraph:{name}:{dims}"
         self._dimensions = dims
@@ -89,7 +95,7 @@ class EmbedderFromLangGraph:
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """The embedding's vectors of `texts`, through its async form."""
-        return await self._embeddings.aembed_documents(list(texts))
+        return await self.embeddings.aembed_documents(list(texts))
 
 
 class StoreForLangGraph(BaseStore):
@@ -107,6 +113,11 @@ class StoreForLangGraph(BaseStore):
 
     supports_ttl: bool = True
     """True: every lionmem store keeps a TTL, as the item's expiry."""
+    index_config: IndexConfig | None
+    """LangGraph's index settings the store was made with, or `None`."""
+    embeddings: Embeddings | None
+    """The index's embedding, as LangGraph's stores name it: the store's own when its
+    embedder came from the index, or `None` without an index."""
 
     def __init__(
         self,
@@ -146,9 +157,9 @@ class StoreForLangGraph(BaseStore):
         sync: SyncStore[ForgettingStore] = opens(source, embedder=_embedder(index) if isinstance(source, str) else None)
         try:
             self._setup(sync.store_of, sync.run, sync.arun, index=index, ttl=ttl, hybrid=hybrid)
-            self._sweeper = _sweeper_of(self._operations, ttl)
-            if self._sweeper is not None:
-                sync.run(lambda _: _entered(self._sweeper))
+            self._sweeper = sweeper = _sweeper_of(self._operations, ttl)
+            if sweeper is not None:
+                sync.run(lambda _: sweeper.__aenter__())
         except BaseException:
             sync.close()
             raise
@@ -166,9 +177,13 @@ class StoreForLangGraph(BaseStore):
     ) -> None:
         self._operations = Operations(store, (index or {}).get("fields"), hybrid=hybrid)
         self._call, self._acall = call, acall
-        self.index_config: IndexConfig | None = index
-        embed = (index or {}).get("embed")
-        self.embeddings: Embeddings | None = None if embed is None else ensure_embeddings(embed)
+        self.index_config = index
+        embedder = store.embedder if isinstance(store, RecallStore) else None
+        if isinstance(embedder, EmbedderFromLangGraph):  # made from the index already: not twice
+            self.embeddings = embedder.embeddings
+        else:
+            embed = (index or {}).get("embed")
+            self.embeddings = None if embed is None else ensure_embeddings(embed)
         self.ttl_config = ttl
 
     @classmethod
@@ -268,8 +283,6 @@ async def _opened(source: object, index: IndexConfig | None) -> AsyncGenerator[F
     _check(source)
     given: Any = source
     if isinstance(given, str):
-        from lionmem.adapters.urls import open_store
-
         async with open_store(given, embedder=_embedder(index)) as store:
             yield store
     elif isinstance(given, ForgettingStore):
@@ -282,11 +295,6 @@ async def _opened(source: object, index: IndexConfig | None) -> AsyncGenerator[F
 def _sweeper_of(operations: Operations, ttl: TTLConfig | None) -> Sweeper | None:
     minutes = (ttl or {}).get("sweep_interval_minutes")
     return None if minutes is None else Sweeper(operations.expiring, every=minutes * 60)
-
-
-async def _entered(sweeper: Sweeper | None) -> None:
-    assert sweeper is not None
-    await sweeper.__aenter__()
 
 
 def _embedder(index: IndexConfig | None) -> Embedder | None:
