@@ -4,6 +4,7 @@ dialect, TTL, `query=`, and the two ways of running it."""
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC
@@ -418,6 +419,104 @@ def test_a_sweep_interval_runs_a_sweeper_while_the_store_is_open() -> None:
     with StoreForLangGraph(lion) as unswept:
         unswept.put(("a",), "k", {"v": 1})
     assert lion.sweeps == 1
+
+
+class Stuck(InMemoryStore):
+    """A store whose sweeps fail, or hold on until released, as a long delete would."""
+
+    def __init__(self, *, fails: bool = False) -> None:
+        super().__init__()
+        self.fails, self.release, self.started = fails, threading.Event(), threading.Event()
+
+    async def sweep(self) -> int:
+        if self.fails:
+            raise RuntimeError("the sweep failed")
+        self.started.set()
+        cancelled = False
+        while not self.release.is_set():
+            try:
+                await asyncio.sleep(0.005)
+            except asyncio.CancelledError:  # the delete under way ends before the stop
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError
+        return 0
+
+
+def test_start_ttl_sweeper_runs_one_sweeper_until_stopped_as_langgraphs_durable_stores_do() -> None:
+    lion = Sweeping()
+    with StoreForLangGraph(lion) as store:
+        assert store.stop_ttl_sweeper() is True  # none ran
+        running = store.start_ttl_sweeper()
+        assert store.start_ttl_sweeper(1) is running and not running.done()
+        assert _eventually(lambda: lion.sweeps == 1)
+        assert store.stop_ttl_sweeper() is True and running.result(timeout=1) is None
+        assert store.stop_ttl_sweeper() is True
+        again = store.start_ttl_sweeper(sweep_interval_minutes=60)
+        assert again is not running and _eventually(lambda: lion.sweeps == 2)
+    assert again.result(timeout=1) is None  # closing stopped it
+    assert lion.sweeps == 2
+
+    async def opened() -> None:
+        async with StoreForLangGraph.open(Sweeping()) as store:
+            running = await store.astart_ttl_sweeper(60)
+            assert await store.astart_ttl_sweeper() is running
+            assert await store.astop_ttl_sweeper() is True and running.result() is None
+
+    asyncio.run(opened())
+
+
+def test_a_sweepers_failure_is_its_futures_and_a_stop_may_time_out() -> None:
+    with StoreForLangGraph(Stuck(fails=True)) as store:
+        failing = store.start_ttl_sweeper()
+        assert store.stop_ttl_sweeper() is True
+        with pytest.raises(RuntimeError, match="^the sweep failed$"):
+            failing.result(timeout=1)
+    stuck = Stuck()
+    with StoreForLangGraph(stuck) as store:
+        running = store.start_ttl_sweeper()
+        assert stuck.started.wait(1)
+        assert store.stop_ttl_sweeper(timeout=0.05) is False and not running.done()
+        stuck.release.set()
+        assert running.result(timeout=1) is None
+
+
+@pytest.mark.parametrize(
+    ("minutes", "error", "message"),
+    [
+        ("5", TypeError, "^sweep_interval_minutes must be a number of minutes, got a str$"),
+        (True, TypeError, "^sweep_interval_minutes must be a number of minutes, got a bool$"),
+        (0, ValueError, "^sweep_interval_minutes must be a finite number of minutes above 0, got 0$"),
+        (math.inf, ValueError, "^sweep_interval_minutes must be a finite number of minutes above 0, got inf$"),
+    ],
+)
+def test_a_sweep_interval_that_is_no_number_of_minutes_is_refused(
+    minutes: Any, error: type[Exception], message: str
+) -> None:
+    lion = Sweeping()
+    with StoreForLangGraph(lion) as store:
+        with pytest.raises(error, match=message):
+            store.start_ttl_sweeper(minutes)
+        assert store.stop_ttl_sweeper() is True
+    with pytest.raises(error, match=message):
+        StoreForLangGraph(lion, ttl={"sweep_interval_minutes": minutes})
+    assert lion.sweeps == 0
+
+
+def test_code_written_for_langgraphs_durable_stores_runs_unchanged() -> None:
+    with_text_fields: Any = {**INDEX, "text_fields": "title"}  # as LangGraph's SQLite store names them
+    with StoreForLangGraph(InMemoryStore(), index=with_text_fields) as store:
+        store.setup()
+        store.put(("n",), "one", {"title": "aaaa", "body": "cccc"})
+        store.put(("n",), "two", {"title": "cccc", "body": "aaaa"})
+        assert [item.key for item in store.search(("n",), query="aaaa", limit=1)] == ["one"]
+        asyncio.run(store.asetup())
+    both: Any = {**INDEX, "fields": ["title"], "text_fields": ["body"]}
+    with pytest.raises(
+        ValueError,
+        match=r"^an index names its fields once, as 'fields' or 'text_fields'; got \['title'\] and \['body'\]$",
+    ):
+        StoreForLangGraph(InMemoryStore(), index=both)
 
 
 def _eventually(holds: Callable[[], bool]) -> bool:

@@ -1,14 +1,19 @@
 """Every row of docs/langgraph-differences.md, run side by side against LangGraph's own
-`InMemoryStore`, from the langgraph-checkpoint the `langgraph` extra installs."""
+`InMemoryStore` (or, where the row names it, its `SqliteStore`), from the releases the
+test extra installs."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, TTLConfig
 from langgraph.store.memory import InMemoryStore as LangGraphStore
+from langgraph.store.sqlite import SqliteStore
+from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from lionmem import InMemoryStore
 from lionmem.integrations.langgraph import EmbedderFromLangGraph, StoreForLangGraph
@@ -35,6 +40,22 @@ def both() -> Iterator[Callable[..., tuple[BaseStore, StoreForLangGraph]]]:
     yield make
     for store in made:
         store.close()
+
+
+@pytest.fixture
+def their_sqlite() -> Iterator[Callable[..., SqliteStore]]:
+    """LangGraph's SQLite store, in memory, set up."""
+    opened: list[AbstractContextManager[SqliteStore]] = []
+
+    def make(ttl: TTLConfig | None = None) -> SqliteStore:
+        opened.append(SqliteStore.from_conn_string(":memory:", ttl=ttl))
+        store = opened[-1].__enter__()
+        store.setup()
+        return store
+
+    yield make
+    for each in opened:
+        each.__exit__(None, None, None)
 
 
 def keys(found: list[Any]) -> list[str]:
@@ -140,6 +161,79 @@ def test_query_without_index(both: Callable[..., tuple[BaseStore, StoreForLangGr
         store.put(("n",), "b", {"text": "blue sky"})
     answers = [[(item.key, item.score) for item in store.search(("n",), query="sky")] for store in (theirs, ours)]
     assert answers[0] == answers[1] == [("a", None), ("b", None)]
+
+
+@row("dotted-filter-key")
+def test_dotted_filter_key(
+    both: Callable[..., tuple[BaseStore, StoreForLangGraph]], their_sqlite: Callable[..., SqliteStore]
+) -> None:
+    theirs, ours = both()
+    sqlite = their_sqlite()
+    for store in (theirs, ours, sqlite):
+        store.put(("n",), "nested", {"user": {"level": "x"}})
+        store.put(("n",), "flat", {"user.level": "x"})
+    assert keys(theirs.search(("n",), filter={"user.level": "x"})) == ["flat"]
+    assert keys(ours.search(("n",), filter={"user.level": "x"})) == ["flat"]
+    assert keys(sqlite.search(("n",), filter={"user.level": "x"})) == ["nested"]
+    assert keys(theirs.search(("n",), filter={"user": {"level": "x"}})) == ["nested"]
+    assert keys(ours.search(("n",), filter={"user": {"level": "x"}})) == ["nested"]
+    with pytest.raises(ValueError, match="Unsupported operator: level"):
+        sqlite.search(("n",), filter={"user": {"level": "x"}})
+
+
+@row("any-filter-key")
+def test_any_filter_key(
+    both: Callable[..., tuple[BaseStore, StoreForLangGraph]], their_sqlite: Callable[..., SqliteStore]
+) -> None:
+    _, ours = both()
+    sqlite = their_sqlite()
+    key = "access') = 'public' OR '1'='1"
+    for store in (ours, sqlite):
+        store.put(("n",), "quoted", {key: 1})
+        store.put(("n",), "other", {"access": "public"})
+    with pytest.raises(ValueError, match="^Invalid filter key"):
+        sqlite.search(("n",), filter={key: 1})
+    assert keys(ours.search(("n",), filter={key: 1})) == ["quoted"]
+
+
+@row("refresh-on-read")
+def test_refresh_on_read(their_sqlite: Callable[..., SqliteStore]) -> None:
+    sqlite = their_sqlite({"default_ttl": 1})
+
+    def expiry() -> object:
+        return sqlite.conn.execute("SELECT expires_at FROM store").fetchone()[0]
+
+    sqlite.put(("n",), "k", {"v": 1})
+    before = expiry()
+    assert sqlite.get(("n",), "k") is not None and sqlite.get(("n",), "k", refresh_ttl=True) is not None
+    assert expiry() == before  # not refreshed: its settings do not say refresh_on_read
+    now = [0.0]
+    with StoreForLangGraph(InMemoryStore(clock=lambda: now[0]), ttl={"default_ttl": 1}) as ours:
+        ours.put(("n",), "read", {"v": 1})
+        ours.put(("n",), "unread", {"v": 1})
+        now[0] = 50.0
+        assert ours.get(("n",), "read") is not None
+        now[0] = 61.0
+        assert ours.get(("n",), "read", refresh_ttl=False) is not None  # refreshed at 50
+        assert ours.get(("n",), "unread") is None
+
+
+@row("its-own-tables")
+def test_its_own_tables(their_sqlite: Callable[..., SqliteStore]) -> None:
+    sqlite = their_sqlite()
+    assert sqlite.conn.execute("SELECT name FROM sqlite_master WHERE name = 'store'").fetchone() == ("store",)
+    assert SqliteStore.MIGRATIONS
+    with StoreForLangGraph(InMemoryStore()) as ours:
+        assert not hasattr(ours, "conn") and not hasattr(ours, "MIGRATIONS")
+        assert isinstance(ours.store_of, InMemoryStore)
+
+
+@row("async-store-methods")
+def test_async_store_methods() -> None:
+    names = ["setup", "sweep_ttl", "start_ttl_sweeper", "stop_ttl_sweeper"]
+    assert all(inspect.iscoroutinefunction(getattr(AsyncSqliteStore, name)) for name in names)
+    assert not any(inspect.iscoroutinefunction(getattr(StoreForLangGraph, name)) for name in names)
+    assert all(inspect.iscoroutinefunction(getattr(StoreForLangGraph, f"a{name}")) for name in names)
 
 
 # -- the page ------------------------------------------------------------------------

@@ -21,8 +21,10 @@ Needs the `langgraph` extra; `import lionmem` never imports this module. Governe
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterable, Sequence
+from concurrent.futures import Future
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from types import TracebackType
 from typing import Any, Protocol, Self, TypeVar
@@ -157,9 +159,8 @@ class StoreForLangGraph(BaseStore):
         sync: SyncStore[ForgettingStore] = opens(source, embedder=_embedder(index) if isinstance(source, str) else None)
         try:
             self._setup(sync.store_of, sync.run, sync.arun, index=index, ttl=ttl, hybrid=hybrid)
-            self._sweeper = sweeper = _sweeper_of(self._operations, ttl)
-            if sweeper is not None:
-                sync.run(lambda _: sweeper.__aenter__())
+            if (ttl or {}).get("sweep_interval_minutes") is not None:
+                self.start_ttl_sweeper()
         except BaseException:
             sync.close()
             raise
@@ -175,8 +176,9 @@ class StoreForLangGraph(BaseStore):
         ttl: TTLConfig | None,
         hybrid: bool,
     ) -> None:
-        self._operations = Operations(store, (index or {}).get("fields"), hybrid=hybrid)
+        self._operations = Operations(store, _fields(index), hybrid=hybrid)
         self._call, self._acall = call, acall
+        self._sweeping: tuple[Sweeper, Future[None]] | None = None
         self.index_config = index
         embedder = store.embedder if isinstance(store, RecallStore) else None
         if isinstance(embedder, EmbedderFromLangGraph):  # made from the index already: not twice
@@ -221,17 +223,25 @@ class StoreForLangGraph(BaseStore):
             bridge = cls.__new__(cls)
             bridge._setup(store, call, acall, index=index, ttl=ttl, hybrid=hybrid)
             bridge._sync = None
-            bridge._sweeper = _sweeper_of(bridge._operations, ttl)
-            if bridge._sweeper is None:
+            if (ttl or {}).get("sweep_interval_minutes") is not None:
+                await bridge.astart_ttl_sweeper()
+            try:
                 yield bridge
-                return
-            async with bridge._sweeper:
-                yield bridge
+            finally:
+                await bridge._stop_sweeping()
 
     @property
     def store_of(self) -> ForgettingStore:
         """The lionmem store the items are kept in."""
         return self._operations.store
+
+    def setup(self) -> None:
+        """Nothing: a lionmem store makes and migrates its schema as it opens. Here so
+        that code written for LangGraph's durable stores, which call it first, runs
+        unchanged."""
+
+    async def asetup(self) -> None:
+        """`setup`, awaited: nothing."""
 
     def sweep_ttl(self) -> int:
         """Delete every expired item of the store now, as LangGraph's durable stores'
@@ -242,6 +252,65 @@ class StoreForLangGraph(BaseStore):
         """`sweep_ttl`, awaited."""
         return await self._acall(lambda _: self._operations.expiring.sweep())
 
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> Future[None]:
+        """Delete what expired every `sweep_interval_minutes` (else the TTL settings'
+        `sweep_interval_minutes`, else 5), first at once, until `stop_ttl_sweeper` or
+        `close`, as LangGraph's durable stores' sweeper does; if one runs, nothing more.
+
+        Returns:
+            The running sweeper's future: done when it stops, or failed with the error
+            that stopped it.
+
+        Raises:
+            TypeError: `sweep_interval_minutes` is not a number.
+            ValueError: it is not a finite number above 0.
+        """
+        return self._call(lambda _: self._start_sweeping(sweep_interval_minutes))
+
+    async def astart_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> Future[None]:
+        """`start_ttl_sweeper`, awaited."""
+        return await self._acall(lambda _: self._start_sweeping(sweep_interval_minutes))
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper, waiting at most `timeout` seconds for a sweep under way
+        (`None`: as long as it takes); True once it stopped or if none ran, False if
+        the timeout came first (it stops as that sweep ends)."""
+        return self._call(lambda _: self._stopping(timeout))
+
+    async def astop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """`stop_ttl_sweeper`, awaited."""
+        return await self._acall(lambda _: self._stopping(timeout))
+
+    async def _start_sweeping(self, minutes: float | None) -> Future[None]:
+        if self._sweeping is not None:
+            return self._sweeping[1]
+        every: object = minutes if minutes is not None else (self.ttl_config or {}).get("sweep_interval_minutes")
+        every = 5 if every is None else every
+        if isinstance(every, bool) or not isinstance(every, int | float):
+            raise TypeError(f"sweep_interval_minutes must be a number of minutes, got {kind_of(every)}")
+        if not (math.isfinite(every) and every > 0):
+            raise ValueError(f"sweep_interval_minutes must be a finite number of minutes above 0, got {every!r}")
+        sweeper = Sweeper(self._operations.expiring, every=every * 60)
+        await sweeper.__aenter__()
+        self._sweeping = (sweeper, Future())
+        return self._sweeping[1]
+
+    async def _stopping(self, timeout: float | None) -> bool:
+        stop = asyncio.ensure_future(self._stop_sweeping())
+        done, _ = await asyncio.wait([stop], timeout=timeout)
+        return bool(done)
+
+    async def _stop_sweeping(self) -> None:
+        if self._sweeping is None:
+            return
+        (sweeper, stopped), self._sweeping = self._sweeping, None
+        try:
+            await sweeper.__aexit__(None, None, None)
+        except Exception as error:  # a sweep's failure ended it: the future's, not the caller's
+            stopped.set_exception(error)
+        else:
+            stopped.set_result(None)
+
     def close(self) -> None:
         """Stop the sweeper, close the store if this opened it, and stop its thread;
         again, nothing. A store made by `open` closes as its block ends."""
@@ -249,9 +318,7 @@ class StoreForLangGraph(BaseStore):
         if sync is None:
             return
         try:
-            if self._sweeper is not None:
-                sweeper = self._sweeper
-                sync.run(lambda _: sweeper.__aexit__(None, None, None))
+            sync.run(lambda _: self._stop_sweeping())
         finally:
             sync.close()
 
@@ -292,9 +359,16 @@ async def _opened(source: object, index: IndexConfig | None) -> AsyncGenerator[F
             yield store
 
 
-def _sweeper_of(operations: Operations, ttl: TTLConfig | None) -> Sweeper | None:
-    minutes = (ttl or {}).get("sweep_interval_minutes")
-    return None if minutes is None else Sweeper(operations.expiring, every=minutes * 60)
+def _fields(index: IndexConfig | None) -> list[str] | None:
+    """The index's fields: `fields`, or `text_fields` as LangGraph's SQLite store names them."""
+    given: dict[str, Any] = dict(index or {})
+    fields, text_fields = given.get("fields"), given.get("text_fields")
+    if fields is not None and text_fields is not None and fields != text_fields:
+        raise ValueError(
+            f"an index names its fields once, as 'fields' or 'text_fields'; got {fields!r} and {text_fields!r}"
+        )
+    chosen = fields if fields is not None else text_fields
+    return [chosen] if isinstance(chosen, str) else chosen
 
 
 def _embedder(index: IndexConfig | None) -> Embedder | None:
