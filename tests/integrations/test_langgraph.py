@@ -18,12 +18,9 @@ from langgraph.store.base import GetOp, InvalidNamespaceError, Item, ListNamespa
 import lionmem
 import lionmem.integrations._langgraph_ops as operations
 from lionmem import InMemoryStore, MemoryQuery
-from lionmem.adapters.postgres import PostgresMemoryStore
 from lionmem.adapters.sqlite import SQLiteMemoryStore
 from lionmem.integrations.langgraph import EmbedderFromLangGraph, StoreForLangGraph
-from tests.support.pg_server import fresh_database
-
-Opening = Callable[..., Any]
+from tests.integrations.conftest import Opening
 
 
 class Clock:
@@ -42,21 +39,6 @@ def letters(texts: Sequence[str]) -> list[list[float]]:
 
 
 INDEX: Any = {"dims": 3, "embed": letters}
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def opening(request: pytest.FixtureRequest, tmp_path: Path) -> Opening:
-    """Makes a fresh lionmem store (or its opening) of each kind, given store keywords."""
-
-    def make(**given: Any) -> Any:
-        if request.param == "memory":
-            return InMemoryStore(**given)
-        if request.param == "sqlite":
-            return SQLiteMemoryStore.open(tmp_path / f"{len(list(tmp_path.iterdir()))}.db", **given)
-        url = request.getfixturevalue("pgvector_server_url" if "embedder" in given else "pg_url")
-        return PostgresMemoryStore.open(fresh_database(url), namespace="langgraph", **given)
-
-    return make
 
 
 @pytest.fixture
