@@ -1,10 +1,12 @@
 """Every row of docs/langgraph-differences.md, run side by side against LangGraph's own
-`InMemoryStore` (or, where the row names it, its `SqliteStore`), from the releases the
-test extra installs."""
+`InMemoryStore` (or, where the row names it, its SQLite or PostgreSQL store), from the
+releases the test extra installs."""
 
 from __future__ import annotations
 
 import inspect
+import math
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -12,12 +14,14 @@ from typing import Any
 import pytest
 from langgraph.store.base import BaseStore, TTLConfig
 from langgraph.store.memory import InMemoryStore as LangGraphStore
+from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from lionmem import InMemoryStore
 from lionmem.integrations.langgraph import EmbedderFromLangGraph, StoreForLangGraph
 from tests.support.differences import Ledger
+from tests.support.pg_server import fresh_database
 
 LEDGER = Ledger("langgraph-differences.md")
 row = LEDGER.row
@@ -216,6 +220,34 @@ def test_refresh_on_read(their_sqlite: Callable[..., SqliteStore]) -> None:
         now[0] = 61.0
         assert ours.get(("n",), "read", refresh_ttl=False) is not None  # refreshed at 50
         assert ours.get(("n",), "unread") is None
+
+
+@row("expired-rows")
+def test_expired_rows(their_sqlite: Callable[..., SqliteStore]) -> None:
+    sqlite = their_sqlite()
+    with StoreForLangGraph(InMemoryStore()) as ours:
+        for store in (sqlite, ours):
+            store.put(("n",), "k", {"v": 1}, ttl=0.001)  # 60 ms
+        time.sleep(0.15)
+        assert sqlite.get(("n",), "k", refresh_ttl=False) is not None
+        assert keys(sqlite.search(("n",), refresh_ttl=False)) == ["k"] and sqlite.list_namespaces() == [("n",)]
+        assert ours.get(("n",), "k") is None and ours.search(("n",)) == [] and ours.list_namespaces() == []
+
+
+@row("distance-type")
+def test_distance_type(pgvector_server_url: str) -> None:
+    index: Any = {"dims": 3, "embed": letters, "distance_type": "l2"}
+    with PostgresStore.from_conn_string(fresh_database(pgvector_server_url), index=index) as theirs:
+        theirs.setup()
+        theirs.put(("n",), "k", {"text": "aab"})
+        [their_hit] = theirs.search(("n",), query="abb")
+    with StoreForLangGraph(InMemoryStore(embedder=EmbedderFromLangGraph(index)), index=index) as ours:
+        ours.put(("n",), "k", {"text": "aab"})
+        [our_hit] = ours.search(("n",), query="abb")
+    [stored], [asked] = letters(['{"text": "aab"}']), letters(["abb"])
+    assert their_hit.score == pytest.approx(-math.dist(stored, asked), abs=1e-3)
+    cosine = sum(x * y for x, y in zip(stored, asked, strict=True)) / math.hypot(*stored) / math.hypot(*asked)
+    assert our_hit.score == pytest.approx(cosine, abs=1e-6)
 
 
 @row("its-own-tables")

@@ -2,12 +2,14 @@
 (ADR-0106).
 
 The tests come from the source distributions `constraints/langgraph-tests.txt` pins by
-hash: langgraph-checkpoint's store tests, and its SQLite store's (sync, async and TTL).
+hash: langgraph-checkpoint's store tests, its SQLite store's (sync, async and TTL) and
+its PostgreSQL store's (sync and async, on the test server).
 `tests/langgraph_harness/lionmem_langgraph_plugin.py` makes each store they construct a
 `StoreForLangGraph` over a lionmem store, and nothing else of them changes. Every test
 passes, but those a suite declares: each is a row of docs/langgraph-differences.md,
 where a side-by-side test shows both answers, and each must still fail here, so that a
-row is dropped once it no longer holds.
+row is dropped once it no longer holds. A release's tests run over the three stores at
+once, since most of their time is spent waiting for TTLs to pass.
 """
 
 from __future__ import annotations
@@ -28,23 +30,26 @@ from tests.support.pg_server import fresh_database
 ROOT = Path(__file__).resolve().parents[2]
 PINNED = ROOT / "constraints" / "langgraph-tests.txt"
 HARNESS = ROOT / "tests" / "langgraph_harness"
+KINDS = ("memory", "sqlite", "postgres")
 
 
 @dataclass(frozen=True)
 class Suite:
-    """Test files of one pinned release, how many tests they hold, and the tests that
-    fail by design, each with its row of the differences page."""
+    """Test files of one pinned release, how many tests they hold, how many of them
+    fail by design, and the tests that do, each with its row of the differences page."""
 
     files: tuple[str, ...]
     tests: int
+    failing: int
     declared: dict[str, str]
 
 
 SUITES = {
-    "langgraph_checkpoint": Suite(("tests/test_store.py",), 117, {"test_embed_with_path": "one-vector-per-item"}),
+    "langgraph_checkpoint": Suite(("tests/test_store.py",), 117, 1, {"test_embed_with_path": "one-vector-per-item"}),
     "langgraph_checkpoint_sqlite": Suite(
         ("tests/test_store.py", "tests/test_async_store.py", "tests/test_ttl.py"),
         153,
+        9,
         {
             "test_embed_with_path": "one-vector-per-item",
             "test_filter_keys_with_hyphens_and_digits": "dotted-filter-key",
@@ -52,6 +57,22 @@ SUITES = {
             "test_ttl_override_default": "refresh-on-read",
             "test_vector_store_initialization": "its-own-tables",
             "test_nonnull_migrations": "its-own-tables",
+        },
+    ),
+    "langgraph_checkpoint_postgres": Suite(
+        ("tests/test_store.py", "tests/test_async_store.py"),
+        299,
+        50,
+        {
+            "test_embed_with_path": "one-vector-per-item",
+            "test_embed_with_path_sync": "one-vector-per-item",
+            "test_embed_with_path_operation_config": "one-vector-per-item",
+            "test_scores": "distance-type",
+            "test_omit_expired_disabled_preserves_expired_rows": "expired-rows",
+            "test_omit_expired_filters_read_paths": "its-own-tables",
+            "test_omit_expired_refresh_ttl_only_refreshes_live_rows": "its-own-tables",
+            "test_omit_expired_search_pagination": "its-own-tables",
+            "test_abatch_uses_single_pool_checkout": "its-own-tables",
         },
     ),
 }
@@ -70,7 +91,7 @@ def langgraph_tests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]
 
 
 def outcomes(report: Path) -> dict[str, str]:
-    """{test name: passed, failed or skipped} from a JUnit XML report."""
+    """{file::test name: passed, failed or skipped} from a JUnit XML report."""
     found: dict[str, str] = {}
     for case in ET.parse(report).getroot().iter("testcase"):
         kinds = {child.tag for child in case} & {"failure", "error", "skipped"}
@@ -84,25 +105,38 @@ def test_each_declared_failure_is_a_row_of_the_differences_page() -> None:
     assert {row for suite in SUITES.values() for row in suite.declared.values()} <= rows.keys()
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
 @pytest.mark.parametrize("release", SUITES)
 def test_langgraphs_own_store_tests_pass_on_the_bridge(
-    release: str, kind: str, langgraph_tests: dict[str, Path], request: pytest.FixtureRequest, tmp_path: Path
+    release: str, langgraph_tests: dict[str, Path], pgvector_server_url: str, tmp_path: Path
 ) -> None:
     suite = SUITES[release]
-    env = {**os.environ, "LIONMEM_LANGGRAPH_STORE": kind, "PYTHONPATH": str(HARNESS)}
-    if kind == "postgres":
-        env["LIONMEM_LANGGRAPH_DSN"] = fresh_database(request.getfixturevalue("pgvector_server_url"))
-    report = tmp_path / "report.xml"
-    plugins = ["-p", "lionmem_langgraph_plugin", "-p", "no:cacheprovider"]
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", *suite.files, *plugins, "-q", f"--junitxml={report}"],
-        cwd=langgraph_tests[release],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    found = outcomes(report)
-    failed = {name.split("::")[-1].split("[")[0] for name, outcome in found.items() if outcome == "failed"}
-    assert failed == suite.declared.keys(), done.stdout[-4000:]
-    assert "skipped" not in found.values() and len(found) == suite.tests, done.stdout[-4000:]
+    runs: dict[str, tuple[subprocess.Popen[str], Path]] = {}
+    for kind in KINDS:
+        env = {
+            **os.environ,
+            "LIONMEM_LANGGRAPH_STORE": kind,
+            "LIONMEM_LANGGRAPH_DSN": fresh_database(pgvector_server_url),
+            "LIONMEM_LANGGRAPH_SERVER": pgvector_server_url,
+            "PYTHONPATH": str(HARNESS),
+        }
+        report = tmp_path / f"{kind}.xml"
+        plugins = ["-p", "lionmem_langgraph_plugin", "-p", "no:cacheprovider"]
+        command = [sys.executable, "-m", "pytest", *suite.files, *plugins, "-q", f"--junitxml={report}"]
+        running = subprocess.Popen(
+            command, cwd=langgraph_tests[release], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        runs[kind] = (running, report)
+    try:
+        for kind, (running, report) in runs.items():
+            printed, _ = running.communicate()
+            found = outcomes(report)
+            failed = [name for name, outcome in found.items() if outcome == "failed"]
+            said = f"{release} on the {kind} store:\n{printed[-4000:]}"
+            assert {name.split("::")[-1].split("[")[0] for name in failed} == suite.declared.keys(), said
+            assert len(failed) == suite.failing, said
+            assert "skipped" not in found.values() and len(found) == suite.tests, said
+    finally:
+        for running, _ in runs.values():
+            if running.poll() is None:  # another store's run failed first
+                running.kill()
+                running.communicate()

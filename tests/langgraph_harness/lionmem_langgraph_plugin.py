@@ -1,16 +1,22 @@
 """Runs LangGraph's own store tests with lionmem underneath.
 
-Each store those tests make (`InMemoryStore(...)`, `SqliteStore.from_conn_string(...)`,
-`AsyncSqliteStore.from_conn_string(...)`) is a `StoreForLangGraph` over the lionmem
+Each store those tests make (`InMemoryStore(...)`, and `from_conn_string(...)` of the
+SQLite and PostgreSQL stores, sync and async) is a `StoreForLangGraph` over the lionmem
 store `LIONMEM_LANGGRAPH_STORE` names: `memory`, `sqlite` (a new file each) or
-`postgres` (a new namespace each, of the database `LIONMEM_LANGGRAPH_DSN` names); a
-connection string is set aside. The stores a test made are closed as it ends. Loaded
-by tests/integrations/test_langgraph_suite.py.
+`postgres` (a new namespace each, of the database `LIONMEM_LANGGRAPH_DSN` names). The
+stores a test made are closed as it ends. Loaded by
+tests/integrations/test_langgraph_suite.py.
+
+A connection string names a database the items are not kept in: the PostgreSQL
+store's tests make one for each store on the server `LIONMEM_LANGGRAPH_SERVER` names
+(their `DEFAULT_URI`, pointed there), and SQL they run through the store's `_cursor()`
+runs in it, where their store's tables are not.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -20,8 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import langgraph.store.memory
+import langgraph.store.postgres
+import langgraph.store.postgres.aio
 import langgraph.store.sqlite
 import langgraph.store.sqlite.aio
+import psycopg
 import pytest
 
 import lionmem
@@ -87,6 +96,54 @@ class AsyncSqliteStore(StoreForLangGraph):
         return await self.astop_ttl_sweeper(timeout)
 
 
+class PostgresStore(InMemoryStore):
+    """LangGraph's `PostgresStore.from_conn_string(...)`, on lionmem; its connection
+    settings (`pipeline`, `pool_config`) are set aside."""
+
+    MIGRATIONS: list[Any] = []  # noqa: RUF012 - their fixtures rewrite their store's schema steps: none here
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls, conn_string: str, *, index: Any = None, ttl: Any = None, **connection: Any
+    ) -> Iterator[PostgresStore]:
+        made = cls(index=index, ttl=ttl)
+        made.conn_string = conn_string
+        yield made
+
+    conn_string = ""
+
+    @contextmanager
+    def _cursor(self) -> Iterator[psycopg.Cursor[Any]]:
+        with psycopg.connect(self.conn_string, autocommit=True) as conn, conn.cursor() as cursor:
+            yield cursor
+
+
+class AsyncPostgresStore(AsyncSqliteStore):
+    """LangGraph's `AsyncPostgresStore.from_conn_string(...)`, on lionmem."""
+
+    MIGRATIONS: list[Any] = []  # noqa: RUF012 - as PostgresStore's
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls, conn_string: str, *, index: Any = None, ttl: Any = None, **connection: Any
+    ) -> AsyncIterator[StoreForLangGraph]:
+        async with cls.open(_opening(index), index=index, ttl=ttl) as store:
+            store.conn_string = conn_string
+            yield store
+
+    conn_string = ""
+
+    @asynccontextmanager
+    async def _cursor(self) -> AsyncIterator[psycopg.AsyncCursor[Any]]:
+        async with (
+            await psycopg.AsyncConnection.connect(self.conn_string, autocommit=True) as conn,
+            conn.cursor() as cursor,
+        ):
+            yield cursor
+
+
 @pytest.fixture(autouse=True)
 def _close_the_stores_made() -> Iterator[None]:
     yield
@@ -97,7 +154,17 @@ def _close_the_stores_made() -> Iterator[None]:
 def pytest_configure(config: pytest.Config) -> None:
     # LangGraph's CI reruns tests so marked (pytest-retry); here each runs once.
     config.addinivalue_line("markers", "flaky(retries): rerun by LangGraph's CI")
-    langgraph.store.memory.InMemoryStore = InMemoryStore  # type: ignore[misc,assignment]
-    langgraph.store.sqlite.SqliteStore = SqliteStore
-    langgraph.store.sqlite.AsyncSqliteStore = AsyncSqliteStore
-    langgraph.store.sqlite.aio.AsyncSqliteStore = AsyncSqliteStore
+    for module, replaced in [
+        (langgraph.store.memory, InMemoryStore),
+        (langgraph.store.sqlite, SqliteStore),
+        (langgraph.store.sqlite, AsyncSqliteStore),
+        (langgraph.store.sqlite.aio, AsyncSqliteStore),
+        (langgraph.store.postgres, PostgresStore),
+        (langgraph.store.postgres, AsyncPostgresStore),
+        (langgraph.store.postgres.aio, AsyncPostgresStore),
+    ]:
+        setattr(module, replaced.__name__, replaced)
+    server = os.environ.get("LIONMEM_LANGGRAPH_SERVER")
+    their_conftest: Any = sys.modules.get("tests.conftest")
+    if server and hasattr(their_conftest, "DEFAULT_URI"):  # the PostgreSQL store's tests
+        their_conftest.DEFAULT_URI = server
