@@ -105,6 +105,8 @@ def test_ops_and_values_lionmem_cannot_keep_are_refused_by_name(store: StoreForL
         store.put(("a",), "k", {"n": {1: "x"}})
     with pytest.raises(InvalidNamespaceError):
         store.batch([GetOp(("a.b",), "k")])
+    with pytest.raises(TypeError, match=r"^a LangGraph namespace is a tuple of strings; got a list"):
+        store.put(["a"], "k", {"v": 1})  # type: ignore[arg-type]
     assert store.list_namespaces() == []
 
 
