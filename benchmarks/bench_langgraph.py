@@ -1,8 +1,8 @@
 """lionmem's durable stores beside LangGraph's, on one workload, in one run.
 
 Run: python -m benchmarks.bench_langgraph [--items 100000]
-Needs the `bench` dependency group (LangGraph's stores), imported by the measures
-alone, so that the page's tables can be checked without it. Starts a throwaway local
+Needs LangGraph's stores (the test extra installs them), imported by the measures
+alone, so that the page's tables can be checked without them. Starts a throwaway local
 server (or uses LIONMEM_TEST_POSTGRES_URL). Each measure is given for both sides,
 with lionmem's over LangGraph's; then the semantic probes, where LangGraph's answer
 is compared with the reference rule's. Results go to benchmarks/results/langgraph.json.

@@ -8,7 +8,7 @@ a get, a filtered search (limit 10) and a `query=` search (limit 10, hashing emb
 through `StoreForLangGraph.open` over the in-memory, SQLite and PostgreSQL stores;
 lionmem's own call doing the same (`store`, `retrieve`, `search` and `recall` with the
 filters the bridge makes); and LangGraph's `InMemoryStore`, `AsyncSqliteStore` and
-`AsyncPostgresStore` with the same embedding function (the `bench` dependency group;
+`AsyncPostgresStore` with the same embedding function (the test extra installs them;
 LangGraph's SQLite store without an index, whose vectors need an extension this Python
 cannot load). PostgreSQL runs on the pgvector server of the test support. Results go to benchmarks/results/langgraph_bridge.json.
 """

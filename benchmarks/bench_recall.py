@@ -4,7 +4,7 @@ beside LangGraph's `InMemoryStore`, given the same offline embedder, at each cou
 of notes, with and without filters, with the probes of what each recalls.
 
 Run: python -m benchmarks.bench_recall [--items 20000 100000]
-The LangGraph half needs the `bench` dependency group; `--no-langgraph` skips it. The
+The LangGraph half needs LangGraph's stores (the test extra); `--no-langgraph` skips it. The
 PostgreSQL stores are `bench_recall_pg`'s. Results go to
 benchmarks/results/recall.json; `table` renders the Performance page's tables.
 """

@@ -2,7 +2,7 @@
 filters (ADR-0103 D3).
 
 Run: python -m benchmarks.bench_recall_pg [--items 20000 100000]
-Needs the `bench` dependency group. For each count, lionmem's `PostgresMemoryStore`
+Needs LangGraph's PostgreSQL store (the test extra). For each count, lionmem's `PostgresMemoryStore`
 and LangGraph's `AsyncPostgresStore` hold the same everyday notes in two databases of
 one `pgserver` server, embedded by the same offline model. Each side is asked the same
 sixty everyday questions, with no filter, with an operator filter keeping the newest

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from typing import Any, cast
 from uuid import UUID
 
@@ -36,6 +37,17 @@ class Held(InMemoryStore):
                 await asyncio.sleep(0.001)
         self.batches.append(len(listed))
         return await super().store_many(listed)
+
+
+@asynccontextmanager
+async def a_write_under_way() -> AsyncIterator[tuple[Held, StoreForLangGraph, asyncio.Future[None]]]:
+    """A bridge on this loop, over a `Held` store holding its put of "first"."""
+    lion = Held()
+    async with StoreForLangGraph.open(lion) as store:
+        lion.hold.set()
+        first = asyncio.ensure_future(store.aput(("n",), "first", {"v": 1}))
+        await lion.held.wait()
+        yield lion, store, first
 
 
 def keys(store: StoreForLangGraph) -> set[str]:
@@ -81,11 +93,7 @@ def test_in_memory_where_no_call_gives_way_each_put_runs_at_once() -> None:
 
 def test_each_caller_of_a_failed_run_together_is_answered_alone() -> None:
     async def body() -> None:
-        lion = Held()
-        async with StoreForLangGraph.open(lion) as store:
-            lion.hold.set()
-            first = asyncio.ensure_future(store.aput(("n",), "first", {"v": 1}))
-            await lion.held.wait()
+        async with a_write_under_way() as (lion, store, first):
             queued = [
                 asyncio.ensure_future(store.aput(("n",), "second", {"v": 2})),
                 asyncio.ensure_future(store.aput(("n",), "bad", {"tags": {"a", "b"}})),
@@ -106,28 +114,19 @@ def test_each_caller_of_a_failed_run_together_is_answered_alone() -> None:
 
 def test_reads_never_wait_for_a_write_under_way() -> None:
     async def body() -> None:
-        lion = Held()
-        async with StoreForLangGraph.open(lion) as store:
-            await store.aput(("n",), "old", {"v": 0})
-            lion.hold.set()
-            writing = asyncio.ensure_future(store.aput(("n",), "new", {"v": 1}))
-            await lion.held.wait()
-            assert await store.aget(("n",), "new") is None
-            assert [item.key for item in await store.asearch(("n",))] == ["old"]
+        async with a_write_under_way() as (lion, store, first):
+            assert await store.aget(("n",), "first") is None
+            assert await store.asearch(("n",)) == []
             lion.hold.clear()
-            await writing
-            assert await store.aget(("n",), "new") is not None
+            await first
+            assert await store.aget(("n",), "first") is not None
 
     asyncio.run(body())
 
 
 def test_a_writer_cancelled_while_it_waits_writes_nothing_and_the_others_go_on() -> None:
     async def body() -> None:
-        lion = Held()
-        async with StoreForLangGraph.open(lion) as store:
-            lion.hold.set()
-            first = asyncio.ensure_future(store.aput(("n",), "first", {"v": 1}))
-            await lion.held.wait()
+        async with a_write_under_way() as (lion, store, first):
             cancelled = asyncio.ensure_future(store.aput(("n",), "cancelled", {"v": 2}))
             kept = asyncio.ensure_future(store.aput(("n",), "kept", {"v": 3}))
             await asyncio.sleep(0.01)
@@ -145,11 +144,7 @@ def test_a_writer_cancelled_while_it_waits_writes_nothing_and_the_others_go_on()
 
 def test_the_writes_queued_behind_a_cancelled_write_still_run() -> None:
     async def body() -> None:
-        lion = Held()
-        async with StoreForLangGraph.open(lion) as store:
-            lion.hold.set()
-            first = asyncio.ensure_future(store.aput(("n",), "first", {"v": 1}))
-            await lion.held.wait()
+        async with a_write_under_way() as (lion, store, first):
             queued = asyncio.ensure_future(store.aput(("n",), "queued", {"v": 2}))
             await asyncio.sleep(0.01)
             assert lion.begun == 1

@@ -312,6 +312,7 @@ def test_each_diagram_is_what_its_description_draws() -> None:
         "bench_disk",
         "bench_write_parts",
         "bench_langgraph_bridge",
+        "bench_langgraph_writes",
     ],
 )
 def test_the_performance_page_shows_each_committed_benchmark(bench: str) -> None:
