@@ -105,9 +105,16 @@ def test_ops_and_values_lionmem_cannot_keep_are_refused_by_name(store: StoreForL
         store.put(("a",), "k", {"n": {1: "x"}})
     with pytest.raises(InvalidNamespaceError):
         store.batch([GetOp(("a.b",), "k")])
-    with pytest.raises(TypeError, match=r"^a LangGraph namespace is a tuple of strings; got a list"):
-        store.put(["a"], "k", {"v": 1})  # type: ignore[arg-type]
     assert store.list_namespaces() == []
+
+
+def test_a_namespace_given_as_a_list_is_the_tuple_as_langgraphs_stores_take_it(store: StoreForLangGraph) -> None:
+    store.put(["a", "b"], "k", {"v": 1})  # type: ignore[arg-type]
+    found = store.get(("a", "b"), "k")
+    assert found is not None and found.namespace == ("a", "b")
+    assert [item.key for item in store.search(["a"])] == ["k"]  # type: ignore[arg-type]
+    store.delete(["a", "b"], "k")  # type: ignore[arg-type]
+    assert store.get(("a", "b"), "k") is None
 
 
 # -- search and filters ----------------------------------------------------------

@@ -81,7 +81,7 @@ class Operations:
         return results
 
     async def _put(self, ops: list[PutOp]) -> None:
-        last = {(op.namespace, op.key): op for op in ops}  # the last write of a key wins, as in order
+        last = {(tuple(op.namespace), op.key): op for op in ops}  # the last write of a key wins, as in order
         now = time.time()
         gone = [items.item_id(*where) for where, op in last.items() if op.value is None]
         kept: list[MemoryItem] = []
@@ -199,17 +199,13 @@ def checked(ops: Iterable[Op]) -> list[Op]:
     """`ops` as a list, each an operation whose namespace LangGraph allows.
 
     Raises:
-        TypeError: an object that is no operation, a namespace that is no tuple, or a
-            put's value that is no dict.
+        TypeError: an object that is no operation, or a put's value that is no dict.
         InvalidNamespaceError: a label LangGraph refuses.
     """
     listed = list(ops)
     for op in listed:
         if not isinstance(op, GetOp | SearchOp | PutOp | ListNamespacesOp):
             raise TypeError(f"a LangGraph store runs GetOp, SearchOp, PutOp and ListNamespacesOp; got {kind_of(op)}")
-        where = op.namespace_prefix if isinstance(op, SearchOp) else getattr(op, "namespace", ())
-        if not isinstance(where, tuple):
-            raise TypeError(f"a LangGraph namespace is a tuple of strings; got {kind_of(where)}")
         validate_op_namespace(op)
         if isinstance(op, PutOp) and op.value is not None and not isinstance(op.value, dict):
             raise TypeError(f"a put's value is a dict or None (a delete); got {kind_of(op.value)}")
