@@ -9,7 +9,7 @@ its PostgreSQL store's (sync and async, on the test server).
 passes, but those a suite declares: each is a row of docs/langgraph-differences.md,
 where a side-by-side test shows both answers, and each must still fail here, so that a
 row is dropped once it no longer holds. A release's tests run over the three stores at
-once, since most of their time is spent waiting for TTLs to pass.
+once, since much of their time is spent waiting for TTLs to pass.
 """
 
 from __future__ import annotations
@@ -35,18 +35,34 @@ KINDS = ("memory", "sqlite", "postgres")
 
 @dataclass(frozen=True)
 class Suite:
-    """Test files of one pinned release, how many tests they hold, how many of them
-    fail by design, and the tests that do, each with its row of the differences page."""
+    """Tests of one pinned release (its `files`, those `selected` by a `-k` expression),
+    how many they are, how many of them fail by design, and the tests that do, each
+    with its row of the differences page."""
 
+    release: str
     files: tuple[str, ...]
     tests: int
     failing: int
     declared: dict[str, str]
+    selected: str = ""
 
 
+# The PostgreSQL store's tests in four parts, each within the test command's five
+# minutes a test: its TTL tests wait out their TTLs, the others keep a core busy.
+TIMED = "ttl or expired"
+EXPIRED_ROWS = {
+    "test_omit_expired_disabled_preserves_expired_rows": "expired-rows",
+    "test_omit_expired_filters_read_paths": "its-own-tables",
+    "test_omit_expired_refresh_ttl_only_refreshes_live_rows": "its-own-tables",
+    "test_omit_expired_search_pagination": "its-own-tables",
+}
+POSTGRES = "langgraph_checkpoint_postgres"
 SUITES = {
-    "langgraph_checkpoint": Suite(("tests/test_store.py",), 117, 1, {"test_embed_with_path": "one-vector-per-item"}),
-    "langgraph_checkpoint_sqlite": Suite(
+    "checkpoint": Suite(
+        "langgraph_checkpoint", ("tests/test_store.py",), 117, 1, {"test_embed_with_path": "one-vector-per-item"}
+    ),
+    "sqlite": Suite(
+        "langgraph_checkpoint_sqlite",
         ("tests/test_store.py", "tests/test_async_store.py", "tests/test_ttl.py"),
         153,
         9,
@@ -59,22 +75,28 @@ SUITES = {
             "test_nonnull_migrations": "its-own-tables",
         },
     ),
-    "langgraph_checkpoint_postgres": Suite(
-        ("tests/test_store.py", "tests/test_async_store.py"),
-        299,
-        50,
+    "postgres-sync": Suite(
+        POSTGRES,
+        ("tests/test_store.py",),
+        175,
+        13,
         {
-            "test_embed_with_path": "one-vector-per-item",
             "test_embed_with_path_sync": "one-vector-per-item",
             "test_embed_with_path_operation_config": "one-vector-per-item",
             "test_scores": "distance-type",
-            "test_omit_expired_disabled_preserves_expired_rows": "expired-rows",
-            "test_omit_expired_filters_read_paths": "its-own-tables",
-            "test_omit_expired_refresh_ttl_only_refreshes_live_rows": "its-own-tables",
-            "test_omit_expired_search_pagination": "its-own-tables",
-            "test_abatch_uses_single_pool_checkout": "its-own-tables",
         },
+        f"not ({TIMED})",
     ),
+    "postgres-sync-ttl": Suite(POSTGRES, ("tests/test_store.py",), 18, 15, EXPIRED_ROWS, TIMED),
+    "postgres-async": Suite(
+        POSTGRES,
+        ("tests/test_async_store.py",),
+        88,
+        7,
+        {"test_embed_with_path": "one-vector-per-item", "test_abatch_uses_single_pool_checkout": "its-own-tables"},
+        f"not ({TIMED})",
+    ),
+    "postgres-async-ttl": Suite(POSTGRES, ("tests/test_async_store.py",), 18, 15, EXPIRED_ROWS, TIMED),
 }
 
 
@@ -105,11 +127,11 @@ def test_each_declared_failure_is_a_row_of_the_differences_page() -> None:
     assert {row for suite in SUITES.values() for row in suite.declared.values()} <= rows.keys()
 
 
-@pytest.mark.parametrize("release", SUITES)
+@pytest.mark.parametrize("name", SUITES)
 def test_langgraphs_own_store_tests_pass_on_the_bridge(
-    release: str, langgraph_tests: dict[str, Path], pgvector_server_url: str, tmp_path: Path
+    name: str, langgraph_tests: dict[str, Path], pgvector_server_url: str, tmp_path: Path
 ) -> None:
-    suite = SUITES[release]
+    suite = SUITES[name]
     runs: dict[str, tuple[subprocess.Popen[str], Path]] = {}
     for kind in KINDS:
         env = {
@@ -121,9 +143,15 @@ def test_langgraphs_own_store_tests_pass_on_the_bridge(
         }
         report = tmp_path / f"{kind}.xml"
         plugins = ["-p", "lionmem_langgraph_plugin", "-p", "no:cacheprovider"]
-        command = [sys.executable, "-m", "pytest", *suite.files, *plugins, "-q", f"--junitxml={report}"]
+        selected = ["-k", suite.selected] if suite.selected else []
+        command = [sys.executable, "-m", "pytest", *suite.files, *selected, *plugins, "-q", f"--junitxml={report}"]
         running = subprocess.Popen(
-            command, cwd=langgraph_tests[release], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            command,
+            cwd=langgraph_tests[suite.release],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         runs[kind] = (running, report)
     try:
@@ -131,7 +159,7 @@ def test_langgraphs_own_store_tests_pass_on_the_bridge(
             printed, _ = running.communicate()
             found = outcomes(report)
             failed = [name for name, outcome in found.items() if outcome == "failed"]
-            said = f"{release} on the {kind} store:\n{printed[-4000:]}"
+            said = f"{name} on the {kind} store:\n{printed[-4000:]}"
             assert {name.split("::")[-1].split("[")[0] for name in failed} == suite.declared.keys(), said
             assert len(failed) == suite.failing, said
             assert "skipped" not in found.values() and len(found) == suite.tests, said
