@@ -43,8 +43,8 @@ try:
     from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
     from langgraph.store.base.embed import ensure_embeddings
 
+    from lionmem.integrations._langgraph_batches import Batches
     from lionmem.integrations._langgraph_ops import Operations, checked
-    from lionmem.integrations._langgraph_writes import Writes
 except ImportError:  # LangGraph's own error stays chained, as the context
     raise ImportError("lionmem.integrations.langgraph needs LangGraph: pip install 'lionmem[langgraph]'")  # noqa: B904
 
@@ -178,7 +178,7 @@ class StoreForLangGraph(BaseStore):
         hybrid: bool,
     ) -> None:
         self._operations = Operations(store, _fields(index), hybrid=hybrid)
-        self._writes = Writes(self._operations.run)
+        self._batches = Batches(self._operations.run)
         self._call, self._acall = call, acall
         self._sweeping: tuple[Sweeper, Future[None]] | None = None
         self.index_config = index
@@ -333,15 +333,15 @@ class StoreForLangGraph(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run `ops` in order, each seeing the ones before it; consecutive puts and
         deletes go to the store as one `store_many` and one `delete_many`. A batch that
-        writes while another write is under way waits, and all that waited run as one
-        when it ends, each caller still answered alone."""
+        comes while another runs waits, and all that waited run as one when it ends,
+        each caller still answered alone."""
         listed = checked(ops)
-        return self._call(lambda _: self._writes(listed))
+        return self._call(lambda _: self._batches(listed))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """`batch`, awaited."""
         listed = checked(ops)
-        return await self._acall(lambda _: self._writes(listed))
+        return await self._acall(lambda _: self._batches(listed))
 
 
 def _check(source: object) -> None:

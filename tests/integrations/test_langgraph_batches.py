@@ -1,12 +1,13 @@
-"""Concurrent LangGraph writes run together (ADR-0106 D6): the batches that queue while
-a write is under way run as one, each caller still answered alone."""
+"""Concurrent LangGraph batches run together (ADR-0106 D6): the batches that queue while
+one runs run as one, each caller still answered alone."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, cast
 from uuid import UUID
 
@@ -55,7 +56,7 @@ def keys(store: StoreForLangGraph) -> set[str]:
 
 
 @pytest.mark.parametrize("opening", ["sqlite", "postgres"], indirect=True)
-def test_writes_that_queue_behind_one_under_way_go_to_the_store_as_one_batch(opening: Opening) -> None:
+def test_puts_that_queue_behind_one_under_way_go_to_the_store_as_one_batch(opening: Opening) -> None:
     """Fifty concurrent puts: the first runs alone and the 49 that queued behind it, as
     its store's calls gave way to the loop, run as one `store_many`."""
     lion = opening()
@@ -97,7 +98,7 @@ def test_each_caller_of_a_failed_run_together_is_answered_alone() -> None:
             queued = [
                 asyncio.ensure_future(store.aput(("n",), "second", {"v": 2})),
                 asyncio.ensure_future(store.aput(("n",), "bad", {"tags": {"a", "b"}})),
-                asyncio.ensure_future(store.abatch([])),  # writes nothing: at once
+                asyncio.ensure_future(store.abatch([])),  # asks nothing: answered at once
             ]
             await asyncio.sleep(0.01)
             assert [task.done() for task in queued] == [False, False, True] and lion.begun == 1
@@ -112,16 +113,59 @@ def test_each_caller_of_a_failed_run_together_is_answered_alone() -> None:
     asyncio.run(body())
 
 
-def test_reads_never_wait_for_a_write_under_way() -> None:
+def test_reads_that_come_while_a_write_runs_wait_and_run_after_it() -> None:
+    """However many callers there are, the store is asked one thing at a time: a read
+    waits for the write under way, so it sees what that write wrote."""
+
     async def body() -> None:
         async with a_write_under_way() as (lion, store, first):
-            assert await store.aget(("n",), "first") is None
-            assert await store.asearch(("n",)) == []
+            reading = asyncio.ensure_future(store.aget(("n",), "first"))
+            searching = asyncio.ensure_future(store.asearch(("n",)))
+            await asyncio.sleep(0.01)
+            assert not reading.done() and not searching.done()
             lion.hold.clear()
             await first
-            assert await store.aget(("n",), "first") is not None
+            found = await reading
+            assert found is not None and found.value == {"v": 1}
+            assert [item.key for item in await searching] == ["first"]
 
     asyncio.run(body())
+
+
+@pytest.mark.parametrize("opening", ["sqlite", "postgres"], indirect=True)
+def test_the_store_is_asked_one_thing_at_a_time_however_many_callers(opening: Opening) -> None:
+    """Gets, searches, puts and namespace listings from 1,000 tasks at once, as
+    LangGraph's own tests send them: without the queue, PostgreSQL's pool ran out of
+    connections under load."""
+    in_flight, most = [0], [0]
+
+    async def body() -> None:
+        async with StoreForLangGraph.open(opening()) as store:
+            opened: Any = store.store_of
+            for name in ("retrieve", "search", "store_many"):
+                setattr(opened, name, partial(counted, getattr(opened, name)))
+            calls: list[Awaitable[Any]] = []
+            for i in range(250):
+                calls += [
+                    store.aput(("n", str(i % 2)), f"k{i}", {"i": i}),
+                    store.aget(("n", str(i % 2)), f"k{i}"),
+                    store.asearch(("n",), limit=5),
+                    store.alist_namespaces(prefix=("n",)),
+                ]
+            answers = await asyncio.gather(*calls)
+            assert [answer.value for answer in answers[1::4]] == [{"i": i} for i in range(250)]
+            assert answers[-1] == [("n", "0"), ("n", "1")]
+
+    async def counted(given: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> Any:
+        in_flight[0] += 1
+        most[0] = max(most[0], in_flight[0])
+        try:
+            return await given(*args, **kwargs)
+        finally:
+            in_flight[0] -= 1
+
+    asyncio.run(body())
+    assert most[0] == 1
 
 
 def test_a_writer_cancelled_while_it_waits_writes_nothing_and_the_others_go_on() -> None:
@@ -194,7 +238,7 @@ def test_callers_cancelled_as_their_wave_runs_are_answered_no_more() -> None:
     batch by batch, one before its turn, one during it."""
     from langgraph.store.base import Op, PutOp, Result
 
-    from lionmem.integrations._langgraph_writes import Writes
+    from lionmem.integrations._langgraph_batches import Batches
 
     calls: list[list[str]] = []
     let_go: dict[int, asyncio.Event] = {}
@@ -210,7 +254,7 @@ def test_callers_cancelled_as_their_wave_runs_are_answered_no_more() -> None:
         return [PutOp(("n",), key, {"v": 1})]
 
     async def body() -> None:
-        writes = Writes(run)
+        writes = Batches(run)
         first = asyncio.ensure_future(writes(put("first")))
         await asyncio.sleep(0)
         a, bad, c = (asyncio.ensure_future(writes(put(key))) for key in ("a", "bad", "c"))

@@ -1,4 +1,4 @@
-"""Concurrent LangGraph batches that write, run together as one. Governed by
+"""Concurrent LangGraph batches, run together as one while another runs. Governed by
 [ADR-0106][adr-0106-d6].
 """
 
@@ -7,23 +7,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from langgraph.store.base import Op, PutOp, Result
+from langgraph.store.base import Op, Result
 
-__all__ = ["Writes"]
+__all__ = ["Batches"]
 
 Run = Callable[[list[Op]], Awaitable[list[Result]]]
 Waiting = tuple[list[Op], "asyncio.Future[list[Result]]"]
 
 
-class Writes:
-    """Runs batches of operations on one event loop, writes grouped as they queue.
+class Batches:
+    """Runs batches of operations on one event loop, one run at a time, those that
+    queue grouped.
 
-    A batch without a put runs at once. A batch with one runs at once when no write
-    is under way; else it waits, and every batch that waited runs as one when the
-    write under way ends, each batch's operations in its order, so that their
-    consecutive puts are one `store_many`. If that one run fails, each batch of it
-    runs again alone, so that each caller gets its own result or error. A caller
-    cancelled while it waits is left out; once its batch runs, the batch runs on.
+    A batch runs at once when none runs; else it waits, and every batch that waited
+    runs as one when the run under way ends, each batch's operations in its order, so
+    that their consecutive puts are one `store_many` and the store is never asked more
+    than one thing at a time, however many callers there are. If that one run fails,
+    each batch of it runs again alone, so that each caller gets its own result or
+    error. A caller cancelled while it waits is left out; once its batch runs, the
+    batch runs on.
     """
 
     def __init__(self, run: Run) -> None:
@@ -34,8 +36,8 @@ class Writes:
 
     async def __call__(self, ops: list[Op]) -> list[Result]:
         """The results of `ops`, run as the class says."""
-        if not any(isinstance(op, PutOp) for op in ops):
-            return await self._run(ops)
+        if not ops:
+            return []
         if self._busy:
             waiting: asyncio.Future[list[Result]] = asyncio.get_running_loop().create_future()
             self._waiting.append((ops, waiting))
