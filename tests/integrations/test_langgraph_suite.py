@@ -47,8 +47,8 @@ class Suite:
     selected: str = ""
 
 
-# The PostgreSQL store's tests in four parts, each within the test command's five
-# minutes a test: its TTL tests wait out their TTLs, the others keep a core busy.
+# The PostgreSQL store's tests in four parts, each well within the test command's limit
+# for one test: its TTL tests wait out their TTLs, the others keep a core busy.
 TIMED = "ttl or expired"
 EXPIRED_ROWS = {
     "test_omit_expired_disabled_preserves_expired_rows": "expired-rows",
