@@ -61,13 +61,9 @@ def _path_text(path: tuple[str, ...]) -> str:
     return json.dumps(list(path), ensure_ascii=False)
 
 
-def item_id(namespace: Sequence[str], key: str) -> uuid.UUID:
-    """The id of the item at `key` in `namespace`: the same in every store and run."""
-    return _item_id(tuple(namespace), key)
-
-
 @functools.lru_cache(maxsize=65_536)  # a key read or written lately: no SHA-1 again
-def _item_id(namespace: tuple[str, ...], key: str) -> uuid.UUID:
+def item_id(namespace: tuple[str, ...], key: str) -> uuid.UUID:
+    """The id of the item at `key` in `namespace`: the same in every store and run."""
     return uuid.uuid5(_ITEM_IDS, json.dumps([list(namespace), key], ensure_ascii=False))
 
 

@@ -81,7 +81,7 @@ class Operations:
         return results
 
     async def _put(self, ops: list[PutOp]) -> None:
-        last = {(tuple(op.namespace), op.key): op for op in ops}  # the last write of a key wins, as in order
+        last = {(op.namespace, op.key): op for op in ops}  # the last write of a key wins, as in order
         now = time.time()
         gone = [items.item_id(*where) for where, op in last.items() if op.value is None]
         kept: list[MemoryItem] = []
@@ -196,20 +196,30 @@ class Operations:
 
 
 def checked(ops: Iterable[Op]) -> list[Op]:
-    """`ops` as a list, each an operation whose namespace LangGraph allows.
+    """`ops` as a list, each an operation whose namespace LangGraph allows, given as a
+    tuple (LangGraph's stores take a list too).
 
     Raises:
         TypeError: an object that is no operation, or a put's value that is no dict.
         InvalidNamespaceError: a label LangGraph refuses.
     """
     listed = list(ops)
-    for op in listed:
+    for index, op in enumerate(listed):
         if not isinstance(op, GetOp | SearchOp | PutOp | ListNamespacesOp):
             raise TypeError(f"a LangGraph store runs GetOp, SearchOp, PutOp and ListNamespacesOp; got {kind_of(op)}")
         validate_op_namespace(op)
         if isinstance(op, PutOp) and op.value is not None and not isinstance(op.value, dict):
             raise TypeError(f"a put's value is a dict or None (a delete); got {kind_of(op.value)}")
+        if isinstance(op, GetOp | PutOp) and _is_list(op.namespace):
+            listed[index] = op._replace(namespace=tuple(op.namespace))
+        elif isinstance(op, SearchOp) and _is_list(op.namespace_prefix):
+            listed[index] = op._replace(namespace_prefix=tuple(op.namespace_prefix))
     return listed
+
+
+def _is_list(namespace: Sequence[str]) -> bool:
+    """Whether a namespace typed as a tuple came as a list, as LangGraph's stores allow."""
+    return not isinstance(namespace, tuple)
 
 
 def _needs(store: ForgettingStore, kind: type[object]) -> Any:
