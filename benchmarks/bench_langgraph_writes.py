@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from lionmem.integrations._langgraph_items import memory_item, text_to_index
 from lionmem.integrations.langgraph import StoreForLangGraph
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.support.common import median_time
 from tests.support.pg_server import fresh_database, pgvector_url
 
 RESULTS = Path(__file__).resolve().parent / "results" / "langgraph_writes.json"
@@ -42,12 +43,8 @@ def value(i: int) -> dict[str, Any]:
 
 
 async def median_ms(run: Callable[[int], Awaitable[Any]]) -> float:
-    times = []
-    for round_ in range(ROUNDS):
-        start = time.perf_counter()
-        await run(round_)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    """The median of `ROUNDS` runs of `run(round)`, in milliseconds."""
+    return await median_time([partial(run, round_) for round_ in range(ROUNDS)]) * 1e3
 
 
 async def measure_store(opening: Any, puts: int) -> dict[str, float]:

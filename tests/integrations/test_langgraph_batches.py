@@ -12,12 +12,12 @@ from typing import Any, cast
 from uuid import UUID
 
 import pytest
+from langgraph.store.base import GetOp, Item, Op, PutOp, Result
 
 from lionmem import InMemoryStore, MemoryItem
+from lionmem.integrations._langgraph_batches import Batches
 from lionmem.integrations.langgraph import StoreForLangGraph
 from tests.integrations.conftest import Opening
-
-pytestmark = pytest.mark.filterwarnings("error")
 
 
 class Held(InMemoryStore):
@@ -220,8 +220,6 @@ def test_sync_puts_from_many_threads_all_land() -> None:
 
 
 def test_a_batch_of_reads_and_writes_runs_in_its_order(opening: Opening) -> None:
-    from langgraph.store.base import GetOp, Item, PutOp
-
     async def body() -> list[Any]:
         async with StoreForLangGraph.open(opening()) as store:
             other = store.aput(("n",), "k", {"v": "other"})
@@ -236,10 +234,6 @@ def test_callers_cancelled_as_their_wave_runs_are_answered_no_more() -> None:
     """The queue alone, over a run that waits for each call to be let go and fails a
     batch holding the key "bad": two waiters stop waiting while the wave runs again
     batch by batch, one before its turn, one during it."""
-    from langgraph.store.base import Op, PutOp, Result
-
-    from lionmem.integrations._langgraph_batches import Batches
-
     calls: list[list[str]] = []
     let_go: dict[int, asyncio.Event] = {}
 
@@ -254,10 +248,10 @@ def test_callers_cancelled_as_their_wave_runs_are_answered_no_more() -> None:
         return [PutOp(("n",), key, {"v": 1})]
 
     async def body() -> None:
-        writes = Batches(run)
-        first = asyncio.ensure_future(writes(put("first")))
+        batches = Batches(run)
+        first = asyncio.ensure_future(batches(put("first")))
         await asyncio.sleep(0)
-        a, bad, c = (asyncio.ensure_future(writes(put(key))) for key in ("a", "bad", "c"))
+        a, bad, c = (asyncio.ensure_future(batches(put(key))) for key in ("a", "bad", "c"))
         await asyncio.sleep(0)
         let_go.setdefault(1, asyncio.Event()).set()
         assert await first == [None]

@@ -8,7 +8,7 @@ import inspect
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
@@ -49,17 +49,14 @@ def both() -> Iterator[Callable[..., tuple[BaseStore, StoreForLangGraph]]]:
 @pytest.fixture
 def their_sqlite() -> Iterator[Callable[..., SqliteStore]]:
     """LangGraph's SQLite store, in memory, set up."""
-    opened: list[AbstractContextManager[SqliteStore]] = []
+    with ExitStack() as opened:
 
-    def make(ttl: TTLConfig | None = None) -> SqliteStore:
-        opened.append(SqliteStore.from_conn_string(":memory:", ttl=ttl))
-        store = opened[-1].__enter__()
-        store.setup()
-        return store
+        def make(ttl: TTLConfig | None = None) -> SqliteStore:
+            store = opened.enter_context(SqliteStore.from_conn_string(":memory:", ttl=ttl))
+            store.setup()
+            return store
 
-    yield make
-    for each in opened:
-        each.__exit__(None, None, None)
+        yield make
 
 
 def keys(found: list[Any]) -> list[str]:

@@ -137,10 +137,11 @@ def test_langgraphs_own_store_tests_pass_on_the_bridge(
         env = {
             **os.environ,
             "LIONMEM_LANGGRAPH_STORE": kind,
-            "LIONMEM_LANGGRAPH_DSN": fresh_database(pgvector_server_url),
             "LIONMEM_LANGGRAPH_SERVER": pgvector_server_url,
             "PYTHONPATH": str(HARNESS),
         }
+        if kind == "postgres":
+            env["LIONMEM_LANGGRAPH_DSN"] = fresh_database(pgvector_server_url)
         report = tmp_path / f"{kind}.xml"
         plugins = ["-p", "lionmem_langgraph_plugin", "-p", "no:cacheprovider"]
         selected = ["-k", suite.selected] if suite.selected else []
@@ -158,9 +159,9 @@ def test_langgraphs_own_store_tests_pass_on_the_bridge(
         for kind, (running, report) in runs.items():
             printed, _ = running.communicate()
             found = outcomes(report)
-            failed = [name for name, outcome in found.items() if outcome == "failed"]
+            failed = [test for test, outcome in found.items() if outcome == "failed"]
             said = f"{name} on the {kind} store:\n{printed[-4000:]}"
-            assert {name.split("::")[-1].split("[")[0] for name in failed} == suite.declared.keys(), said
+            assert {test.split("::")[-1].split("[")[0] for test in failed} == suite.declared.keys(), said
             assert len(failed) == suite.failing, said
             assert "skipped" not in found.values() and len(found) == suite.tests, said
     finally:
