@@ -32,7 +32,7 @@ class Batches:
         self._run = run
         self._waiting: list[Waiting] = []
         self._busy = False
-        self._draining: asyncio.Task[None] | None = None
+        self._draining: asyncio.Task[None] | None = None  # held: the loop keeps only a weak reference
 
     async def __call__(self, ops: list[Op]) -> list[Result]:
         """The results of `ops`, run as the class says."""
